@@ -1,0 +1,238 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meetingbot/meetingbot/scheduler"
+	"github.com/meetingbot/meetingbot/storage"
+)
+
+// clock is a pinned clock that tests move by hand.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+
+// calendar is an in-memory meeting source.
+type calendar struct {
+	mu     sync.Mutex
+	events map[string]map[string]scheduler.Meeting // calendar ID -> event ID -> meeting
+	fail   map[string]error                        // calendar ID -> error to return
+	reads  int
+}
+
+func newCalendar() *calendar {
+	return &calendar{events: map[string]map[string]scheduler.Meeting{}, fail: map[string]error{}}
+}
+
+func (c *calendar) Put(cal string, m scheduler.Meeting) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.events[cal] == nil {
+		c.events[cal] = map[string]scheduler.Meeting{}
+	}
+	if m.End.IsZero() {
+		m.End = m.Start.Add(30 * time.Minute)
+	}
+	c.events[cal][m.ID] = m
+}
+
+func (c *calendar) Cancel(cal, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.events[cal], id)
+}
+
+func (c *calendar) Fail(cal string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil {
+		delete(c.fail, cal)
+	} else {
+		c.fail[cal] = err
+	}
+}
+
+func (c *calendar) Meetings(ctx context.Context, sub scheduler.Subscription, from, to time.Time) ([]scheduler.Meeting, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads++
+	if err := c.fail[sub.CalendarID]; err != nil {
+		return nil, err
+	}
+	var out []scheduler.Meeting
+	for _, m := range c.events[sub.CalendarID] {
+		if m.Start.After(from) && !m.Start.After(to) {
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
+	return out, nil
+}
+
+// delivery is one reminder as the fake Slack received it.
+type delivery struct {
+	scheduler.Reminder
+	At time.Time
+	TS string
+}
+
+// slack is an in-memory notifier that records deliveries.
+type slack struct {
+	mu        sync.Mutex
+	now       func() time.Time
+	got       []delivery
+	fail      map[string][]error // subscription ID -> errors to return, in order
+	canLookup bool
+	seq       int
+}
+
+func newSlack(now func() time.Time) *slack {
+	return &slack{now: now, fail: map[string][]error{}, canLookup: true}
+}
+
+func (s *slack) FailNext(sub string, errs ...error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail[sub] = append(s.fail[sub], errs...)
+}
+
+func (s *slack) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.fail[r.Subscription.ID]; len(q) > 0 {
+		s.fail[r.Subscription.ID] = q[1:]
+		return scheduler.Receipt{}, q[0]
+	}
+	s.seq++
+	d := delivery{Reminder: r, At: s.now(), TS: fmt.Sprintf("%d.000100", s.seq)}
+	s.got = append(s.got, d)
+	return scheduler.Receipt{Channel: "C-" + r.Subscription.ID, TS: d.TS}, nil
+}
+
+func (s *slack) Delivered(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.canLookup {
+		return scheduler.Receipt{}, false, scheduler.ErrUnknown
+	}
+	for _, d := range s.got {
+		if d.Key == r.Key && d.Subscription.ID == r.Subscription.ID {
+			return scheduler.Receipt{Channel: "C-" + r.Subscription.ID, TS: d.TS}, true, nil
+		}
+	}
+	return scheduler.Receipt{}, false, nil
+}
+
+func (s *slack) Deliveries() []delivery {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]delivery(nil), s.got...)
+}
+
+// env is one bot on one database file, with a pinned clock and fakes.
+type env struct {
+	t     *testing.T
+	clock *clock
+	cal   *calendar
+	slack *slack
+	path  string
+	store *storage.Store
+	subs  []scheduler.Subscription
+	opts  scheduler.Options
+	sched *scheduler.Scheduler
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+var t0 = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+
+func at(hhmm string) time.Time {
+	t, err := time.Parse("2006-01-02 15:04:05", "2026-11-30 "+hhmm)
+	if err != nil {
+		t, err = time.Parse("2006-01-02 15:04", "2026-11-30 "+hhmm)
+	}
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func sub(id string, offsets ...time.Duration) scheduler.Subscription {
+	if len(offsets) == 0 {
+		offsets = []time.Duration{10 * time.Minute}
+	}
+	return scheduler.Subscription{ID: id, CalendarID: id + "@example.com", Offsets: offsets}
+}
+
+func newEnv(t *testing.T, subs ...scheduler.Subscription) *env {
+	t.Helper()
+	if len(subs) == 0 {
+		subs = []scheduler.Subscription{sub("alice")}
+	}
+	c := &clock{t: t0}
+	e := &env{t: t, clock: c, cal: newCalendar(), slack: newSlack(c.Now), path: filepath.Join(t.TempDir(), "bot.db"), subs: subs}
+	e.opts = scheduler.Options{Now: c.Now, Logger: discardLogger(), Workers: 4}
+	e.restart()
+	t.Cleanup(func() { e.store.Close() })
+	return e
+}
+
+// restart drops the scheduler and reopens the store, as a new process would.
+func (e *env) restart() {
+	e.t.Helper()
+	if e.store != nil {
+		e.store.Close()
+	}
+	st, err := storage.Open(context.Background(), e.path)
+	if err != nil {
+		e.t.Fatalf("storage.Open: %v", err)
+	}
+	e.store = st
+	e.opts.Owner = ""
+	s, err := scheduler.New(e.subs, e.cal, e.slack, st, e.opts)
+	if err != nil {
+		e.t.Fatalf("scheduler.New: %v", err)
+	}
+	e.sched = s
+}
+
+// tickAt sets the clock to hhmm and ticks.
+func (e *env) tickAt(t time.Time) {
+	e.t.Helper()
+	e.clock.Set(t)
+	if err := e.sched.Tick(context.Background()); err != nil {
+		e.t.Fatalf("Tick(%v) = %v", t, err)
+	}
+}
+
+// tickEvery ticks every step from 'from' to 'to' inclusive.
+func (e *env) tickEvery(from, to time.Time, step time.Duration) {
+	e.t.Helper()
+	for t := from; !t.After(to); t = t.Add(step) {
+		e.tickAt(t)
+	}
+}
+
+func (e *env) meeting(cal, id string, start time.Time) {
+	e.cal.Put(cal, scheduler.Meeting{ID: id, Title: id, Start: start})
+}
+
+func (e *env) ledger() []storage.Entry {
+	e.t.Helper()
+	rows, err := e.store.Range(context.Background(), "", time.Time{}, t0.Add(1000*time.Hour))
+	if err != nil {
+		e.t.Fatalf("Range: %v", err)
+	}
+	return rows
+}

@@ -1,0 +1,275 @@
+package scheduler
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/meetingbot/meetingbot/storage"
+)
+
+// Ledger is the state the scheduler keeps between ticks; *storage.Store
+// provides it.
+type Ledger interface {
+	Cursors(ctx context.Context) (map[string]time.Time, error)
+	AdvanceCursors(ctx context.Context, cursors map[string]time.Time) error
+	Entries(ctx context.Context, subscription string, keys []string) (map[string]storage.Entry, error)
+	Orphans(ctx context.Context, now time.Time) ([]storage.Entry, error)
+	Claim(ctx context.Context, e storage.Entry, owner string, now, leaseUntil time.Time) (storage.ClaimStatus, storage.Entry, error)
+	Settle(ctx context.Context, e storage.Entry, owner string, now time.Time) error
+	Prune(ctx context.Context, before time.Time) (int64, error)
+}
+
+// Observer is told what the scheduler does, for metrics and health. Its
+// methods are called from several goroutines at once.
+type Observer interface {
+	// Settled is called for each ledger entry the scheduler settles (sent,
+	// skipped, failed permanently) or fails transiently (failed, retryable).
+	Settled(e storage.Entry)
+	// Swept is called once per subscription per tick; err is nil when the
+	// subscription's sweep completed and its cursor moved to now.
+	Swept(sub Subscription, now time.Time, err error)
+	// Ticked is called after each tick with how long it took.
+	Ticked(now time.Time, took time.Duration)
+}
+
+// Options tune a Scheduler. The zero value of each field picks its default.
+type Options struct {
+	// Now is the clock; time.Now by default. Tests pin it.
+	Now func() time.Time
+	// Interval is Run's tick period; 30s by default.
+	Interval time.Duration
+	// MaxCatchUp bounds how far back a sweep reads after a gap; 24h by default.
+	MaxCatchUp time.Duration
+	// Retention is how long settled ledger rows are kept after their
+	// meeting's start; 30 days by default. It must exceed MaxCatchUp.
+	Retention time.Duration
+	// Lease is how long a claim keeps other processes off a key; 2m by default.
+	Lease time.Duration
+	// SendTimeout bounds one delivery, retries included; Lease/2 by default,
+	// and never more, so a claim outlives the send it guards.
+	SendTimeout time.Duration
+	// ReadTimeout bounds one subscription's calendar read, retries
+	// included; 1m by default.
+	ReadTimeout time.Duration
+	// Workers is how many subscriptions are swept at once; 8 by default.
+	Workers int
+	// Owner names this process in claims; random by default.
+	Owner string
+	// Logger receives the scheduler's logs; slog.Default() by default.
+	Logger *slog.Logger
+	// Observer, if set, is told of outcomes and ticks.
+	Observer Observer
+}
+
+// Scheduler sweeps subscriptions for due reminders. Create it with New.
+type Scheduler struct {
+	subs   []Subscription
+	source Source
+	notify Notifier
+	ledger Ledger
+	opts   Options
+	log    *slog.Logger
+
+	mu          sync.Mutex
+	lastErr     map[string]string // per subscription, to report each failure once
+	steppedBack bool
+	lastPrune   time.Time
+}
+
+// New returns a Scheduler over subs. It fails if two subscriptions share an
+// ID, a subscription has no offsets or a negative one, or the options
+// contradict each other.
+func New(subs []Subscription, source Source, notifier Notifier, ledger Ledger, opts Options) (*Scheduler, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	opts.Interval = cmp(opts.Interval, 30*time.Second)
+	opts.MaxCatchUp = cmp(opts.MaxCatchUp, 24*time.Hour)
+	opts.Retention = cmp(opts.Retention, 30*24*time.Hour)
+	opts.Lease = cmp(opts.Lease, 2*time.Minute)
+	opts.SendTimeout = min(cmp(opts.SendTimeout, opts.Lease/2), opts.Lease/2)
+	opts.ReadTimeout = cmp(opts.ReadTimeout, time.Minute)
+	if opts.Workers <= 0 {
+		opts.Workers = 8
+	}
+	if opts.Owner == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		opts.Owner = hex.EncodeToString(b[:])
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Retention <= opts.MaxCatchUp {
+		return nil, fmt.Errorf("scheduler: retention %v must exceed the catch-up span %v, or old reminders could be sent again", opts.Retention, opts.MaxCatchUp)
+	}
+	seen := map[string]bool{}
+	for _, s := range subs {
+		if s.ID == "" {
+			return nil, errors.New("scheduler: subscription without an ID")
+		}
+		if seen[s.ID] {
+			return nil, fmt.Errorf("scheduler: subscription %q appears twice", s.ID)
+		}
+		seen[s.ID] = true
+		if len(s.Offsets) == 0 {
+			return nil, fmt.Errorf("scheduler: subscription %q has no reminder offsets", s.ID)
+		}
+		for _, o := range s.Offsets {
+			if o < 0 {
+				return nil, fmt.Errorf("scheduler: subscription %q: negative offset %v", s.ID, o)
+			}
+		}
+	}
+	return &Scheduler{
+		subs: subs, source: source, notify: notifier, ledger: ledger, opts: opts,
+		log: opts.Logger, lastErr: map[string]string{},
+	}, nil
+}
+
+func cmp(v, def time.Duration) time.Duration {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Owner returns the name this scheduler puts on its claims.
+func (s *Scheduler) Owner() string { return s.opts.Owner }
+
+// Run ticks at once and then every Interval until ctx ends, and returns nil
+// then. A send in flight when ctx ends is finished and recorded first.
+func (s *Scheduler) Run(ctx context.Context) error {
+	t := time.NewTicker(s.opts.Interval)
+	defer t.Stop()
+	for {
+		if err := s.Tick(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("tick failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Tick sweeps every subscription once at the clock's current instant. A
+// subscription that fails is logged and retried on the next tick without
+// holding up the others; Tick returns an error only when the ledger itself
+// cannot be read or written.
+func (s *Scheduler) Tick(ctx context.Context) error {
+	start := time.Now()
+	now := s.opts.Now().UTC()
+	cursors, err := s.ledger.Cursors(ctx)
+	if err != nil {
+		return fmt.Errorf("scheduler: %w", err)
+	}
+	orphanList, err := s.ledger.Orphans(ctx, now)
+	if err != nil {
+		return fmt.Errorf("scheduler: %w", err)
+	}
+	orphans := map[string][]storage.Entry{}
+	for _, e := range orphanList {
+		orphans[e.Subscription] = append(orphans[e.Subscription], e)
+	}
+
+	type result struct {
+		sub     string
+		advance bool
+		back    bool
+	}
+	results := make([]result, len(s.subs))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(s.opts.Workers, len(s.subs)) {
+		wg.Go(func() {
+			for i := range jobs {
+				sub := s.subs[i]
+				c, ok := cursors[sub.ID]
+				r := s.sweep(ctx, sub, c, ok, now, orphans[sub.ID])
+				results[i] = result{sub: sub.ID, advance: r.advance, back: r.back}
+			}
+		})
+	}
+	for i := range s.subs {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+
+	advance := map[string]time.Time{}
+	back := 0
+	for _, r := range results {
+		if r.advance {
+			advance[r.sub] = now
+		}
+		if r.back {
+			back++
+		}
+	}
+	s.noteSteppedBack(now, back, cursors)
+	// Cursors are written after the sends, in one transaction: a crash before
+	// this leaves them behind, and the ledger keeps the next tick from
+	// sending twice.
+	if err := s.ledger.AdvanceCursors(context.WithoutCancel(ctx), advance); err != nil {
+		return fmt.Errorf("scheduler: %w", err)
+	}
+	s.prune(ctx, now)
+	if s.opts.Observer != nil {
+		s.opts.Observer.Ticked(now, time.Since(start))
+	}
+	return nil
+}
+
+func (s *Scheduler) noteSteppedBack(now time.Time, n int, cursors map[string]time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n == 0 {
+		s.steppedBack = false
+		return
+	}
+	if s.steppedBack {
+		return
+	}
+	s.steppedBack = true
+	var ahead time.Time
+	for _, c := range cursors {
+		ahead = later(ahead, c)
+	}
+	s.log.Warn("clock stepped back: no reminders until it passes the last sweep",
+		"now", now, "last_sweep", ahead, "subscriptions", n)
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func (s *Scheduler) prune(ctx context.Context, now time.Time) {
+	s.mu.Lock()
+	due := now.Sub(s.lastPrune) >= time.Hour
+	if due {
+		s.lastPrune = now
+	}
+	s.mu.Unlock()
+	if !due {
+		return
+	}
+	n, err := s.ledger.Prune(ctx, now.Add(-s.opts.Retention))
+	if err != nil {
+		s.log.Error("prune ledger", "err", err)
+		return
+	}
+	if n > 0 {
+		s.log.Info("pruned ledger", "rows", n, "older_than", s.opts.Retention)
+	}
+}

@@ -1,0 +1,284 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/meetingbot/meetingbot/storage"
+)
+
+// startGrace is how late a "starting now" (0 offset) reminder may still go out.
+const startGrace = time.Minute
+
+type sweepResult struct {
+	advance bool // every due trigger settled: the cursor may move to now
+	back    bool // the clock is behind the cursor
+}
+
+// sweep does one tick's work for one subscription whose cursor is c (hasCursor
+// false on its first run) and returns whether its cursor may move to now.
+func (s *Scheduler) sweep(ctx context.Context, sub Subscription, c time.Time, hasCursor bool, now time.Time, orphans []storage.Entry) sweepResult {
+	if hasCursor && !now.After(c) {
+		// Run twice at one instant, or the clock stepped back: nothing
+		// can have become due since the cursor.
+		return sweepResult{back: now.Before(c)}
+	}
+	if !hasCursor {
+		c = now
+	}
+	from := c.Add(sub.MinOffset())
+	if from.After(now) {
+		from = now
+	}
+	from = later(from, now.Add(-s.opts.MaxCatchUp))
+	to := now.Add(sub.MaxOffset())
+
+	readCtx, cancel := context.WithTimeout(ctx, s.opts.ReadTimeout)
+	meetings, err := s.source.Meetings(readCtx, sub, from, to)
+	cancel()
+	if err != nil {
+		s.report(sub, now, fmt.Errorf("read calendar %s: %w", sub.CalendarID, err))
+		return sweepResult{}
+	}
+
+	due := dueReminders(sub, meetings, from, c, now, s.opts.Interval+lateSlack)
+	settled := true
+	if len(due) > 0 {
+		settled = s.deliver(ctx, sub, due, now)
+	}
+	dueKeys := make(map[string]bool, len(due))
+	for _, r := range due {
+		dueKeys[r.Key] = true
+	}
+	for _, e := range orphans {
+		if !dueKeys[e.Key] {
+			s.resolveOrphan(ctx, sub, e, now)
+		}
+	}
+	if !settled {
+		s.report(sub, now, errors.New("some due reminders are not settled yet; retrying next tick"))
+		return sweepResult{}
+	}
+	s.report(sub, now, nil)
+	return sweepResult{advance: true}
+}
+
+// lateSlack is how far past one tick interval a reminder may go out and still
+// count as on time.
+const lateSlack = 5 * time.Second
+
+// dueReminders lists the triggers of meetings that are due at now, oldest
+// first. A trigger is late when it is at or before the cursor c (the sweep
+// that should have seen it did not: the meeting was created or moved late,
+// or the bot was not installed yet) or more than lateAfter before now (the
+// bot was down or stalled).
+func dueReminders(sub Subscription, meetings []Meeting, from, c, now time.Time, lateAfter time.Duration) []Reminder {
+	var due []Reminder
+	for _, m := range meetings {
+		if !m.Start.After(from) {
+			continue // the source promised (from, to]; guard against one that does not
+		}
+		for _, o := range sub.Offsets {
+			at := m.Start.Add(-o)
+			if at.After(now) {
+				continue
+			}
+			due = append(due, Reminder{
+				Key:          Key(m.ID, o, m.Start),
+				Subscription: sub,
+				Meeting:      m,
+				Offset:       o,
+				TriggerAt:    at.UTC(),
+				Late:         !at.After(c) || now.Sub(at) > lateAfter,
+			})
+		}
+	}
+	sort.Slice(due, func(i, j int) bool {
+		if !due[i].TriggerAt.Equal(due[j].TriggerAt) {
+			return due[i].TriggerAt.Before(due[j].TriggerAt)
+		}
+		return due[i].Key < due[j].Key
+	})
+	return due
+}
+
+// deliver settles each due reminder not already in the ledger, oldest first,
+// and reports whether all of them are settled.
+func (s *Scheduler) deliver(ctx context.Context, sub Subscription, due []Reminder, now time.Time) bool {
+	keys := make([]string, len(due))
+	for i, r := range due {
+		keys[i] = r.Key
+	}
+	known, err := s.ledger.Entries(ctx, sub.ID, keys)
+	if err != nil {
+		s.log.Error("read ledger", "subscription", sub.ID, "err", err)
+		return false
+	}
+	all := true
+	for _, r := range due {
+		if e, ok := known[r.Key]; ok && e.Settled() {
+			continue
+		}
+		if ctx.Err() != nil {
+			return false // shutting down: claim nothing new
+		}
+		if !s.settle(ctx, r, now) {
+			all = false
+		}
+	}
+	return all
+}
+
+func entryOf(r Reminder) storage.Entry {
+	return storage.Entry{
+		Subscription: r.Subscription.ID,
+		Key:          r.Key,
+		EventID:      r.Meeting.ID,
+		Offset:       r.Offset,
+		Start:        r.Meeting.Start.UTC(),
+		TriggerAt:    r.TriggerAt.UTC(),
+		Late:         r.Late,
+	}
+}
+
+// started reports whether r's meeting is too far along for a reminder.
+func started(r Reminder, now time.Time) bool {
+	if r.Offset == 0 {
+		return !now.Before(r.Meeting.Start.Add(startGrace))
+	}
+	return !now.Before(r.Meeting.Start)
+}
+
+// settle claims r, sends it (or records why not), and records the outcome.
+// It reports whether r is settled.
+func (s *Scheduler) settle(ctx context.Context, r Reminder, now time.Time) bool {
+	log := s.log.With("subscription", r.Subscription.ID, "key", r.Key)
+	e := entryOf(r)
+	status, prev, err := s.ledger.Claim(ctx, e, s.opts.Owner, now, now.Add(s.opts.Lease))
+	if err != nil {
+		log.Error("claim reminder", "err", err)
+		return false
+	}
+	switch status {
+	case storage.Done:
+		return true
+	case storage.Busy:
+		log.Debug("reminder claimed by another process", "owner", prev.Owner)
+		return false
+	}
+
+	// The claim is ours. Finish what it guards even if ctx ends now: an
+	// unrecorded send is the one way to a duplicate.
+	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.SendTimeout)
+	defer cancel()
+	var resend bool
+	if status == storage.Orphaned {
+		receipt, ok, err := s.notify.Delivered(work, r)
+		switch {
+		case ok:
+			e.Outcome, e.Channel, e.MessageTS = storage.Sent, receipt.Channel, receipt.TS
+			e.Reason = "confirmed in Slack after an interrupted send"
+			e.Late = prev.Late
+			return s.record(work, log, e)
+		case err != nil && !errors.Is(err, ErrUnknown):
+			// Could not ask; leave the claim to expire and ask again.
+			log.Warn("check for an interrupted send", "err", err)
+			return false
+		}
+		resend = true
+	}
+	if started(r, s.opts.Now()) { // a fresh reading: earlier sends may have taken a while
+		e.Outcome, e.Reason = storage.Skipped, "started"
+		if resend {
+			e.Reason = "started; an interrupted send was not confirmed"
+		}
+		return s.record(work, log, e)
+	}
+	receipt, err := s.notify.Notify(work, r)
+	switch {
+	case err == nil:
+		e.Outcome, e.Channel, e.MessageTS = storage.Sent, receipt.Channel, receipt.TS
+		if resend {
+			e.Reason = "resent after an interrupted send"
+		}
+	case IsPermanent(err):
+		e.Outcome, e.Reason = storage.Failed, err.Error()
+		log.Error("reminder failed permanently", "err", err)
+	default:
+		e.Outcome, e.Reason, e.Retryable = storage.Failed, err.Error(), true
+		log.Warn("reminder failed; retrying next tick", "err", err)
+	}
+	return s.record(work, log, e) && !e.Retryable
+}
+
+// record settles e in the ledger and tells the observer.
+func (s *Scheduler) record(ctx context.Context, log *slog.Logger, e storage.Entry) bool {
+	settledAt := s.opts.Now().UTC()
+	if err := s.ledger.Settle(ctx, e, s.opts.Owner, settledAt); err != nil {
+		log.Error("record reminder", "outcome", e.Outcome, "err", err)
+		return false
+	}
+	e.SettledAt = settledAt
+	if s.opts.Observer != nil {
+		s.opts.Observer.Settled(e)
+	}
+	return true
+}
+
+// resolveOrphan settles a claim interrupted by a crash whose meeting is no
+// longer due (moved, cancelled or out of the window): it was delivered or it
+// was not, and either way nothing more is sent.
+func (s *Scheduler) resolveOrphan(ctx context.Context, sub Subscription, e storage.Entry, now time.Time) {
+	log := s.log.With("subscription", sub.ID, "key", e.Key)
+	status, prev, err := s.ledger.Claim(ctx, e, s.opts.Owner, now, now.Add(s.opts.Lease))
+	if err != nil || status != storage.Orphaned {
+		if err != nil {
+			log.Error("claim interrupted reminder", "err", err)
+		}
+		return
+	}
+	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.SendTimeout)
+	defer cancel()
+	r := Reminder{Key: e.Key, Subscription: sub, Meeting: Meeting{ID: e.EventID, Start: e.Start}, Offset: e.Offset, TriggerAt: e.TriggerAt}
+	receipt, ok, err := s.notify.Delivered(work, r)
+	e = prev
+	switch {
+	case ok:
+		e.Outcome, e.Channel, e.MessageTS = storage.Sent, receipt.Channel, receipt.TS
+		e.Reason = "confirmed in Slack after an interrupted send"
+	case err != nil && !errors.Is(err, ErrUnknown):
+		log.Warn("check for an interrupted send", "err", err)
+		return
+	default:
+		e.Outcome, e.Reason = storage.Skipped, "meeting no longer due; an interrupted send was not confirmed"
+	}
+	s.record(work, log, e)
+}
+
+// report logs a subscription's failure once, when it starts or changes, and
+// its recovery; and tells the observer every time.
+func (s *Scheduler) report(sub Subscription, now time.Time, err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	s.mu.Lock()
+	last := s.lastErr[sub.ID]
+	s.lastErr[sub.ID] = msg
+	s.mu.Unlock()
+	switch {
+	case err != nil && msg != last && IsPermanent(err):
+		s.log.Error("subscription needs attention", "subscription", sub.ID, "err", err)
+	case err != nil && msg != last:
+		s.log.Warn("subscription will retry", "subscription", sub.ID, "err", err)
+	case err == nil && last != "":
+		s.log.Info("subscription recovered", "subscription", sub.ID)
+	}
+	if s.opts.Observer != nil {
+		s.opts.Observer.Swept(sub, now, err)
+	}
+}

@@ -1,0 +1,236 @@
+// Package storage keeps the bot's state in one SQLite file: per-subscription
+// cursors and the ledger of reminder keys with their outcomes.
+//
+// The ledger is what makes delivery exactly-once: a key is claimed (outcome
+// "sending") in a transaction before its reminder is sent and settled after,
+// and a claim carries an owner and a lease so that two processes sharing one
+// database file never both send the same key.
+package storage
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// sqliteHeader starts every SQLite database file.
+var sqliteHeader = []byte("SQLite format 3\x00")
+
+// Store is the SQLite-backed state of the bot. It is safe for concurrent use,
+// including by several processes on the same file.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+// ErrNotSQLite is returned by Open when the file exists but is not a SQLite
+// database. The file is left untouched.
+var ErrNotSQLite = errors.New("not a SQLite database")
+
+// ErrSchemaTooNew is returned by Open when the database was migrated by a
+// newer version of the bot. The file is left untouched.
+var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
+
+// Open opens (creating with mode 0600 if needed) the database at path and
+// applies any pending migrations, each once, in a transaction.
+//
+// A file that is not SQLite, or whose schema is newer than this binary knows,
+// gives ErrNotSQLite or ErrSchemaTooNew and is not modified.
+func Open(ctx context.Context, path string) (*Store, error) {
+	migs, err := migrations()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkExisting(ctx, path, migs); err != nil {
+		return nil, err
+	}
+	if err := createFile(path); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path}
+	if err := s.migrate(ctx, migs); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+func dsn(path string, readOnly bool) string {
+	q := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
+	if readOnly {
+		q += "&mode=ro"
+	} else {
+		// WAL lets readers go on while a writer commits; NORMAL sync in WAL
+		// mode keeps every commit across a process crash (SIGKILL), which is
+		// the failure the ledger guards against. Immediate transactions take
+		// the write lock up front, so two processes never deadlock upgrading.
+		q += "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	}
+	return "file:" + path + "?" + q
+}
+
+func createFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("storage: create %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// checkExisting refuses, without writing, a file that is not SQLite or was
+// migrated further than this binary can read.
+func checkExisting(ctx context.Context, path string, migs []migration) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("storage: open %s: %w", path, err)
+	}
+	head := make([]byte, len(sqliteHeader))
+	n, err := io.ReadFull(f, head)
+	f.Close()
+	if n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF) {
+		return nil // an empty file is a new database
+	}
+	if !bytes.Equal(head[:n], sqliteHeader) {
+		return fmt.Errorf("storage: %s: %w (move it away or set DATABASE_PATH to another file)", path, ErrNotSQLite)
+	}
+	db, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return fmt.Errorf("storage: open %s: %w", path, err)
+	}
+	defer db.Close()
+	var exists int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'migrations'`).Scan(&exists); err != nil {
+		return fmt.Errorf("storage: %s: %w: %v", path, ErrNotSQLite, err)
+	}
+	if exists == 0 {
+		return nil
+	}
+	var version int
+	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM migrations`).Scan(&version); err != nil {
+		return fmt.Errorf("storage: read schema version of %s: %w", path, err)
+	}
+	if latest := migs[len(migs)-1].version; version > latest {
+		return fmt.Errorf("storage: %s: %w (schema version %d, this binary knows up to %d): run a newer bot", path, ErrSchemaTooNew, version, latest)
+	}
+	return nil
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func migrations() ([]migration, error) {
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("storage: list migrations: %w", err)
+	}
+	var migs []migration
+	for _, name := range names {
+		base := path.Base(name)
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("storage: migration %s: name must start with a number and an underscore", base)
+		}
+		body, err := migrationFiles.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("storage: read migration %s: %w", base, err)
+		}
+		migs = append(migs, migration{version: v, name: base, sql: string(body)})
+	}
+	sort.Slice(migs, func(i, j int) bool { return migs[i].version < migs[j].version })
+	return migs, nil
+}
+
+func (s *Store) migrate(ctx context.Context, migs []migration) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS migrations (
+		version    INTEGER PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_ms INTEGER NOT NULL
+	) STRICT`); err != nil {
+		return fmt.Errorf("storage: migrate: %w", err)
+	}
+	for _, m := range migs {
+		if err := s.apply(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply runs one migration unless it is already recorded; the check, the
+// migration and its record share one transaction, so two processes starting
+// together apply it once.
+func (s *Store) apply(ctx context.Context, m migration) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("storage: migration %s: %w", m.name, err)
+	}
+	defer tx.Rollback()
+	var done int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM migrations WHERE version = ?`, m.version).Scan(&done); err != nil {
+		return fmt.Errorf("storage: migration %s: %w", m.name, err)
+	}
+	if done > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return fmt.Errorf("storage: migration %s: %w", m.name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (version, name, applied_ms) VALUES (?, ?, ?)`,
+		m.version, m.name, time.Now().UnixMilli()); err != nil {
+		return fmt.Errorf("storage: migration %s: %w", m.name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("storage: migration %s: %w", m.name, err)
+	}
+	return nil
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
