@@ -158,7 +158,6 @@ func TestTwoProcessesOneDatabaseNoDuplicate(t *testing.T) {
 	require.NoError(t, err)
 	defer other.Close()
 	opts := e.opts
-	opts.Owner = ""
 	second, err := scheduler.New(e.subs, e.cal, e.slack, other, opts)
 	require.NoError(t, err)
 
@@ -185,22 +184,24 @@ func TestKilledBetweenSendAndRecordIsConfirmedNotResent(t *testing.T) {
 		e := newEnv(t)
 		e.slack.canLookup = canLookup
 		e.meeting(cal, "sync", at("09:00"))
-		// Simulate the kill: Slack accepted, the ledger still says sending.
 		e.tickAt(at("08:45"))
+
+		// Another process claims the 08:50 trigger, Slack accepts the
+		// message, and the process is killed before its ledger write.
+		dying, err := storage.Open(context.Background(), e.path)
+		require.NoError(t, err)
 		r := scheduler.Reminder{Key: scheduler.Key("sync", 10*time.Minute, at("09:00")), Subscription: e.subs[0],
 			Meeting: scheduler.Meeting{ID: "sync", Start: at("09:00")}, Offset: 10 * time.Minute, TriggerAt: at("08:50")}
-		_, err := e.slack.Notify(context.Background(), r)
-		require.NoError(t, err)
-		st, _, err := e.store.Claim(context.Background(), storage.Entry{Subscription: "alice", Key: r.Key, EventID: "sync",
-			Offset: r.Offset, Start: at("09:00"), TriggerAt: at("08:50")}, "dead-process", at("08:50"), at("08:52"))
+		st, _, err := dying.Claim(context.Background(), storage.Entry{Subscription: "alice", Key: r.Key, EventID: "sync",
+			Offset: r.Offset, Start: at("09:00"), TriggerAt: at("08:50")}, dying.Owner(), at("08:50"), at("08:52"))
 		require.NoError(t, err)
 		require.Equal(t, storage.Claimed, st)
+		_, err = e.slack.Notify(context.Background(), r)
+		require.NoError(t, err)
+		require.NoError(t, dying.Close()) // SIGKILL: the kernel drops its lock
 
 		e.restart()
-		e.tickAt(at("08:51")) // the dead claim's lease still holds: nothing
-		require.Len(t, e.slack.Deliveries(), 1)
-		e.tickAt(at("08:52"))
-
+		e.tickAt(at("08:51")) // the lease has not run out, but its owner is gone
 		want := 1
 		if !canLookup {
 			want = 2 // cannot tell: resent once, and recorded so
@@ -210,7 +211,7 @@ func TestKilledBetweenSendAndRecordIsConfirmedNotResent(t *testing.T) {
 		require.Len(t, rows, 1)
 		assert.Equal(t, storage.Sent, rows[0].Outcome)
 		assert.NotEmpty(t, rows[0].Reason, "the ledger says how the interrupted send was resolved")
-		e.tickEvery(at("08:53"), at("09:10"), time.Minute)
+		e.tickEvery(at("08:52"), at("09:10"), time.Minute)
 		assert.Len(t, e.slack.Deliveries(), want, "no further sends")
 	}
 }

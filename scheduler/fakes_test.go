@@ -20,7 +20,7 @@ type clock struct {
 	t  time.Time
 }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 // calendar is an in-memory meeting source.
@@ -199,7 +199,6 @@ func (e *env) restart() {
 		e.t.Fatalf("storage.Open: %v", err)
 	}
 	e.store = st
-	e.opts.Owner = ""
 	s, err := scheduler.New(e.subs, e.cal, e.slack, st, e.opts)
 	if err != nil {
 		e.t.Fatalf("scheduler.New: %v", err)

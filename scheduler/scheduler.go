@@ -2,8 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +14,8 @@ import (
 // Ledger is the state the scheduler keeps between ticks; *storage.Store
 // provides it.
 type Ledger interface {
+	// Owner names this process in claims; it must differ between processes.
+	Owner() string
 	Cursors(ctx context.Context) (map[string]time.Time, error)
 	AdvanceCursors(ctx context.Context, cursors map[string]time.Time) error
 	Entries(ctx context.Context, subscription string, keys []string) (map[string]storage.Entry, error)
@@ -59,8 +59,6 @@ type Options struct {
 	ReadTimeout time.Duration
 	// Workers is how many subscriptions are swept at once; 8 by default.
 	Workers int
-	// Owner names this process in claims; random by default.
-	Owner string
 	// Logger receives the scheduler's logs; slog.Default() by default.
 	Logger *slog.Logger
 	// Observer, if set, is told of outcomes and ticks.
@@ -98,11 +96,6 @@ func New(subs []Subscription, source Source, notifier Notifier, ledger Ledger, o
 	if opts.Workers <= 0 {
 		opts.Workers = 8
 	}
-	if opts.Owner == "" {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		opts.Owner = hex.EncodeToString(b[:])
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -139,9 +132,6 @@ func cmp(v, def time.Duration) time.Duration {
 	}
 	return v
 }
-
-// Owner returns the name this scheduler puts on its claims.
-func (s *Scheduler) Owner() string { return s.opts.Owner }
 
 // Run ticks at once and then every Interval until ctx ends, and returns nil
 // then. A send in flight when ctx ends is finished and recorded first.

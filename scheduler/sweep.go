@@ -158,7 +158,7 @@ func started(r Reminder, now time.Time) bool {
 func (s *Scheduler) settle(ctx context.Context, r Reminder, now time.Time) bool {
 	log := s.log.With("subscription", r.Subscription.ID, "key", r.Key)
 	e := entryOf(r)
-	status, prev, err := s.ledger.Claim(ctx, e, s.opts.Owner, now, now.Add(s.opts.Lease))
+	status, prev, err := s.ledger.Claim(ctx, e, s.ledger.Owner(), now, now.Add(s.opts.Lease))
 	if err != nil {
 		log.Error("claim reminder", "err", err)
 		return false
@@ -218,7 +218,7 @@ func (s *Scheduler) settle(ctx context.Context, r Reminder, now time.Time) bool 
 // record settles e in the ledger and tells the observer.
 func (s *Scheduler) record(ctx context.Context, log *slog.Logger, e storage.Entry) bool {
 	settledAt := s.opts.Now().UTC()
-	if err := s.ledger.Settle(ctx, e, s.opts.Owner, settledAt); err != nil {
+	if err := s.ledger.Settle(ctx, e, s.ledger.Owner(), settledAt); err != nil {
 		log.Error("record reminder", "outcome", e.Outcome, "err", err)
 		return false
 	}
@@ -234,7 +234,7 @@ func (s *Scheduler) record(ctx context.Context, log *slog.Logger, e storage.Entr
 // was not, and either way nothing more is sent.
 func (s *Scheduler) resolveOrphan(ctx context.Context, sub Subscription, e storage.Entry, now time.Time) {
 	log := s.log.With("subscription", sub.ID, "key", e.Key)
-	status, prev, err := s.ledger.Claim(ctx, e, s.opts.Owner, now, now.Add(s.opts.Lease))
+	status, prev, err := s.ledger.Claim(ctx, e, s.ledger.Owner(), now, now.Add(s.opts.Lease))
 	if err != nil || status != storage.Orphaned {
 		if err != nil {
 			log.Error("claim interrupted reminder", "err", err)

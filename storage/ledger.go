@@ -88,7 +88,8 @@ func scanEntry(row interface{ Scan(...any) error }) (Entry, error) {
 
 // Claim takes the key e.Key of e.Subscription for owner until leaseUntil,
 // if it is free. It returns what it found (the previous entry, if any) and
-// whether the caller now holds the claim (Claimed or Orphaned).
+// whether the caller now holds the claim (Claimed or Orphaned). A claim in
+// flight is free once its lease has run out or its owner's process is gone.
 func (s *Store) Claim(ctx context.Context, e Entry, owner string, now, leaseUntil time.Time) (ClaimStatus, Entry, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -109,7 +110,7 @@ func (s *Store) Claim(ctx context.Context, e Entry, owner string, now, leaseUnti
 			e.Late, owner, ms(leaseUntil), ms(now))
 	case prev.Settled():
 		return Done, prev, nil
-	case prev.Outcome == Sending && prev.LeaseUntil.After(now) && prev.Owner != owner:
+	case prev.Outcome == Sending && prev.LeaseUntil.After(now) && prev.Owner != owner && ownerAlive(s.path, prev.Owner):
 		return Busy, prev, nil
 	default:
 		if prev.Outcome == Sending {
@@ -170,11 +171,15 @@ func (s *Store) Entries(ctx context.Context, subscription string, keys []string)
 }
 
 // Orphans returns the claims, of every subscription, still "sending" whose
-// lease ended at or before now: sends interrupted by a crash.
+// lease ended at or before now or whose owner's process is gone: sends
+// interrupted by a crash.
 func (s *Store) Orphans(ctx context.Context, now time.Time) ([]Entry, error) {
 	var out []Entry
-	err := s.each(ctx, `SELECT `+entryColumns+` FROM ledger WHERE outcome = 'sending' AND lease_until_ms <= ?`,
-		[]any{ms(now)}, func(e Entry) { out = append(out, e) })
+	err := s.each(ctx, `SELECT `+entryColumns+` FROM ledger WHERE outcome = 'sending'`, nil, func(e Entry) {
+		if !e.LeaseUntil.After(now) || e.Owner != s.owner && !ownerAlive(s.path, e.Owner) {
+			out = append(out, e)
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("storage: orphans: %w", err)
 	}

@@ -10,6 +10,8 @@ package storage
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"database/sql"
 	"embed"
 	"errors"
@@ -35,8 +37,10 @@ var sqliteHeader = []byte("SQLite format 3\x00")
 // Store is the SQLite-backed state of the bot. It is safe for concurrent use,
 // including by several processes on the same file.
 type Store struct {
-	db   *sql.DB
-	path string
+	db    *sql.DB
+	path  string
+	owner string
+	lock  *os.File
 }
 
 // ErrNotSQLite is returned by Open when the file exists but is not a SQLite
@@ -67,16 +71,46 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, path: path, owner: newOwner()}
 	if err := s.migrate(ctx, migs); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if s.lock, err = lockOwner(path, s.owner); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// Close releases the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close releases the database, and with it this Store's claims: another
+// process may take over any it left unsettled at once.
+func (s *Store) Close() error {
+	releaseOwner(s.path, s.lock)
+	s.lock = nil
+	return s.db.Close()
+}
+
+// Owner returns the name under which this Store's claims are held, unique
+// to this open Store. Use one Store per process.
+func (s *Store) Owner() string { return s.owner }
+
+func newOwner() string {
+	host, _ := os.Hostname()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", sanitize(host), os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// sanitize keeps a name usable as a file name.
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+			return r
+		}
+		return '_'
+	}, s)
+}
 
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }

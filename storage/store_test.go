@@ -1,0 +1,177 @@
+package storage_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/meetingbot/meetingbot/storage"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite"
+)
+
+var ctx = context.Background()
+
+func open(t *testing.T, path string) *storage.Store {
+	t.Helper()
+	s, err := storage.Open(ctx, path)
+	require.NoError(t, err, "Open(%s)", path)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestOpenCreatesPrivateFileAndMigratesOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bot.db")
+	s := open(t, path)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "file mode")
+	require.NoError(t, s.Close())
+
+	open(t, path) // a second open applies nothing twice
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	var n int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM migrations`).Scan(&n))
+	assert.Equal(t, 1, n, "recorded migrations")
+	var mode string
+	require.NoError(t, db.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
+	assert.Equal(t, "wal", mode)
+}
+
+func TestOpenRefusesWhatItCannotRead(t *testing.T) {
+	dir := t.TempDir()
+	notDB := filepath.Join(dir, "notes.txt")
+	require.NoError(t, os.WriteFile(notDB, []byte("meeting notes, not a database\n"), 0o644))
+
+	newer := filepath.Join(dir, "newer.db")
+	db, err := sql.Open("sqlite", newer)
+	require.NoError(t, err)
+	_, err = db.Exec(`CREATE TABLE migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_ms INTEGER NOT NULL);
+		INSERT INTO migrations VALUES (1, '001_init.sql', 0), (99, '099_future.sql', 0)`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	for _, tt := range []struct {
+		path string
+		want error
+	}{
+		{notDB, storage.ErrNotSQLite},
+		{newer, storage.ErrSchemaTooNew},
+	} {
+		before, err := os.ReadFile(tt.path)
+		require.NoError(t, err)
+		_, err = storage.Open(ctx, tt.path)
+		assert.ErrorIs(t, err, tt.want, "Open(%s)", filepath.Base(tt.path))
+		assert.Contains(t, err.Error(), tt.path, "the error names the file")
+		after, err := os.ReadFile(tt.path)
+		require.NoError(t, err)
+		assert.Equal(t, before, after, "Open(%s) left the file untouched", filepath.Base(tt.path))
+		_, err = os.Stat(tt.path + "-wal")
+		assert.True(t, errors.Is(err, os.ErrNotExist), "no WAL file beside %s", filepath.Base(tt.path))
+	}
+}
+
+func entry(key string, start time.Time) storage.Entry {
+	return storage.Entry{Subscription: "alice", Key: key, EventID: "ev", Offset: 10 * time.Minute,
+		Start: start, TriggerAt: start.Add(-10 * time.Minute)}
+}
+
+func TestClaimSettleLifecycle(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bot.db")
+	a, b := open(t, path), open(t, path) // two processes on one file
+	now := time.Date(2026, 11, 30, 8, 50, 0, 0, time.UTC)
+	e := entry("k1", now.Add(10*time.Minute))
+
+	claim := func(s *storage.Store, at time.Time) storage.ClaimStatus {
+		t.Helper()
+		st, _, err := s.Claim(ctx, e, s.Owner(), at, at.Add(2*time.Minute))
+		require.NoError(t, err)
+		return st
+	}
+	assert.Equal(t, storage.Claimed, claim(a, now), "first claim")
+	assert.Equal(t, storage.Busy, claim(b, now.Add(time.Minute)), "claim held by a live owner")
+	assert.Equal(t, storage.Orphaned, claim(b, now.Add(3*time.Minute)), "claim whose lease ran out")
+
+	lost := e
+	lost.Outcome = storage.Sent
+	assert.ErrorIs(t, a.Settle(ctx, lost, a.Owner(), now), storage.ErrClaimLost, "settle by the old owner")
+
+	fail := e
+	fail.Outcome, fail.Reason, fail.Retryable = storage.Failed, "503", true
+	require.NoError(t, b.Settle(ctx, fail, b.Owner(), now))
+	assert.Equal(t, storage.Claimed, claim(b, now.Add(4*time.Minute)), "retryable failure is claimable")
+
+	sent := e
+	sent.Outcome, sent.Channel, sent.MessageTS = storage.Sent, "C1", "1.2"
+	require.NoError(t, b.Settle(ctx, sent, b.Owner(), now.Add(4*time.Minute)))
+	assert.Equal(t, storage.Done, claim(a, now.Add(5*time.Minute)), "settled key")
+
+	got, err := b.Entries(ctx, "alice", []string{"k1", "missing"})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, storage.Sent, got["k1"].Outcome)
+	assert.Equal(t, 3, got["k1"].Attempts)
+	assert.Equal(t, "1.2", got["k1"].MessageTS)
+	assert.Equal(t, e.Start, got["k1"].Start)
+}
+
+func TestDeadOwnersClaimIsOrphanedAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bot.db")
+	a, b := open(t, path), open(t, path)
+	now := time.Date(2026, 11, 30, 8, 50, 0, 0, time.UTC)
+	e := entry("k1", now.Add(10*time.Minute))
+	_, _, err := a.Claim(ctx, e, a.Owner(), now, now.Add(2*time.Minute))
+	require.NoError(t, err)
+
+	orphans, err := b.Orphans(ctx, now)
+	require.NoError(t, err)
+	assert.Empty(t, orphans, "orphans while the owner lives")
+	require.NoError(t, a.Close()) // the process dies; its lease has not run out
+
+	orphans, err = b.Orphans(ctx, now)
+	require.NoError(t, err)
+	assert.Len(t, orphans, 1, "orphans once the owner is gone")
+	st, _, err := b.Claim(ctx, e, b.Owner(), now, now.Add(2*time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, storage.Orphaned, st, "Claim of a dead owner's key")
+}
+
+func TestOrphansCursorsPrune(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "bot.db"))
+	now := time.Date(2026, 11, 30, 8, 50, 0, 0, time.UTC)
+	old := entry("old", now.Add(-40*24*time.Hour))
+	_, _, err := s.Claim(ctx, old, s.Owner(), now, now.Add(time.Minute))
+	require.NoError(t, err)
+	old.Outcome = storage.Sent
+	require.NoError(t, s.Settle(ctx, old, s.Owner(), now))
+	_, _, err = s.Claim(ctx, entry("inflight", now.Add(-40*24*time.Hour)), s.Owner(), now, now.Add(time.Minute))
+	require.NoError(t, err)
+
+	orphans, err := s.Orphans(ctx, now)
+	require.NoError(t, err)
+	assert.Empty(t, orphans, "orphans while the lease holds")
+	orphans, err = s.Orphans(ctx, now.Add(time.Minute))
+	require.NoError(t, err)
+	require.Len(t, orphans, 1)
+	assert.Equal(t, "inflight", orphans[0].Key)
+
+	n, err := s.Prune(ctx, now.Add(-30*24*time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n, "pruned rows: settled ones only")
+	count, err := s.Count(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), count)
+
+	require.NoError(t, s.AdvanceCursors(ctx, map[string]time.Time{"alice": now, "bob": now}))
+	require.NoError(t, s.AdvanceCursors(ctx, map[string]time.Time{"alice": now.Add(-time.Hour)}))
+	cur, err := s.Cursors(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]time.Time{"alice": now, "bob": now}, cur, "cursors never move back")
+}
