@@ -7,5 +7,5 @@ import "os"
 // Without flock(2), liveness is unknown and claims wait for their leases.
 
 func lockOwner(dbPath, owner string) (*os.File, error) { return nil, nil }
-func releaseOwner(dbPath string, f *os.File)          {}
-func ownerAlive(dbPath, owner string) bool            { return true }
+func releaseOwner(dbPath string, f *os.File)           {}
+func ownerAlive(dbPath, owner string) bool             { return true }
