@@ -1,0 +1,159 @@
+// Package config reads the bot's configuration from environment variables,
+// once, into a plain Config. Every malformed or missing value is reported at
+// once, each problem on its own line naming the variable, what was wrong and
+// a valid example. Secrets (the Slack token, inline Google credentials) never
+// appear in a Config's String or in an error.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/meetingbot/meetingbot/scheduler"
+)
+
+// Defaults of the variables that have one.
+const (
+	DefaultSlackAPIURL     = "https://slack.com/api/"
+	DefaultGoogleEndpoint  = "https://www.googleapis.com/calendar/v3/"
+	DefaultDatabasePath    = "reminders.db"
+	DefaultHTTPAddr        = ":8080"
+	DefaultTickInterval    = 30 * time.Second
+	DefaultReminderOffsets = "10m"
+)
+
+// Config is the parsed configuration.
+type Config struct {
+	// SlackToken is SLACK_BOT_TOKEN. Secret.
+	SlackToken string
+	// SlackAPIURL is SLACK_API_URL, ending in a slash.
+	SlackAPIURL string
+	// CredentialsFile is GOOGLE_APPLICATION_CREDENTIALS, a path.
+	CredentialsFile string
+	// CredentialsJSON is GOOGLE_CREDENTIALS_JSON. Secret.
+	CredentialsJSON []byte
+	// GoogleEndpoint is GOOGLE_API_ENDPOINT, ending in a slash.
+	GoogleEndpoint string
+	// Impersonate is GOOGLE_IMPERSONATE.
+	Impersonate bool
+	// Subscriptions come from CALENDARS, each with Offsets; their IDs are
+	// the entries as written (trimmed), so they stay the same across
+	// restarts as long as the entry does.
+	Subscriptions []scheduler.Subscription
+	// Offsets is REMINDER_OFFSETS, ascending.
+	Offsets []time.Duration
+	// TickInterval is TICK_INTERVAL.
+	TickInterval time.Duration
+	// DatabasePath is DATABASE_PATH.
+	DatabasePath string
+	// HTTPAddr is HTTP_ADDR.
+	HTTPAddr string
+	// LogLevel is LOG_LEVEL.
+	LogLevel slog.Level
+	// LogFormat is LOG_FORMAT: "json" or "text".
+	LogFormat string
+	// Demo is true when neither SLACK_BOT_TOKEN, Google credentials nor
+	// CALENDARS is set: there is nothing to run but the demo.
+	Demo bool
+}
+
+// String describes c without its secrets, for a start-up log line.
+func (c Config) String() string {
+	ids := make([]string, len(c.Subscriptions))
+	for i, s := range c.Subscriptions {
+		ids[i] = s.ID
+	}
+	offs := make([]string, len(c.Offsets))
+	for i, o := range c.Offsets {
+		offs[i] = scheduler.FormatOffset(o)
+	}
+	return fmt.Sprintf("calendars=[%s] offsets=[%s] tick=%v db=%s http=%s slack=%s google=%s impersonate=%v",
+		strings.Join(ids, " "), strings.Join(offs, ","), c.TickInterval, c.DatabasePath, c.HTTPAddr,
+		c.SlackAPIURL, c.GoogleEndpoint, c.Impersonate)
+}
+
+// Problem is one thing wrong with the configuration.
+type Problem struct {
+	// Var names the variable, or several joined by " and ".
+	Var string
+	// Value is the offending value as given; empty for a missing value
+	// and for secrets, which are never shown.
+	Value string
+	// Msg says what is wrong and gives a valid example.
+	Msg string
+}
+
+// String formats the problem as VAR="value": what is wrong, e.g. VAR=good.
+func (p Problem) String() string {
+	s := p.Var
+	if p.Value != "" {
+		s += "=" + strconv.Quote(p.Value)
+	}
+	return s + ": " + p.Msg
+}
+
+// Error lists every problem found; Parse returns it.
+type Error struct {
+	Problems []Problem
+}
+
+// Error returns the problems, one per line.
+func (e *Error) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// IsConfig reports whether err is, or wraps, a configuration *Error.
+func IsConfig(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}
+
+// Parse reads the configuration through getenv (os.Getenv in production).
+// An empty value counts as unset. It returns an *Error listing every
+// problem, or the Config. It reads the file GOOGLE_APPLICATION_CREDENTIALS
+// names, to check it, and nothing else.
+func Parse(getenv func(string) string) (Config, error) {
+	p := &parser{getenv: getenv}
+	c := Config{
+		SlackToken:      p.token("SLACK_BOT_TOKEN"),
+		SlackAPIURL:     p.baseURL("SLACK_API_URL", DefaultSlackAPIURL),
+		GoogleEndpoint:  p.baseURL("GOOGLE_API_ENDPOINT", DefaultGoogleEndpoint),
+		Impersonate:     p.boolean("GOOGLE_IMPERSONATE"),
+		Offsets:         p.offsets("REMINDER_OFFSETS"),
+		TickInterval:    p.interval("TICK_INTERVAL"),
+		DatabasePath:    p.databasePath("DATABASE_PATH"),
+		HTTPAddr:        p.addr("HTTP_ADDR"),
+		LogLevel:        p.level("LOG_LEVEL"),
+		LogFormat:       p.format("LOG_FORMAT"),
+		CredentialsFile: p.get("GOOGLE_APPLICATION_CREDENTIALS"),
+	}
+	c.CredentialsJSON = p.credentials(c.CredentialsFile, c.Impersonate)
+	calendars := p.get("CALENDARS")
+	hasGoogle := c.CredentialsFile != "" || len(c.CredentialsJSON) > 0 || p.get("GOOGLE_CREDENTIALS_JSON") != ""
+	hasSlack := p.get("SLACK_BOT_TOKEN") != ""
+	switch {
+	case !hasSlack && !hasGoogle && calendars == "":
+		c.Demo = true
+	case hasSlack && !hasGoogle:
+		p.add("GOOGLE_APPLICATION_CREDENTIALS", `missing: SLACK_BOT_TOKEN is set, so Google credentials are needed too, e.g. GOOGLE_APPLICATION_CREDENTIALS=/secrets/key.json or GOOGLE_CREDENTIALS_JSON="$(cat key.json)"`)
+	case !hasSlack && hasGoogle:
+		p.add("SLACK_BOT_TOKEN", "missing: Google credentials are set, so a Slack bot token is needed too, e.g. SLACK_BOT_TOKEN=xoxb-1234-5678-abcd")
+	case !hasSlack && !hasGoogle:
+		p.add("SLACK_BOT_TOKEN and GOOGLE_APPLICATION_CREDENTIALS", `missing: CALENDARS is set, so both are needed, e.g. SLACK_BOT_TOKEN=xoxb-1234-5678-abcd GOOGLE_APPLICATION_CREDENTIALS=/secrets/key.json (unset CALENDARS to run the demo)`)
+	}
+	if !c.Demo {
+		c.Subscriptions = p.calendars("CALENDARS", c.Offsets)
+	}
+	if len(p.problems) > 0 {
+		return Config{}, &Error{Problems: p.problems}
+	}
+	return c, nil
+}

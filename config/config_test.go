@@ -1,0 +1,217 @@
+package config_test
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/scheduler"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	secretToken = "xoxb-111-222-SECRETtoken"
+	secretKey   = "-----BEGIN PRIVATE KEY-----SECRETKEY"
+)
+
+var saJSON = `{"type":"service_account","client_email":"bot@x.iam.gserviceaccount.com","private_key":"` + secretKey + `"}`
+
+// env turns KEY=value lines into a getenv.
+func env(lines ...string) func(string) string {
+	m := map[string]string{}
+	for _, l := range lines {
+		k, v, _ := strings.Cut(l, "=")
+		m[k] = v
+	}
+	return func(k string) string { return m[k] }
+}
+
+// prod is a valid production environment.
+func prod(extra ...string) func(string) string {
+	return env(append([]string{"SLACK_BOT_TOKEN=" + secretToken, "GOOGLE_CREDENTIALS_JSON=" + saJSON, "CALENDARS=alice@example.com"}, extra...)...)
+}
+
+func TestParseDefaults(t *testing.T) {
+	c, err := config.Parse(prod())
+	require.NoError(t, err)
+	assert.Equal(t, config.Config{
+		SlackToken:      secretToken,
+		SlackAPIURL:     "https://slack.com/api/",
+		CredentialsJSON: []byte(saJSON),
+		GoogleEndpoint:  "https://www.googleapis.com/calendar/v3/",
+		Subscriptions: []scheduler.Subscription{
+			{ID: "alice@example.com", CalendarID: "alice@example.com", Offsets: []time.Duration{10 * time.Minute}},
+		},
+		Offsets:      []time.Duration{10 * time.Minute},
+		TickInterval: 30 * time.Second,
+		DatabasePath: "reminders.db",
+		HTTPAddr:     ":8080",
+		LogLevel:     slog.LevelInfo,
+		LogFormat:    "json",
+	}, c)
+	assert.NotContains(t, c.String(), "SECRET")
+}
+
+func TestParseEverything(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key.json")
+	require.NoError(t, os.WriteFile(key, []byte(saJSON), 0o600))
+	c, err := config.Parse(env(
+		"SLACK_BOT_TOKEN="+secretToken,
+		"SLACK_API_URL=http://127.0.0.1:9999/api",
+		"GOOGLE_APPLICATION_CREDENTIALS="+key,
+		"GOOGLE_API_ENDPOINT=http://127.0.0.1:9998/calendar/v3/",
+		"GOOGLE_IMPERSONATE=true",
+		"CALENDARS= alice@example.com , team@example.com=#eng,room@group.calendar.google.com=C0123ABCD,bob@example.com=U0BOB0001,carol@example.com=dave@example.com",
+		"REMINDER_OFFSETS=10m,0,90s",
+		"TICK_INTERVAL=1s",
+		"DATABASE_PATH="+filepath.Join(dir, "bot.db"),
+		"HTTP_ADDR=127.0.0.1:0",
+		"LOG_LEVEL=debug",
+		"LOG_FORMAT=text",
+	))
+	require.NoError(t, err)
+	offs := []time.Duration{0, 90 * time.Second, 10 * time.Minute}
+	assert.Equal(t, "http://127.0.0.1:9999/api/", c.SlackAPIURL)
+	assert.Equal(t, key, c.CredentialsFile)
+	assert.Nil(t, c.CredentialsJSON)
+	assert.True(t, c.Impersonate)
+	assert.Equal(t, offs, c.Offsets)
+	assert.Equal(t, time.Second, c.TickInterval)
+	assert.Equal(t, slog.LevelDebug, c.LogLevel)
+	assert.Equal(t, "text", c.LogFormat)
+	var ids []string
+	for _, s := range c.Subscriptions {
+		ids = append(ids, s.ID)
+		assert.Equal(t, offs, s.Offsets, "offsets of %s", s.ID)
+	}
+	assert.Equal(t, []string{"alice@example.com", "team@example.com=#eng", "room@group.calendar.google.com=C0123ABCD",
+		"bob@example.com=U0BOB0001", "carol@example.com=dave@example.com"}, ids)
+	assert.Equal(t, "#eng", c.Subscriptions[1].Destination)
+	assert.Equal(t, "team@example.com", c.Subscriptions[1].CalendarID)
+}
+
+func TestParseDemo(t *testing.T) {
+	tests := []struct {
+		name string
+		env  func(string) string
+		demo bool
+	}{
+		{"empty environment", env(), true},
+		{"only tuning", env("TICK_INTERVAL=2s", "LOG_FORMAT=text"), true},
+		{"production", prod(), false},
+	}
+	for _, tt := range tests {
+		c, err := config.Parse(tt.env)
+		require.NoError(t, err, tt.name)
+		if c.Demo != tt.demo {
+			t.Errorf("Parse(%s).Demo = %v, want %v", tt.name, c.Demo, tt.demo)
+		}
+	}
+}
+
+// TestParseProblems checks that each malformed variable is reported on a
+// line that names it, says what is wrong, gives an example, and never shows
+// a secret.
+func TestParseProblems(t *testing.T) {
+	dir := t.TempDir()
+	notJSON := filepath.Join(dir, "key.txt")
+	require.NoError(t, os.WriteFile(notJSON, []byte("not json "+secretKey), 0o600))
+	userJSON := `{"type":"authorized_user","refresh_token":"SECRETrefresh"}`
+	tests := []struct {
+		name string
+		env  func(string) string
+		want string // the start of the one problem line
+	}{
+		{"token without google", env("SLACK_BOT_TOKEN=" + secretToken, "CALENDARS=a@example.com"), "GOOGLE_APPLICATION_CREDENTIALS: missing"},
+		{"google without token", env("GOOGLE_CREDENTIALS_JSON=" + saJSON, "CALENDARS=a@example.com"), "SLACK_BOT_TOKEN: missing"},
+		{"calendars alone", env("CALENDARS=a@example.com"), "SLACK_BOT_TOKEN and GOOGLE_APPLICATION_CREDENTIALS: missing"},
+		{"no calendars", env("SLACK_BOT_TOKEN=" + secretToken, "GOOGLE_CREDENTIALS_JSON=" + saJSON), "CALENDARS: missing"},
+		{"token shape", prod("SLACK_BOT_TOKEN=SECRET token"), "SLACK_BOT_TOKEN: must be a Slack token"},
+		{"slack url", prod("SLACK_API_URL=slack.com/api"), `SLACK_API_URL="slack.com/api": must be an absolute`},
+		{"google url", prod("GOOGLE_API_ENDPOINT=ftp://x/"), `GOOGLE_API_ENDPOINT="ftp://x/": must be an absolute`},
+		{"both credentials", prod("GOOGLE_APPLICATION_CREDENTIALS=" + notJSON), "GOOGLE_APPLICATION_CREDENTIALS and GOOGLE_CREDENTIALS_JSON: both set"},
+		{"credentials file missing", env("SLACK_BOT_TOKEN=" + secretToken, "CALENDARS=a@example.com", "GOOGLE_APPLICATION_CREDENTIALS=" + dir + "/nope.json"), `GOOGLE_APPLICATION_CREDENTIALS="` + dir + `/nope.json": cannot read`},
+		{"credentials file not json", env("SLACK_BOT_TOKEN=" + secretToken, "CALENDARS=a@example.com", "GOOGLE_APPLICATION_CREDENTIALS=" + notJSON), "GOOGLE_APPLICATION_CREDENTIALS: the file is not valid JSON"},
+		{"credentials json", prod("GOOGLE_CREDENTIALS_JSON={" + secretKey), "GOOGLE_CREDENTIALS_JSON: the JSON is not valid JSON"},
+		{"credentials type", prod(`GOOGLE_CREDENTIALS_JSON={"type":"external_account","x":"SECRET"}`), `GOOGLE_CREDENTIALS_JSON: the JSON has type "external_account"`},
+		{"impersonate value", prod("GOOGLE_IMPERSONATE=yes"), `GOOGLE_IMPERSONATE="yes": must be true or false`},
+		{"impersonate user", prod("GOOGLE_CREDENTIALS_JSON="+userJSON, "GOOGLE_IMPERSONATE=true"), "GOOGLE_IMPERSONATE: true needs service-account"},
+		{"calendar destination", prod("CALENDARS=a@example.com=eng"), `CALENDARS="a@example.com=eng": destination "eng" must be`},
+		{"calendar empty destination", prod("CALENDARS=a@example.com="), `CALENDARS="a@example.com=": entry "a@example.com=" has an empty destination`},
+		{"calendar empty entry", prod("CALENDARS=a@example.com,,b@example.com"), `CALENDARS="a@example.com,,b@example.com": entry 2 has no calendar ID`},
+		{"calendar duplicate", prod("CALENDARS=a@example.com=#eng, a@example.com=#eng"), `CALENDARS="a@example.com=#eng, a@example.com=#eng": entry "a@example.com=#eng" appears twice`},
+		{"calendar not email", prod("CALENDARS=primary"), `CALENDARS="primary": calendar "primary" is not an email`},
+		{"offset syntax", prod("REMINDER_OFFSETS=10"), `REMINDER_OFFSETS="10": "10" is not a Go duration`},
+		{"offset negative", prod("REMINDER_OFFSETS=-5m"), `REMINDER_OFFSETS="-5m": "-5m" is negative`},
+		{"offset duplicate", prod("REMINDER_OFFSETS=10m,600s"), `REMINDER_OFFSETS="10m,600s": "600s" appears twice`},
+		{"offset fraction", prod("REMINDER_OFFSETS=1.5s"), `REMINDER_OFFSETS="1.5s": "1.5s" is not whole seconds`},
+		{"offset huge", prod("REMINDER_OFFSETS=200h"), `REMINDER_OFFSETS="200h": "200h" is more than`},
+		{"offset empty entry", prod("REMINDER_OFFSETS=10m,"), `REMINDER_OFFSETS="10m,": has an empty entry`},
+		{"tick short", prod("TICK_INTERVAL=500ms"), `TICK_INTERVAL="500ms": must be at least 1s, e.g. TICK_INTERVAL=30s`},
+		{"tick long", prod("TICK_INTERVAL=1h"), `TICK_INTERVAL="1h": must be at most 10m`},
+		{"tick syntax", prod("TICK_INTERVAL=often"), `TICK_INTERVAL="often": not a Go duration`},
+		{"database dir", prod("DATABASE_PATH=" + dir + "/no/such/dir/bot.db"), `DATABASE_PATH="` + dir + `/no/such/dir/bot.db": directory ` + dir + `/no/such/dir does not exist`},
+		{"database is dir", prod("DATABASE_PATH=" + dir), `DATABASE_PATH="` + dir + `": is a directory`},
+		{"addr", prod("HTTP_ADDR=8080"), `HTTP_ADDR="8080": must be host:port`},
+		{"addr port", prod("HTTP_ADDR=:http"), `HTTP_ADDR=":http": port must be a number`},
+		{"log level", prod("LOG_LEVEL=verbose"), `LOG_LEVEL="verbose": must be debug, info, warn or error`},
+		{"log format", prod("LOG_FORMAT=xml"), `LOG_FORMAT="xml": must be json or text`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := config.Parse(tt.env)
+			if !config.IsConfig(err) {
+				t.Fatalf("Parse(%s) = %v, want a config error", tt.name, err)
+			}
+			got := err.Error()
+			if strings.Contains(got, "\n") || !strings.HasPrefix(got, tt.want) {
+				t.Errorf("Parse(%s) = %q, want one line starting %q", tt.name, got, tt.want)
+			}
+			if !strings.Contains(got, "e.g. ") {
+				t.Errorf("Parse(%s) = %q, want an example", tt.name, got)
+			}
+			if strings.Contains(got, "SECRET") {
+				t.Errorf("Parse(%s) = %q, shows a secret", tt.name, got)
+			}
+		})
+	}
+}
+
+func TestParseReportsEveryProblemAtOnce(t *testing.T) {
+	_, err := config.Parse(prod("TICK_INTERVAL=0s", "LOG_LEVEL=loud", "HTTP_ADDR=nope", "REMINDER_OFFSETS=-1m"))
+	require.Error(t, err)
+	lines := strings.Split(err.Error(), "\n")
+	var vars []string
+	for _, l := range lines {
+		vars = append(vars, l[:strings.IndexAny(l, "=:")])
+	}
+	assert.ElementsMatch(t, []string{"TICK_INTERVAL", "LOG_LEVEL", "HTTP_ADDR", "REMINDER_OFFSETS"}, vars)
+}
+
+func TestOffsetZeroAndSeconds(t *testing.T) {
+	c, err := config.Parse(prod("REMINDER_OFFSETS=3s, 0"))
+	require.NoError(t, err)
+	assert.Equal(t, []time.Duration{0, 3 * time.Second}, c.Offsets)
+}
+
+func TestUsageListsEveryVariable(t *testing.T) {
+	var b strings.Builder
+	config.Usage(&b)
+	for _, v := range config.Vars {
+		line := ""
+		for l := range strings.SplitSeq(b.String(), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), v.Name+" ") {
+				line = l
+			}
+		}
+		if !strings.Contains(line, v.Default) || !strings.Contains(line, v.Meaning) {
+			t.Errorf("Usage() line for %s = %q, want its default %q and meaning", v.Name, line, v.Default)
+		}
+	}
+}

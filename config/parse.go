@@ -1,0 +1,326 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/meetingbot/meetingbot/scheduler"
+)
+
+// Bounds of the durations the bot accepts.
+const (
+	MinTickInterval = time.Second
+	MaxTickInterval = 10 * time.Minute
+	MaxOffset       = 7 * 24 * time.Hour
+)
+
+// parser collects problems while reading variables.
+type parser struct {
+	getenv   func(string) string
+	problems []Problem
+}
+
+func (p *parser) get(name string) string { return strings.TrimSpace(p.getenv(name)) }
+
+// add records a problem without showing the value (missing, or secret).
+func (p *parser) add(name, msg string) {
+	p.problems = append(p.problems, Problem{Var: name, Msg: msg})
+}
+
+// bad records a problem with the value as given.
+func (p *parser) bad(name, value, msg string) {
+	p.problems = append(p.problems, Problem{Var: name, Value: value, Msg: msg})
+}
+
+func (p *parser) token(name string) string {
+	v := p.get(name)
+	if v == "" {
+		return ""
+	}
+	if !strings.HasPrefix(v, "xox") || strings.IndexFunc(v, unicode.IsSpace) >= 0 {
+		p.add(name, "must be a Slack token starting with xoxb- and without spaces (the value is secret and not shown), e.g. "+name+"=xoxb-1234-5678-abcd")
+		return ""
+	}
+	return v
+}
+
+func (p *parser) baseURL(name, def string) string {
+	v := p.get(name)
+	if v == "" {
+		return def
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil:
+		p.bad(name, v, "not a URL, e.g. "+name+"="+def)
+		return ""
+	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
+		p.bad(name, v, "must be an absolute http or https URL, e.g. "+name+"="+def)
+		return ""
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		p.bad(name, v, "must be a base URL without query, fragment or user info, e.g. "+name+"="+def)
+		return ""
+	}
+	if !strings.HasSuffix(v, "/") {
+		v += "/"
+	}
+	return v
+}
+
+func (p *parser) boolean(name string) bool {
+	switch v := p.get(name); strings.ToLower(v) {
+	case "", "false":
+		return false
+	case "true":
+		return true
+	default:
+		p.bad(name, v, "must be true or false, e.g. "+name+"=true")
+		return false
+	}
+}
+
+func (p *parser) offsets(name string) []time.Duration {
+	v := p.get(name)
+	if v == "" {
+		v = DefaultReminderOffsets
+	}
+	var out []time.Duration
+	for part := range strings.SplitSeq(v, ",") {
+		part = strings.TrimSpace(part)
+		example := "e.g. " + name + "=10m,1m,0"
+		var d time.Duration
+		var err error
+		if part == "0" {
+			d = 0
+		} else if d, err = time.ParseDuration(part); err != nil {
+			if part == "" {
+				p.bad(name, v, "has an empty entry, "+example)
+			} else {
+				p.bad(name, v, fmt.Sprintf("%q is not a Go duration, %s", part, example))
+			}
+			continue
+		}
+		switch {
+		case d < 0:
+			p.bad(name, v, fmt.Sprintf("%q is negative; offsets are how long before the start, %s", part, example))
+		case d%time.Second != 0:
+			p.bad(name, v, fmt.Sprintf("%q is not whole seconds, %s", part, example))
+		case d > MaxOffset:
+			p.bad(name, v, fmt.Sprintf("%q is more than %v, %s", part, MaxOffset, example))
+		case slices.Contains(out, d):
+			p.bad(name, v, fmt.Sprintf("%q appears twice, %s", part, example))
+		default:
+			out = append(out, d)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (p *parser) interval(name string) time.Duration {
+	v := p.get(name)
+	if v == "" {
+		return DefaultTickInterval
+	}
+	example := "e.g. " + name + "=30s"
+	d, err := time.ParseDuration(v)
+	switch {
+	case err != nil:
+		p.bad(name, v, "not a Go duration, "+example)
+	case d < MinTickInterval:
+		p.bad(name, v, "must be at least "+MinTickInterval.String()+", "+example)
+	case d > MaxTickInterval:
+		p.bad(name, v, "must be at most 10m, or reminders go out late, "+example)
+	}
+	return d
+}
+
+func (p *parser) databasePath(name string) string {
+	v := p.get(name)
+	if v == "" {
+		return DefaultDatabasePath
+	}
+	example := "e.g. " + name + "=/data/reminders.db"
+	if fi, err := os.Stat(v); err == nil && fi.IsDir() {
+		p.bad(name, v, "is a directory; name a file in it, "+example)
+		return v
+	}
+	dir := filepath.Dir(v)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		p.bad(name, v, fmt.Sprintf("directory %s does not exist, %s", dir, example))
+	case err != nil:
+		p.bad(name, v, fmt.Sprintf("cannot read directory %s (%v), %s", dir, errors.Unwrap(err), example))
+	case !fi.IsDir():
+		p.bad(name, v, fmt.Sprintf("%s is not a directory, %s", dir, example))
+	}
+	return v
+}
+
+func (p *parser) addr(name string) string {
+	v := p.get(name)
+	if v == "" {
+		return DefaultHTTPAddr
+	}
+	example := "e.g. " + name + "=:8080 or " + name + "=127.0.0.1:9090"
+	_, port, err := net.SplitHostPort(v)
+	if err != nil {
+		p.bad(name, v, "must be host:port, "+example)
+		return v
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		p.bad(name, v, "port must be a number from 0 to 65535, "+example)
+	}
+	return v
+}
+
+func (p *parser) level(name string) slog.Level {
+	switch v := p.get(name); strings.ToLower(v) {
+	case "debug":
+		return slog.LevelDebug
+	case "", "info":
+		return slog.LevelInfo
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	default:
+		p.bad(name, v, "must be debug, info, warn or error, e.g. "+name+"=debug")
+		return slog.LevelInfo
+	}
+}
+
+func (p *parser) format(name string) string {
+	switch v := p.get(name); strings.ToLower(v) {
+	case "", "json":
+		return "json"
+	case "text":
+		return "text"
+	default:
+		p.bad(name, v, "must be json or text, e.g. "+name+"=text")
+		return "json"
+	}
+}
+
+// credentials checks the Google credentials, from the file or inline, and
+// returns the inline JSON. Neither the JSON nor its parts are ever shown.
+func (p *parser) credentials(file string, impersonate bool) []byte {
+	inline := p.get("GOOGLE_CREDENTIALS_JSON")
+	if file != "" && inline != "" {
+		p.add("GOOGLE_APPLICATION_CREDENTIALS and GOOGLE_CREDENTIALS_JSON", "both set; set one, e.g. GOOGLE_APPLICATION_CREDENTIALS=/secrets/key.json")
+		return nil
+	}
+	var data []byte
+	var name string
+	switch {
+	case file != "":
+		name = "GOOGLE_APPLICATION_CREDENTIALS"
+		b, err := os.ReadFile(file)
+		if err != nil {
+			p.bad(name, file, fmt.Sprintf("cannot read the file (%v), e.g. %s=/secrets/key.json", errors.Unwrap(err), name))
+			return nil
+		}
+		data = b
+	case inline != "":
+		name = "GOOGLE_CREDENTIALS_JSON"
+		data = []byte(inline)
+	default:
+		return nil
+	}
+	var key struct {
+		Type string `json:"type"`
+	}
+	what := "the JSON"
+	if file != "" {
+		what = "the file"
+	}
+	example := ` e.g. GOOGLE_CREDENTIALS_JSON="$(cat key.json)" with a key downloaded from the Google Cloud console`
+	if err := json.Unmarshal(data, &key); err != nil {
+		p.add(name, what+" is not valid JSON (its content is secret and not shown),"+example)
+		return nil
+	}
+	switch key.Type {
+	case "service_account":
+	case "authorized_user":
+		if impersonate {
+			p.add("GOOGLE_IMPERSONATE", "true needs service-account credentials, but "+name+" holds authorized-user ones, e.g. GOOGLE_IMPERSONATE=false")
+		}
+	default:
+		p.add(name, fmt.Sprintf("%s has type %q; want service_account or authorized_user,%s", what, key.Type, example))
+		return nil
+	}
+	if file != "" {
+		return nil // calendar reads the file itself
+	}
+	return data
+}
+
+var (
+	channelID   = regexp.MustCompile(`^[CG][A-Z0-9]{6,}$`)
+	userID      = regexp.MustCompile(`^[UW][A-Z0-9]{6,}$`)
+	channelName = regexp.MustCompile(`^#[a-z0-9_\-]{1,80}$`)
+	email       = regexp.MustCompile(`^[^@\s]+@[^@\s]+$`)
+)
+
+func (p *parser) calendars(name string, offsets []time.Duration) []scheduler.Subscription {
+	v := p.get(name)
+	example := "e.g. " + name + "=alice@example.com,team@example.com=#eng"
+	if v == "" {
+		p.add(name, "missing: name at least one calendar, "+example)
+		return nil
+	}
+	var subs []scheduler.Subscription
+	seen := map[string]bool{}
+	for i, entry := range strings.Split(v, ",") {
+		entry = strings.TrimSpace(entry)
+		cal, dest, _ := strings.Cut(entry, "=")
+		cal, dest = strings.TrimSpace(cal), strings.TrimSpace(dest)
+		id := cal
+		if dest != "" {
+			id = cal + "=" + dest
+		}
+		switch {
+		case cal == "":
+			p.bad(name, v, fmt.Sprintf("entry %d has no calendar ID, %s", i+1, example))
+			continue
+		case strings.IndexFunc(cal, unicode.IsSpace) >= 0:
+			p.bad(name, v, fmt.Sprintf("calendar ID %q has a space, %s", cal, example))
+			continue
+		case strings.Contains(entry, "=") && dest == "":
+			p.bad(name, v, fmt.Sprintf("entry %q has an empty destination; drop the = to DM the calendar's owner, %s", entry, example))
+			continue
+		case dest != "" && !validDestination(dest):
+			p.bad(name, v, fmt.Sprintf("destination %q must be a channel ID (C…, G…), #channel-name, a user ID (U…, W…) or an email, %s", dest, example))
+			continue
+		case dest == "" && !email.MatchString(cal):
+			p.bad(name, v, fmt.Sprintf("calendar %q is not an email, so it needs a destination, e.g. %s=%s=#eng", cal, name, cal))
+			continue
+		case seen[id]:
+			p.bad(name, v, fmt.Sprintf("entry %q appears twice, %s", id, example))
+			continue
+		}
+		seen[id] = true
+		subs = append(subs, scheduler.Subscription{
+			ID: id, CalendarID: cal, Destination: dest, Offsets: slices.Clone(offsets),
+		})
+	}
+	return subs
+}
+
+func validDestination(d string) bool {
+	return channelID.MatchString(d) || userID.MatchString(d) || channelName.MatchString(d) || email.MatchString(d)
+}

@@ -1,0 +1,71 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Var documents one environment variable: its name, its default as shown to
+// the operator, and what it means.
+type Var struct {
+	Name    string
+	Default string
+	Meaning string
+}
+
+// Vars lists every variable the bot reads, in the order `bot -h` and the
+// README show them.
+var Vars = []Var{
+	{"SLACK_BOT_TOKEN", "none", "Slack bot token (xoxb-…); secret, never printed. With no Google credentials either, the built-in demo runs"},
+	{"SLACK_API_URL", DefaultSlackAPIURL, "Slack Web API base URL (a proxy or a local emulator)"},
+	{"GOOGLE_APPLICATION_CREDENTIALS", "none", "path to a service-account or authorized-user JSON key file"},
+	{"GOOGLE_CREDENTIALS_JSON", "none", "the same JSON, inline; secret, never printed. Set this or GOOGLE_APPLICATION_CREDENTIALS, not both"},
+	{"GOOGLE_API_ENDPOINT", DefaultGoogleEndpoint, "Google Calendar API base URL (a proxy or a local emulator)"},
+	{"GOOGLE_IMPERSONATE", "false", "true: the service account reads each calendar as its owner (domain-wide delegation)"},
+	{"CALENDARS", "none", "comma-separated calendarId[=destination]; destination C…/G… (channel ID), #name, U…/W… (user ID) or an email; none = DM the calendar's owner by email. Required unless the demo runs"},
+	{"REMINDER_OFFSETS", "10m", "comma-separated Go durations before each meeting's start, whole seconds, no duplicates; 0 = starting now"},
+	{"TICK_INTERVAL", "30s", "how often the calendars are swept, from 1s to 10m"},
+	{"DATABASE_PATH", DefaultDatabasePath, "SQLite file holding cursors and the ledger of sent reminders"},
+	{"HTTP_ADDR", DefaultHTTPAddr, "listen address of /healthz and /metrics"},
+	{"LOG_LEVEL", "info", "debug, info, warn or error"},
+	{"LOG_FORMAT", "json", "json or text (logs go to stderr)"},
+}
+
+// Usage writes the help of the bot: the subcommands and every variable with
+// its default and meaning.
+func Usage(w io.Writer) {
+	fmt.Fprint(w, `Usage: bot [demo | audit]
+
+A Slack bot that posts a reminder before each Google Calendar meeting.
+Configuration comes only from environment variables.
+
+  bot         run; with neither SLACK_BOT_TOKEN nor Google credentials, run the demo
+  bot demo    run the built-in demo: local Calendar and Slack emulators, reminders
+              printed to the terminal
+  bot audit   compare the ledger with what Slack received
+
+Environment:
+`)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  VARIABLE\tDEFAULT\tMEANING")
+	for _, v := range Vars {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", v.Name, v.Default, v.Meaning)
+	}
+	tw.Flush()
+	fmt.Fprint(w, `
+Malformed configuration exits with status 2, one line per problem.
+Health: GET /healthz. Metrics: GET /metrics (Prometheus text format).
+`)
+}
+
+// Markdown returns the variables as the Markdown table in the README.
+func Markdown() string {
+	var b strings.Builder
+	b.WriteString("| variable | default | meaning |\n| --- | --- | --- |\n")
+	for _, v := range Vars {
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s |\n", v.Name, v.Default, v.Meaning)
+	}
+	return b.String()
+}
