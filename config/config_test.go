@@ -128,16 +128,16 @@ func TestParseProblems(t *testing.T) {
 		env  func(string) string
 		want string // the start of the one problem line
 	}{
-		{"token without google", env("SLACK_BOT_TOKEN=" + secretToken, "CALENDARS=a@example.com"), "GOOGLE_APPLICATION_CREDENTIALS: missing"},
-		{"google without token", env("GOOGLE_CREDENTIALS_JSON=" + saJSON, "CALENDARS=a@example.com"), "SLACK_BOT_TOKEN: missing"},
+		{"token without google", env("SLACK_BOT_TOKEN="+secretToken, "CALENDARS=a@example.com"), "GOOGLE_APPLICATION_CREDENTIALS: missing"},
+		{"google without token", env("GOOGLE_CREDENTIALS_JSON="+saJSON, "CALENDARS=a@example.com"), "SLACK_BOT_TOKEN: missing"},
 		{"calendars alone", env("CALENDARS=a@example.com"), "SLACK_BOT_TOKEN and GOOGLE_APPLICATION_CREDENTIALS: missing"},
-		{"no calendars", env("SLACK_BOT_TOKEN=" + secretToken, "GOOGLE_CREDENTIALS_JSON=" + saJSON), "CALENDARS: missing"},
+		{"no calendars", env("SLACK_BOT_TOKEN="+secretToken, "GOOGLE_CREDENTIALS_JSON="+saJSON), "CALENDARS: missing"},
 		{"token shape", prod("SLACK_BOT_TOKEN=SECRET token"), "SLACK_BOT_TOKEN: must be a Slack token"},
 		{"slack url", prod("SLACK_API_URL=slack.com/api"), `SLACK_API_URL="slack.com/api": must be an absolute`},
 		{"google url", prod("GOOGLE_API_ENDPOINT=ftp://x/"), `GOOGLE_API_ENDPOINT="ftp://x/": must be an absolute`},
 		{"both credentials", prod("GOOGLE_APPLICATION_CREDENTIALS=" + notJSON), "GOOGLE_APPLICATION_CREDENTIALS and GOOGLE_CREDENTIALS_JSON: both set"},
-		{"credentials file missing", env("SLACK_BOT_TOKEN=" + secretToken, "CALENDARS=a@example.com", "GOOGLE_APPLICATION_CREDENTIALS=" + dir + "/nope.json"), `GOOGLE_APPLICATION_CREDENTIALS="` + dir + `/nope.json": cannot read`},
-		{"credentials file not json", env("SLACK_BOT_TOKEN=" + secretToken, "CALENDARS=a@example.com", "GOOGLE_APPLICATION_CREDENTIALS=" + notJSON), "GOOGLE_APPLICATION_CREDENTIALS: the file is not valid JSON"},
+		{"credentials file missing", env("SLACK_BOT_TOKEN="+secretToken, "CALENDARS=a@example.com", "GOOGLE_APPLICATION_CREDENTIALS="+dir+"/nope.json"), `GOOGLE_APPLICATION_CREDENTIALS="` + dir + `/nope.json": cannot read`},
+		{"credentials file not json", env("SLACK_BOT_TOKEN="+secretToken, "CALENDARS=a@example.com", "GOOGLE_APPLICATION_CREDENTIALS="+notJSON), "GOOGLE_APPLICATION_CREDENTIALS: the file is not valid JSON"},
 		{"credentials json", prod("GOOGLE_CREDENTIALS_JSON={" + secretKey), "GOOGLE_CREDENTIALS_JSON: the JSON is not valid JSON"},
 		{"credentials type", prod(`GOOGLE_CREDENTIALS_JSON={"type":"external_account","x":"SECRET"}`), `GOOGLE_CREDENTIALS_JSON: the JSON has type "external_account"`},
 		{"impersonate value", prod("GOOGLE_IMPERSONATE=yes"), `GOOGLE_IMPERSONATE="yes": must be true or false`},
