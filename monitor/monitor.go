@@ -1,0 +1,214 @@
+// Package monitor watches the scheduler for an operator: it implements
+// scheduler.Observer, keeps Prometheus metrics on a registry of its own, and
+// serves /healthz, which answers 503 naming the subscription, since when and
+// its last error when any subscription has gone three tick intervals without
+// a complete sweep, and /metrics in the Prometheus text format.
+package monitor
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/meetingbot/meetingbot/scheduler"
+	"github.com/meetingbot/meetingbot/storage"
+)
+
+// StaleAfter is how many tick intervals a subscription may go without a
+// complete sweep before /healthz fails.
+const StaleAfter = 3
+
+// Options configure a Monitor.
+type Options struct {
+	// Subscriptions are the subscriptions the scheduler sweeps; each must
+	// sweep to stay healthy.
+	Subscriptions []scheduler.Subscription
+	// Interval is the scheduler's tick interval.
+	Interval time.Duration
+	// Now is the clock; time.Now if nil.
+	Now func() time.Time
+}
+
+// Monitor records what the scheduler does. Its methods are safe for
+// concurrent use. Create it with New.
+type Monitor struct {
+	opts    Options
+	metrics *metrics
+
+	mu   sync.Mutex
+	subs map[string]*subHealth
+}
+
+// subHealth is one subscription's sweep record.
+type subHealth struct {
+	lastGood     time.Time // last complete sweep, or the monitor's start
+	swept        bool      // a sweep completed at least once
+	failingSince time.Time // first failed sweep since lastGood; zero when fine
+	lastErr      string
+}
+
+// New returns a Monitor for opts. Every subscription counts as healthy from
+// this moment for StaleAfter intervals.
+func New(opts Options) *Monitor {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	m := &Monitor{opts: opts, metrics: newMetrics(), subs: map[string]*subHealth{}}
+	start := opts.Now()
+	for _, s := range opts.Subscriptions {
+		m.subs[s.ID] = &subHealth{lastGood: start}
+	}
+	m.metrics.subscriptions.Set(float64(len(opts.Subscriptions)))
+	return m
+}
+
+// Settled counts a ledger outcome: sent (and how late), skipped by reason,
+// failed by class.
+func (m *Monitor) Settled(e storage.Entry) {
+	switch e.Outcome {
+	case storage.Sent:
+		m.metrics.sent.Inc()
+		if e.Late {
+			m.metrics.late.Inc()
+		}
+		if !e.SettledAt.IsZero() && !e.TriggerAt.IsZero() {
+			m.metrics.lateness.Observe(max(0, e.SettledAt.Sub(e.TriggerAt).Seconds()))
+		}
+	case storage.Skipped:
+		m.metrics.skipped.WithLabelValues(skipLabel(e.Reason)).Inc()
+	case storage.Failed:
+		class := "permanent"
+		if e.Retryable {
+			class = "transient"
+		}
+		m.metrics.failed.WithLabelValues(class).Inc()
+	}
+}
+
+// Swept records one subscription's sweep: a nil err means it completed.
+func (m *Monitor) Swept(sub scheduler.Subscription, now time.Time, err error) {
+	at := m.opts.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := m.subs[sub.ID]
+	if h == nil {
+		h = &subHealth{lastGood: at}
+		m.subs[sub.ID] = h
+	}
+	if err == nil {
+		h.lastGood, h.swept, h.failingSince, h.lastErr = at, true, time.Time{}, ""
+		m.metrics.lastSuccess.WithLabelValues(sub.ID).Set(float64(at.UnixMilli()) / 1000)
+		return
+	}
+	if h.failingSince.IsZero() {
+		h.failingSince = at
+	}
+	h.lastErr = err.Error()
+}
+
+// Ticked records how long a tick took.
+func (m *Monitor) Ticked(now time.Time, took time.Duration) {
+	m.metrics.tickDuration.Observe(took.Seconds())
+}
+
+// ObserveCalendar counts one Google Calendar API attempt; its signature
+// fits calendar.Config.Observe. class "ok" is a success.
+func (m *Monitor) ObserveCalendar(call, class string) {
+	m.metrics.calendarCalls.WithLabelValues(call, class).Inc()
+	if class != "ok" {
+		m.metrics.calendarErrs.WithLabelValues(call, class).Inc()
+	}
+}
+
+// ObserveSlack counts one Slack Web API attempt; its signature fits
+// notify.Config.Observe. class "ok" is a success.
+func (m *Monitor) ObserveSlack(call, class string) {
+	m.metrics.slackCalls.WithLabelValues(call, class).Inc()
+	if class != "ok" {
+		m.metrics.slackErrs.WithLabelValues(call, class).Inc()
+	}
+}
+
+// Counter counts ledger rows; *storage.Store provides it.
+type Counter interface {
+	Count(ctx context.Context) (int64, error)
+}
+
+// TrackLedger refreshes the ledger rows gauge from c at once and then every
+// period, until ctx ends. A failed count keeps the last value.
+func (m *Monitor) TrackLedger(ctx context.Context, c Counter, period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		if n, err := c.Count(ctx); err == nil {
+			m.metrics.ledgerRows.Set(float64(n))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Unhealthy returns one line per subscription that has gone more than
+// StaleAfter intervals without a complete sweep, saying since when and its
+// last error; none when all is well.
+func (m *Monitor) Unhealthy() []string {
+	now := m.opts.Now()
+	limit := StaleAfter * m.opts.Interval
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for id, h := range m.subs {
+		age := now.Sub(h.lastGood)
+		if age <= limit {
+			continue
+		}
+		since := "no complete sweep since start-up at " + h.lastGood.UTC().Format(time.RFC3339)
+		if h.swept {
+			since = "last complete sweep at " + h.lastGood.UTC().Format(time.RFC3339)
+		}
+		line := fmt.Sprintf("subscription %s: %s (%s ago, more than %d ticks of %v)",
+			id, since, age.Round(time.Second), StaleAfter, m.opts.Interval)
+		if !h.failingSince.IsZero() {
+			line += fmt.Sprintf("; failing since %s; last error: %s", h.failingSince.UTC().Format(time.RFC3339), h.lastErr)
+		} else {
+			line += "; no sweep finished since (is the scheduler or the ledger stuck?)"
+		}
+		out = append(out, line)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Handler serves /healthz and /metrics.
+func (m *Monitor) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", m.serveHealth)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.metrics.reg, promhttp.HandlerOpts{Registry: m.metrics.reg}))
+	return mux
+}
+
+func (m *Monitor) serveHealth(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if bad := m.Unhealthy(); len(bad) > 0 {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "unhealthy: %d of %d subscriptions not swept\n%s\n", len(bad), m.count(), strings.Join(bad, "\n"))
+		return
+	}
+	fmt.Fprintf(w, "ok: %d subscriptions swept within the last %d ticks of %v\n", m.count(), StaleAfter, m.opts.Interval)
+}
+
+func (m *Monitor) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.subs)
+}

@@ -1,0 +1,220 @@
+package monitor_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meetingbot/meetingbot/monitor"
+	"github.com/meetingbot/meetingbot/scheduler"
+	"github.com/meetingbot/meetingbot/storage"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+var (
+	alice = scheduler.Subscription{ID: "alice@example.com", CalendarID: "alice@example.com", Offsets: []time.Duration{time.Minute}}
+	team  = scheduler.Subscription{ID: "team@example.com=#eng", CalendarID: "team@example.com", Destination: "#eng", Offsets: []time.Duration{time.Minute}}
+	t0    = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+)
+
+func start(t *testing.T) (*monitor.Monitor, *clock, *httptest.Server) {
+	t.Helper()
+	clk := &clock{t: t0}
+	m := monitor.New(monitor.Options{Subscriptions: []scheduler.Subscription{alice, team}, Interval: 10 * time.Second, Now: clk.Now})
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	return m, clk, srv
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+func TestHealth(t *testing.T) {
+	m, clk, srv := start(t)
+	steps := []struct {
+		name       string
+		do         func()
+		wantStatus int
+		wantBody   []string
+	}{
+		{"fresh start counts as healthy", func() {}, 200, []string{"ok: 2 subscriptions"}},
+		{"both sweep", func() {
+			clk.Advance(10 * time.Second)
+			m.Swept(alice, clk.Now(), nil)
+			m.Swept(team, clk.Now(), nil)
+		}, 200, []string{"ok"}},
+		{"team fails for three intervals", func() {
+			for range 3 {
+				clk.Advance(10 * time.Second)
+				m.Swept(alice, clk.Now(), nil)
+				m.Swept(team, clk.Now(), errors.New("read calendar team@example.com: 403 rateLimitExceeded"))
+			}
+		}, 200, []string{"ok"}},
+		{"one more interval is too many", func() {
+			clk.Advance(10 * time.Second)
+			m.Swept(alice, clk.Now(), nil)
+			m.Swept(team, clk.Now(), errors.New("read calendar team@example.com: 500 backendError"))
+		}, 503, []string{
+			"unhealthy: 1 of 2",
+			"subscription team@example.com=#eng: last complete sweep at 2026-11-30T09:00:10Z (40s ago, more than 3 ticks of 10s)",
+			"failing since 2026-11-30T09:00:20Z; last error: read calendar team@example.com: 500 backendError",
+		}},
+		{"recovery", func() {
+			m.Swept(team, clk.Now(), nil)
+		}, 200, []string{"ok"}},
+		{"ticks stop altogether", func() { clk.Advance(31 * time.Second) }, 503, []string{
+			"unhealthy: 2 of 2",
+			"subscription alice@example.com: last complete sweep at 2026-11-30T09:00:50Z (31s ago",
+			"no sweep finished since",
+		}},
+	}
+	for _, s := range steps {
+		s.do()
+		status, body := get(t, srv.URL+"/healthz")
+		if status != s.wantStatus {
+			t.Errorf("%s: GET /healthz = %d %q, want %d", s.name, status, body, s.wantStatus)
+		}
+		for _, w := range s.wantBody {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s: GET /healthz body = %q, want it to contain %q", s.name, body, w)
+			}
+		}
+	}
+}
+
+func TestHealthNeverSwept(t *testing.T) {
+	_, clk, srv := start(t)
+	clk.Advance(time.Minute)
+	status, body := get(t, srv.URL+"/healthz")
+	assert.Equal(t, 503, status)
+	assert.Contains(t, body, "no complete sweep since start-up at 2026-11-30T09:00:00Z")
+}
+
+type counter struct{ n int64 }
+
+func (c counter) Count(context.Context) (int64, error) { return c.n, nil }
+
+func TestMetrics(t *testing.T) {
+	m, clk, srv := start(t)
+	trig := t0.Add(-time.Minute)
+	m.Settled(storage.Entry{Outcome: storage.Sent, TriggerAt: trig, SettledAt: trig.Add(2 * time.Second)})
+	m.Settled(storage.Entry{Outcome: storage.Sent, Late: true, TriggerAt: trig, SettledAt: trig.Add(90 * time.Second)})
+	m.Settled(storage.Entry{Outcome: storage.Skipped, Reason: "started"})
+	m.Settled(storage.Entry{Outcome: storage.Skipped, Reason: "started; an interrupted send was not confirmed"})
+	m.Settled(storage.Entry{Outcome: storage.Skipped, Reason: "meeting no longer due; an interrupted send was not confirmed"})
+	m.Settled(storage.Entry{Outcome: storage.Failed, Reason: "channel_not_found"})
+	m.Settled(storage.Entry{Outcome: storage.Failed, Retryable: true, Reason: "timeout"})
+	m.Settled(storage.Entry{Outcome: storage.Failed, Retryable: true, Reason: "timeout"})
+	m.Ticked(clk.Now(), 30*time.Millisecond)
+	m.Ticked(clk.Now(), 3*time.Second)
+	m.Swept(alice, clk.Now(), nil)
+	m.ObserveCalendar("events.list", "ok")
+	m.ObserveCalendar("events.list", "rate_limited")
+	m.ObserveSlack("chat.postMessage", "ok")
+	m.ObserveSlack("chat.postMessage", "ok")
+	m.ObserveSlack("chat.postMessage", "server_error")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { m.TrackLedger(ctx, counter{n: 42}, time.Hour); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	status, body := get(t, srv.URL+"/metrics")
+	require.Equal(t, 200, status)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	require.NoError(t, err, "parse /metrics")
+
+	value := func(name string, labels ...string) float64 {
+		f := families[name]
+		if f == nil {
+			return -1
+		}
+	metrics:
+		for _, mt := range f.GetMetric() {
+			got := map[string]string{}
+			for _, l := range mt.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			for i := 0; i < len(labels); i += 2 {
+				if got[labels[i]] != labels[i+1] {
+					continue metrics
+				}
+			}
+			switch {
+			case mt.Counter != nil:
+				return mt.GetCounter().GetValue()
+			case mt.Gauge != nil:
+				return mt.GetGauge().GetValue()
+			case mt.Histogram != nil:
+				return float64(mt.GetHistogram().GetSampleCount())
+			}
+		}
+		return -1
+	}
+	require.Eventually(t, func() bool {
+		_, body := get(t, srv.URL+"/metrics")
+		return strings.Contains(body, "meetingbot_ledger_rows 42")
+	}, 5*time.Second, 10*time.Millisecond, "ledger rows gauge")
+
+	tests := []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"meetingbot_reminders_sent_total", nil, 2},
+		{"meetingbot_reminders_late_total", nil, 1},
+		{"meetingbot_reminders_skipped_total", []string{"reason", "started"}, 2},
+		{"meetingbot_reminders_skipped_total", []string{"reason", "no_longer_due"}, 1},
+		{"meetingbot_reminders_failed_total", []string{"class", "permanent"}, 1},
+		{"meetingbot_reminders_failed_total", []string{"class", "transient"}, 2},
+		{"meetingbot_reminder_lateness_seconds", nil, 2},
+		{"meetingbot_tick_duration_seconds", nil, 2},
+		{"meetingbot_calendar_calls_total", []string{"call", "events.list", "class", "ok"}, 1},
+		{"meetingbot_calendar_errors_total", []string{"call", "events.list", "class", "rate_limited"}, 1},
+		{"meetingbot_slack_calls_total", []string{"call", "chat.postMessage", "class", "ok"}, 2},
+		{"meetingbot_slack_errors_total", []string{"call", "chat.postMessage", "class", "server_error"}, 1},
+		{"meetingbot_subscriptions", nil, 2},
+		{"meetingbot_subscription_last_success_timestamp_seconds", []string{"subscription", alice.ID}, float64(t0.Unix())},
+	}
+	for _, tt := range tests {
+		if got := value(tt.name, tt.labels...); got != tt.want {
+			t.Errorf("metric %s%v = %v, want %v", tt.name, tt.labels, got, tt.want)
+		}
+	}
+	h := families["meetingbot_reminder_lateness_seconds"].GetMetric()[0].GetHistogram()
+	assert.InDelta(t, 92, h.GetSampleSum(), 0.001, "lateness sum: 2s + 90s")
+	assert.Contains(t, families, "go_goroutines", "the bot's registry carries the Go runtime metrics")
+}
