@@ -1,0 +1,111 @@
+package main
+
+import (
+	"net"
+	"os"
+	"path"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+	"github.com/stretchr/testify/require"
+
+	"github.com/meetingbot/meetingbot/config"
+)
+
+// flyConfig is the part of fly.toml the bot's defaults must agree with.
+type flyConfig struct {
+	KillSignal  string            `toml:"kill_signal"`
+	KillTimeout string            `toml:"kill_timeout"`
+	Env         map[string]string `toml:"env"`
+	Mounts      []struct {
+		Source      string `toml:"source"`
+		Destination string `toml:"destination"`
+	} `toml:"mounts"`
+	HTTPService struct {
+		InternalPort       int    `toml:"internal_port"`
+		AutoStopMachines   string `toml:"auto_stop_machines"`
+		MinMachinesRunning int    `toml:"min_machines_running"`
+		Checks             []struct {
+			Method string `toml:"method"`
+			Path   string `toml:"path"`
+		} `toml:"checks"`
+	} `toml:"http_service"`
+	Metrics struct {
+		Port int    `toml:"port"`
+		Path string `toml:"path"`
+	} `toml:"metrics"`
+}
+
+func TestFlyConfigAgreesWithDefaults(t *testing.T) {
+	var fly flyConfig
+	_, err := toml.DecodeFile("../../fly.toml", &fly)
+	require.NoError(t, err, "parse fly.toml")
+
+	_, port, err := net.SplitHostPort(config.DefaultHTTPAddr)
+	require.NoError(t, err)
+	dbPath := fly.Env["DATABASE_PATH"]
+	mount := ""
+	if len(fly.Mounts) == 1 {
+		mount = fly.Mounts[0].Destination
+	}
+	health := ""
+	if len(fly.HTTPService.Checks) == 1 {
+		health = fly.HTTPService.Checks[0].Path
+	}
+	if _, err := config.Parse(func(k string) string { return fly.Env[k] }); err != nil && !strings.Contains(err.Error(), "DATABASE_PATH") {
+		t.Errorf("config.Parse(fly.toml [env]) = %v, want no problem but the absent /data", err)
+	}
+	tests := []struct {
+		what      string
+		got, want any
+	}{
+		{"one mount", len(fly.Mounts), 1},
+		{"mount destination", mount, "/data"},
+		{"DATABASE_PATH directory", path.Dir(dbPath), mount},
+		{"DATABASE_PATH", dbPath, "/data/reminders.db"},
+		{"internal_port", fly.HTTPService.InternalPort, atoi(t, port)},
+		{"metrics port", fly.Metrics.Port, atoi(t, port)},
+		{"metrics path", fly.Metrics.Path, "/metrics"},
+		{"health check path", health, "/healthz"},
+		{"auto_stop_machines", fly.HTTPService.AutoStopMachines, "off"},
+		{"min_machines_running", fly.HTTPService.MinMachinesRunning, 1},
+		{"kill_signal", fly.KillSignal, "SIGTERM"},
+		{"kill_timeout", fly.KillTimeout, "15s"},
+		{"HTTP_ADDR not overridden", fly.Env["HTTP_ADDR"], ""},
+		{"no secrets in [env]", fly.Env["SLACK_BOT_TOKEN"] + fly.Env["GOOGLE_CREDENTIALS_JSON"], ""},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("fly.toml %s = %v, want %v", tt.what, tt.got, tt.want)
+		}
+	}
+}
+
+func TestDockerfileBuildsStaticNonRoot(t *testing.T) {
+	b, err := os.ReadFile("../../Dockerfile")
+	require.NoError(t, err)
+	entry, err := os.ReadFile("../../deploy/entrypoint.sh")
+	require.NoError(t, err)
+	for _, want := range []string{
+		"CGO_ENABLED=0 go build", "./cmd/bot", "ca-certificates", "chown bot:bot /data",
+		"ENV DATABASE_PATH=/data/reminders.db", "EXPOSE 8080",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("Dockerfile lacks %q", want)
+		}
+	}
+	if !strings.Contains(string(entry), "exec su-exec bot:bot /usr/local/bin/bot") {
+		t.Errorf("deploy/entrypoint.sh does not drop to the bot user")
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n := 0
+	for _, r := range s {
+		require.True(t, r >= '0' && r <= '9', "port %q", s)
+		n = n*10 + int(r-'0')
+	}
+	return n
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/monitor"
+	"github.com/meetingbot/meetingbot/scheduler"
+	"github.com/meetingbot/meetingbot/storage"
+)
+
+// usageError is a command line the bot does not understand; it exits 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// run is the whole program: main only adds signals and the exit status.
+// It returns a *config.Error or a usageError for what the operator must
+// fix before anything starts, and nil when ctx ends after a clean stop.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cmd := ""
+	if len(args) > 0 {
+		cmd = args[0]
+	}
+	switch cmd {
+	case "-h", "-help", "--help", "help":
+		config.Usage(stdout)
+		return nil
+	case "audit":
+		return audit(ctx, args[1:], getenv, stdout, stderr)
+	case "", "demo":
+	default:
+		return usageError{fmt.Sprintf("unknown command %q: want no command, demo or audit (see bot -h)", cmd)}
+	}
+	if len(args) > 1 {
+		return usageError{fmt.Sprintf("unexpected argument %q: configuration comes from environment variables (see bot -h)", args[1])}
+	}
+	if cmd == "demo" {
+		return demo(ctx, getenv, stdout, stderr)
+	}
+	cfg, err := config.Parse(getenv)
+	if err != nil {
+		return err
+	}
+	if cfg.Demo {
+		return demo(ctx, getenv, stdout, stderr)
+	}
+	return serve(ctx, cfg, newLogger(cfg, stderr), hooks{})
+}
+
+// audit is the audit subcommand, until the audit package exists.
+func audit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return usageError{"audit: not built yet"}
+}
+
+// newLogger builds the one logger of the process, writing to w.
+func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// Timings of the serving process.
+const (
+	// sendTimeout bounds one delivery, retries included, so that a send in
+	// flight at SIGTERM is finished and recorded well within 10 seconds. A
+	// send that runs out is retried on the next tick.
+	sendTimeout = 7 * time.Second
+	// checkTimeout bounds the start-up check of the Slack token.
+	checkTimeout = 20 * time.Second
+	// ledgerRefresh is how often the ledger rows gauge is refreshed.
+	ledgerRefresh = time.Minute
+	// shutdownTimeout bounds the HTTP server's shutdown.
+	shutdownTimeout = 2 * time.Second
+)
+
+// hooks let the demo watch the serving process.
+type hooks struct {
+	// listening is called with the HTTP address once it accepts.
+	listening func(addr string)
+}
+
+// serve runs the bot with cfg until ctx ends: it opens the ledger, serves
+// /healthz and /metrics, and sweeps the calendars every tick. When ctx ends
+// it stops ticking, finishes and records a send in flight, shuts the HTTP
+// server down and returns nil.
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) error {
+	log.Info("starting", "config", cfg.String())
+	store, err := storage.Open(ctx, cfg.DatabasePath)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen on HTTP_ADDR: %w", err)
+	}
+	defer ln.Close()
+
+	mon := monitor.New(monitor.Options{Subscriptions: cfg.Subscriptions, Interval: cfg.TickInterval})
+	source, notifier, err := backends(ctx, cfg, log, mon)
+	if err != nil {
+		return err
+	}
+	sched, err := scheduler.New(cfg.Subscriptions, source, notifier, store, scheduler.Options{
+		Interval:    cfg.TickInterval,
+		SendTimeout: sendTimeout,
+		Logger:      log,
+		Observer:    mon,
+	})
+	if err != nil {
+		return err
+	}
+
+	srv := &http.Server{
+		Handler:           mon.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	bg, stopBG := context.WithCancel(ctx)
+	defer stopBG()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http server stopped", "err", err)
+		}
+	})
+	wg.Go(func() { mon.TrackLedger(bg, store, ledgerRefresh) })
+	log.Info("serving /healthz and /metrics", "addr", ln.Addr().String())
+	if h.listening != nil {
+		h.listening(ln.Addr().String())
+	}
+
+	err = sched.Run(ctx)
+	log.Info("stopping: ticks stopped and sends in flight recorded")
+	stopBG()
+	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shut); err != nil {
+		log.Warn("http server shutdown", "err", err)
+	}
+	wg.Wait()
+	log.Info("stopped")
+	return err
+}
