@@ -30,9 +30,16 @@ func (s *Scheduler) sweep(ctx context.Context, sub Subscription, c time.Time, ha
 	if !hasCursor {
 		c = now
 	}
+	// Read every meeting that can own a due trigger not yet settled: its
+	// earliest trigger is after the cursor, or it has not started (a 0
+	// offset may go out up to startGrace after the start).
+	notStarted := now
+	if sub.MinOffset() == 0 {
+		notStarted = now.Add(-startGrace)
+	}
 	from := c.Add(sub.MinOffset())
-	if from.After(now) {
-		from = now
+	if from.After(notStarted) {
+		from = notStarted
 	}
 	from = later(from, now.Add(-s.opts.MaxCatchUp))
 	to := now.Add(sub.MaxOffset())
