@@ -161,7 +161,7 @@ func (s *Server) history(form url.Values) response {
 		return slackErr(code)
 	}
 	oldest, err1 := parseTS(form.Get("oldest"), 0)
-	latest, err2 := parseTS(form.Get("latest"), s.now().UnixMicro()+1)
+	latest, err2 := parseTS(form.Get("latest"), max(s.now().UnixMicro(), s.lastTS))
 	if err1 != nil || err2 != nil {
 		return slackErr("invalid_ts_oldest")
 	}

@@ -190,6 +190,25 @@ func (s *Server) OnMessage(f func(Message)) {
 	s.onMessage = append(s.onMessage, f)
 }
 
+// AddMessage stores m as if it had been posted, without calling the
+// OnMessage hooks: seed history with it, e.g. another app's message. Empty
+// TS, Posted, User and BotID are filled in as for a post by the bot.
+func (s *Server) AddMessage(m Message) Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m.Posted.IsZero() {
+		m.Posted = s.now()
+	}
+	if m.TS == "" {
+		m.TS = s.nextTS(m.Posted.UnixMicro())
+	}
+	if m.User == "" && m.BotID == "" {
+		m.User, m.BotID = BotUserID, BotID
+	}
+	s.messages = append(s.messages, m)
+	return m
+}
+
 // Messages returns a copy of every message posted so far, oldest first.
 func (s *Server) Messages() []Message {
 	s.mu.Lock()
