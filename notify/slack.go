@@ -61,6 +61,9 @@ type Config struct {
 	HistoryPages int
 }
 
+// Slack is the scheduler's Notifier.
+var _ scheduler.Notifier = (*Slack)(nil)
+
 // Slack posts reminders to Slack. It is safe for concurrent use.
 type Slack struct {
 	api   *slack.Client
