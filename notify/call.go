@@ -101,6 +101,11 @@ func (s *Slack) call(ctx context.Context, method, channel string, confirm func(c
 			return err
 		}
 		if attempt >= s.cfg.MaxAttempts {
+			// Out of attempts: a last look, so that a post Slack did
+			// accept is not reported as failed and sent again later.
+			if class != ClassRateLimited && confirm != nil && confirm(ctx) {
+				return errConfirmed
+			}
 			return err
 		}
 		if class == ClassRateLimited {

@@ -68,8 +68,14 @@ func TestErrorClassification(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.wantMsg) || !strings.Contains(err.Error(), `subscription "team"`) {
 				t.Errorf("Notify(%s) error = %q, want it to name the subscription and contain %q", tt.name, err, tt.wantMsg)
 			}
-			if obs := e.obs.all(); tt.wantClass != "" && (len(obs) == 0 || !strings.HasSuffix(obs[len(obs)-1], " "+tt.wantClass)) {
-				t.Errorf("Observe calls = %v, want the last one %q", obs, tt.wantClass)
+			var last string
+			for _, o := range e.obs.all() {
+				if tt.method == "" || strings.HasPrefix(o, tt.method+" ") {
+					last = o
+				}
+			}
+			if tt.wantClass != "" && !strings.HasSuffix(last, " "+tt.wantClass) {
+				t.Errorf("Observe calls = %v, want the last %s one %q", e.obs.all(), tt.method, tt.wantClass)
 			}
 			if len(e.srv.Messages()) != 0 {
 				t.Errorf("messages = %v, want none", e.srv.Messages())

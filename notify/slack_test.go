@@ -139,6 +139,15 @@ func TestLostAnswerNotPostedTwice(t *testing.T) {
 	}
 }
 
+func TestLostAnswerOnLastAttempt(t *testing.T) {
+	e := newEnv(t, func(c *notify.Config) { c.CallTimeout, c.MaxAttempts = 200*time.Millisecond, 1 })
+	e.srv.Fail("chat.postMessage", "", slacktest.Fault{Delay: 10 * time.Second})
+	rc, err := e.slack.Notify(context.Background(), reminder(sub("C0STANDUP1"), meeting(), 10*time.Minute))
+	if msgs := e.srv.Messages(); err != nil || len(msgs) != 1 || rc.TS != msgs[0].TS {
+		t.Errorf("Notify() = %+v, %v with messages %+v, want the accepted message's receipt", rc, err, msgs)
+	}
+}
+
 func TestPacingPerChannel(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
