@@ -130,11 +130,13 @@ func safeURL(u string) bool {
 	return err == nil && (p.Scheme == "https" || p.Scheme == "http") && p.Host != ""
 }
 
-// Metadata event type and payload fields every reminder carries, so the bot
-// (after a crash) and the audit can find reminders in Slack.
-const (
-	EventType = "meeting_reminder"
+// EventType is the message metadata event type of every reminder. Its
+// payload holds key, subscription, event_id, start (RFC 3339, UTC) and offset
+// (scheduler.FormatOffset), so the bot after a crash and the audit can find
+// reminders in Slack.
+const EventType = "meeting_reminder"
 
+const (
 	fieldKey          = "key"
 	fieldSubscription = "subscription"
 	fieldEventID      = "event_id"
