@@ -31,8 +31,9 @@ import (
 //	evt-unknown 11:40  nothing anywhere
 //	evt-pending 12:09:50 due at 11:59:50, a tick before the audit at 12:00
 //
-// plus a 5m reminder for evt-ontime that no subscription configures, and a
-// reminder of another subscription sharing the channel.
+// plus a reminder of another subscription sharing the channel, and a 5m
+// reminder for evt-ontime that team does not configure. Posts go in time
+// order: the emulator, like Slack, hands out increasing timestamps.
 func seedDay(t *testing.T) *env {
 	e := newEnv(t)
 	cal := team.CalendarID
@@ -45,6 +46,10 @@ func seedDay(t *testing.T) *env {
 
 	ontime := put("evt-ontime", at(8, 30, 0))
 	e.deliver(reminder(team, ontime, ten), at(8, 20, 2))
+	other := team
+	other.ID = "other"
+	e.post(reminder(other, ontime, ten), at(8, 20, 3))
+	e.post(reminder(team, ontime, 5*time.Minute), at(8, 25, 0))
 
 	down := put("evt-down", at(9, 0, 0))
 	e.settle(e.claim(reminder(team, down, ten), at(9, 3, 0)), storage.Skipped, "started", scheduler.Receipt{}, at(9, 3, 0))
@@ -76,10 +81,6 @@ func seedDay(t *testing.T) *env {
 	put("evt-unknown", at(11, 40, 0))
 	put("evt-pending", at(12, 9, 50))
 
-	e.post(reminder(team, ontime, 5*time.Minute), at(8, 25, 0))
-	other := team
-	other.ID = "other"
-	e.post(reminder(other, ontime, ten), at(8, 20, 3))
 	return e
 }
 

@@ -165,18 +165,18 @@ func (r Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Audit of reminders due in [%s, %s), as of %s (tick %s)\n\n",
 		stamp(r.From), stamp(r.To), stamp(r.Now), r.Interval)
-	fmt.Fprintln(tw, "SUBSCRIPTION\tCOUNTED FROM\tEXPECTED\tDELIVERED\tMISSING\tDUPLICATED\tLATE\tSUPERSEDED\tUNEXPECTED\tPENDING\t")
+	fmt.Fprintln(tw, "SUBSCRIPTION\tCOUNTED FROM\tEXPECTED\tDELIVERED\tMISSING\tDUPLICATED\tLATE\tSUPERSEDED\tUNEXPECTED\tPENDING")
 	for _, s := range r.Subs {
 		c := s.Counts()
 		from := s.CountedFrom
 		if s.Error != "" {
 			from = "not audited"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", s.Subscription, from,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", s.Subscription, from,
 			c.Expected, c.Delivered, c.Missing, c.Duplicated, c.Late, c.Superseded, c.Unexpected, c.Pending)
 	}
 	t := r.Totals()
-	fmt.Fprintf(tw, "TOTAL\t\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n",
+	fmt.Fprintf(tw, "TOTAL\t\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n",
 		t.Expected, t.Delivered, t.Missing, t.Duplicated, t.Late, t.Superseded, t.Unexpected, t.Pending)
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("audit: write table: %w", err)
@@ -216,9 +216,9 @@ func (r Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STATUS\tSUBSCRIPTION\tSTART\tOFFSET\tTRIGGER\tMEETING\tDELIVERED\tREASON\t")
+	fmt.Fprintln(tw, "STATUS\tSUBSCRIPTION\tSTART\tOFFSET\tTRIGGER\tMEETING\tDELIVERED\tREASON")
 	for _, x := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.status, x.it.Subscription, stamp(x.it.Start),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x.status, x.it.Subscription, stamp(x.it.Start),
 			x.it.Offset, stamp(x.it.Trigger), cell(title(x.it)), cell(deliveries(x.it)), cell(x.it.Reason))
 	}
 	if err := tw.Flush(); err != nil {
