@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
@@ -14,7 +15,35 @@ import (
 // explain turns a permanent failure into an error that tells the operator
 // what to do, marked scheduler.Permanent.
 func (s *Source) explain(calendarID string, err error) error {
-	return scheduler.Permanent(fmt.Errorf("calendar %s: %s: %w", calendarID, s.fix(calendarID, err), err))
+	fix := s.fix(calendarID, err)
+	var rerr *oauth2.RetrieveError
+	if errors.As(err, &rerr) {
+		err = tokenError{rerr}
+	}
+	return scheduler.Permanent(fmt.Errorf("calendar %s: %s: %w", calendarID, fix, concise(err)))
+}
+
+// tokenError words a token endpoint's refusal on one line; oauth2's own
+// message quotes the whole response body.
+type tokenError struct{ err *oauth2.RetrieveError }
+
+func (e tokenError) Error() string {
+	if e.err.Response == nil {
+		return "token endpoint: " + oauthErrorCode(e.err)
+	}
+	return fmt.Sprintf("token endpoint: HTTP %d %s", e.err.Response.StatusCode, oauthErrorCode(e.err))
+}
+
+func (e tokenError) Unwrap() error { return e.err }
+
+// concise drops the *url.Error around err: the request URL it quotes is
+// long and says nothing the calendar ID does not.
+func concise(err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		return uerr.Err
+	}
+	return err
 }
 
 // fix says what went wrong and how to put it right.
@@ -25,7 +54,7 @@ func (s *Source) fix(calendarID string, err error) string {
 	}
 	var gerr *googleapi.Error
 	if !errors.As(err, &gerr) {
-		return "request failed"
+		return "cannot build the API client"
 	}
 	switch {
 	case gerr.Code == http.StatusNotFound:

@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
+
+	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // Classes of an HTTP attempt, as reported to Config.Observe.
@@ -30,6 +32,9 @@ const callEventsList = "events.list"
 // classify says what a failed attempt means, and how long the server asked
 // to wait (0 when it did not say).
 func classify(err error) (class string, retryAfter time.Duration) {
+	if scheduler.IsPermanent(err) {
+		return ClassPermanent, 0
+	}
 	var gerr *googleapi.Error
 	if errors.As(err, &gerr) {
 		retryAfter = parseRetryAfter(gerr.Header.Get("Retry-After"), time.Now())
@@ -59,6 +64,11 @@ func classify(err error) (class string, retryAfter time.Duration) {
 	// Anything else failed on the way: a refused or cut connection, a
 	// truncated body, a timeout.
 	return ClassNetwork, 0
+}
+
+func unauthorized(err error) bool {
+	var gerr *googleapi.Error
+	return errors.As(err, &gerr) && gerr.Code == http.StatusUnauthorized
 }
 
 func hasReason(err *googleapi.Error, reason string) bool {
@@ -113,6 +123,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // attempts or ctx is done, reporting each attempt's class to Observe. A
 // permanent failure comes back explained and marked scheduler.Permanent.
 func (s *Source) retry(ctx context.Context, calendarID string, attempt func() error) error {
+	renewed := false
 	for n := 1; ; n++ {
 		err := attempt()
 		if err == nil {
@@ -125,17 +136,25 @@ func (s *Source) retry(ctx context.Context, calendarID string, attempt func() er
 		}
 		class, wait := classify(err)
 		s.observe(callEventsList, class)
+		if class == ClassPermanent && !renewed && unauthorized(err) {
+			// An access token revoked or expired early is not the
+			// operator's problem: get a new one, once, and try again.
+			renewed = true
+			s.forget(calendarID)
+			n--
+			continue
+		}
 		if class == ClassPermanent {
 			return s.explain(calendarID, err)
 		}
 		if n >= s.maxAttempts {
-			return fmt.Errorf("calendar %s: events.list: %s after %d attempts: %w", calendarID, class, n, err)
+			return fmt.Errorf("calendar %s: events.list: %s after %d attempts: %w", calendarID, class, n, concise(err))
 		}
 		if wait == 0 {
 			wait = backoff(n, s.baseDelay, s.maxDelay)
 		}
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
-			return fmt.Errorf("calendar %s: events.list: %s, retry in %v is past the deadline: %w", calendarID, class, wait, err)
+			return fmt.Errorf("calendar %s: events.list: %s, retry in %v is past the deadline: %w", calendarID, class, wait, concise(err))
 		}
 		s.log.Debug("retrying events.list", "calendar", calendarID, "class", class, "attempt", n, "wait", wait)
 		if err := s.sleep(ctx, wait); err != nil {

@@ -158,6 +158,18 @@ func (s *Source) service(ctx context.Context, calendarID string) (*calendar.Serv
 	return svc, nil
 }
 
+// forget drops the API client acting for calendarID, and with it the
+// cached token, so that the next read asks for a new one.
+func (s *Source) forget(calendarID string) {
+	subject := ""
+	if s.cfg.Impersonate {
+		subject = calendarID
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.services, subject)
+}
+
 // maxPages bounds the pages of one read, against a server that never
 // stops paging.
 const maxPages = 1000
@@ -171,25 +183,30 @@ func (s *Source) Meetings(ctx context.Context, sub scheduler.Subscription, from,
 	if !to.After(from) {
 		return nil, nil
 	}
-	svc, err := s.service(ctx, sub.CalendarID)
-	if err != nil {
-		return nil, scheduler.Permanent(fmt.Errorf("calendar %s: %w", sub.CalendarID, err))
-	}
 	// timeMin bounds the end and timeMax the start, both exclusive, and
 	// both drop milliseconds: ask for a little more and filter on start.
-	call := svc.Events.List(sub.CalendarID).
-		SingleEvents(true).
-		OrderBy("startTime").
-		MaxResults(2500).
-		TimeMin(from.UTC().Truncate(time.Second).Format(time.RFC3339)).
-		TimeMax(to.UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)).
-		Fields(eventFields).
-		Context(ctx)
+	timeMin := from.UTC().Truncate(time.Second).Format(time.RFC3339)
+	timeMax := to.UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
 	var out []scheduler.Meeting
+	pageToken := ""
 	for range maxPages {
 		var page *calendar.Events
 		err := s.retry(ctx, sub.CalendarID, func() error {
-			var err error
+			svc, err := s.service(ctx, sub.CalendarID)
+			if err != nil {
+				return scheduler.Permanent(err)
+			}
+			call := svc.Events.List(sub.CalendarID).
+				SingleEvents(true).
+				OrderBy("startTime").
+				MaxResults(2500).
+				TimeMin(timeMin).
+				TimeMax(timeMax).
+				Fields(eventFields).
+				Context(ctx)
+			if pageToken != "" {
+				call.PageToken(pageToken)
+			}
 			page, err = call.Do()
 			return err
 		})
@@ -203,7 +220,7 @@ func (s *Source) Meetings(ctx context.Context, sub scheduler.Subscription, from,
 			})
 			return out, nil
 		}
-		call.PageToken(page.NextPageToken)
+		pageToken = page.NextPageToken
 	}
 	return nil, fmt.Errorf("calendar %s: events.list: more than %d pages", sub.CalendarID, maxPages)
 }
