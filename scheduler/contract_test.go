@@ -302,3 +302,14 @@ func TestClockSteppingBackSendsNothing(t *testing.T) {
 	e.tickAt(at("08:50"))
 	assert.Len(t, e.slack.Deliveries(), 1)
 }
+
+func TestLedgerRowsPrunedAfterRetention(t *testing.T) {
+	e := newEnv(t)
+	e.meeting(cal, "sync", at("09:00"))
+	e.tickEvery(at("08:49"), at("08:51"), time.Minute)
+	require.Len(t, e.ledger(), 1)
+	e.tickAt(at("09:00").Add(29 * 24 * time.Hour))
+	assert.Len(t, e.ledger(), 1, "rows within the 30-day retention")
+	e.tickAt(at("09:01").Add(30 * 24 * time.Hour))
+	assert.Empty(t, e.ledger(), "rows past the 30-day retention")
+}
