@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot/audit"
+	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 func (e *env) deps(now time.Time) audit.Deps {
 	return audit.Deps{
-		Subscriptions: []scheduler.Subscription{team}, Source: e.src, Ledger: e.store, Slack: e.slack,
+		Subscriptions: []scheduler.Subscription{team}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
 		Interval: 30 * time.Second, Now: func() time.Time { return now },
 	}
 }
@@ -25,7 +26,7 @@ func TestCommand(t *testing.T) {
 	seeded := seedDay(t)
 	clean := newEnv(t)
 	m := meeting("evt-ok", "ok", at(9, 0, 0))
-	clean.src.put(team.CalendarID, m)
+	clean.cal.put(team.CalendarID, calendartest.NewEvent(m.ID, m.Title, m.Start, m.End))
 	clean.deliver(reminder(team, m, 10*time.Minute), at(8, 50, 1))
 	broken := newEnv(t)
 

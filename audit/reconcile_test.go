@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot/audit"
+	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
@@ -39,7 +40,7 @@ func seedDay(t *testing.T) *env {
 	cal := team.CalendarID
 	put := func(id string, start time.Time) scheduler.Meeting {
 		m := meeting(id, strings.TrimPrefix(id, "evt-"), start)
-		e.src.put(cal, m)
+		e.cal.put(cal, calendartest.NewEvent(m.ID, m.Title, m.Start, m.End))
 		return m
 	}
 	ten := 10 * time.Minute
@@ -73,10 +74,10 @@ func seedDay(t *testing.T) *env {
 
 	cancel := put("evt-cancel", at(11, 30, 0))
 	e.deliver(reminder(team, cancel, ten), at(11, 20, 0))
-	e.src.cancel(cal, cancel.ID)
+	e.cal.cancel(cal, cancel.ID)
 
 	put("evt-gone", at(11, 15, 0))
-	e.src.cancel(cal, "evt-gone")
+	e.cal.cancel(cal, "evt-gone")
 
 	put("evt-unknown", at(11, 40, 0))
 	put("evt-pending", at(12, 9, 50))
@@ -239,7 +240,7 @@ func TestReconcileLedgerOnly(t *testing.T) {
 func TestReconcileWindow(t *testing.T) {
 	e := newEnv(t)
 	for _, start := range []time.Time{at(9, 10, 0), at(9, 10, 1), at(10, 10, 0), at(10, 10, 1), at(10, 40, 0)} {
-		e.src.put(team.CalendarID, meeting(fmt.Sprintf("evt-%s", start.Format("1504_05")), "m", start))
+		e.cal.put(team.CalendarID, calendartest.NewEvent(fmt.Sprintf("evt%s", start.Format("150405")), "m", start, start.Add(time.Hour)))
 	}
 	tests := []struct {
 		from, to, now time.Time

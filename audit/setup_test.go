@@ -2,12 +2,17 @@ package audit_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	gcal "google.golang.org/api/calendar/v3"
+
 	"github.com/meetingbot/meetingbot/audit"
+	"github.com/meetingbot/meetingbot/calendar"
+	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/scheduler"
@@ -40,52 +45,45 @@ func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
 	return ctx.Err()
 }
 
-// memSource is a calendar held in memory, keyed by calendar ID; it answers
-// (from, to] as the Source contract says.
-type memSource struct {
-	mu       sync.Mutex
-	meetings map[string][]scheduler.Meeting
+// calendarFake is a Google Calendar emulator and the real Calendar client
+// reading it.
+type calendarFake struct {
+	t   *testing.T
+	srv *calendartest.Server
+	src *calendar.Source
 }
 
-func (s *memSource) Meetings(_ context.Context, sub scheduler.Subscription, from, to time.Time) ([]scheduler.Meeting, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []scheduler.Meeting
-	for _, m := range s.meetings[sub.CalendarID] {
-		if m.Start.After(from) && !m.Start.After(to) {
-			out = append(out, m)
-		}
+func newCalendar(t *testing.T) *calendarFake {
+	t.Helper()
+	srv := calendartest.NewServer()
+	t.Cleanup(srv.Close)
+	key := filepath.Join(t.TempDir(), "key.json")
+	if err := os.WriteFile(key, srv.ServiceAccountJSON(), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	return out, nil
+	src, err := calendar.New(context.Background(), calendar.Config{
+		CredentialsFile: key, Endpoint: srv.Endpoint(), HTTPClient: srv.Client(),
+		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &calendarFake{t: t, srv: srv, src: src}
 }
 
-// put adds m or replaces the meeting with its ID (a move).
-func (s *memSource) put(calendarID string, m scheduler.Meeting) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.meetings == nil {
-		s.meetings = map[string][]scheduler.Meeting{}
+// put stores ev, or moves the event with its ID.
+func (c *calendarFake) put(calendarID string, ev *gcal.Event) {
+	c.t.Helper()
+	if err := c.srv.Put(calendarID, ev); err != nil {
+		c.t.Fatal(err)
 	}
-	list := s.meetings[calendarID]
-	for i := range list {
-		if list[i].ID == m.ID {
-			list[i] = m
-			return
-		}
-	}
-	s.meetings[calendarID] = append(list, m)
 }
 
-// cancel removes a meeting, as a cancelled event drops out of the source.
-func (s *memSource) cancel(calendarID, id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	list := s.meetings[calendarID]
-	for i := range list {
-		if list[i].ID == id {
-			s.meetings[calendarID] = append(list[:i], list[i+1:]...)
-			return
-		}
+// cancel cancels an event, as deleting it in Google Calendar does.
+func (c *calendarFake) cancel(calendarID, id string) {
+	c.t.Helper()
+	if err := c.srv.Delete(calendarID, id); err != nil {
+		c.t.Fatal(err)
 	}
 }
 
@@ -97,7 +95,7 @@ type env struct {
 	store *storage.Store
 	srv   *slacktest.Server
 	slack *notify.Slack
-	src   *memSource
+	cal   *calendarFake
 }
 
 func newEnv(t *testing.T) *env {
@@ -118,7 +116,7 @@ func newEnv(t *testing.T) *env {
 		Token: slacktest.Token, APIURL: srv.URL(), Now: c.Now, Sleep: c.Sleep,
 		Interval: -1, MaxAttempts: 1, CallTimeout: 5 * time.Second,
 	})
-	return &env{t: t, clock: c, store: store, srv: srv, slack: slack, src: &memSource{}}
+	return &env{t: t, clock: c, store: store, srv: srv, slack: slack, cal: newCalendar(t)}
 }
 
 // day is the audited day of most tests.
@@ -190,7 +188,7 @@ func (e *env) deliver(r scheduler.Reminder, when time.Time) scheduler.Receipt {
 
 func (e *env) input(from, to, now time.Time) audit.Input {
 	return audit.Input{
-		Subscriptions: []scheduler.Subscription{team}, Source: e.src, Ledger: e.store, Slack: e.slack,
+		Subscriptions: []scheduler.Subscription{team}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
 		From: from, To: to, Now: now, Interval: 30 * time.Second,
 	}
 }
