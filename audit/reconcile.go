@@ -8,6 +8,11 @@
 // reminder messages in Slack, found by their metadata, or against the ledger
 // when history cannot be read. The same reconciliation backs the `bot audit`
 // command (Command) and a check inside the running bot (Watcher).
+//
+// The binary wires both from its configuration: Command gets a function
+// that parses the environment and returns Deps{cfg.Subscriptions, the
+// *calendar.Source, the *storage.Store, the *notify.Slack, cfg.TickInterval};
+// serve starts NewWatcher(WatcherConfig{...the same...}, its registry).Run.
 package audit
 
 import (

@@ -10,6 +10,7 @@ import (
 
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
+	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
@@ -283,5 +284,31 @@ func TestReconcileCalendarUnreadable(t *testing.T) {
 	}
 	if s := r.Subs[0]; !strings.Contains(s.Error, "share the calendar") || s.Expected != 0 || !r.Incomplete() || r.Problems() {
 		t.Errorf("Reconcile(unreadable calendar) = %+v, Incomplete %v, Problems %v; want an error, not audited", s, r.Incomplete(), r.Problems())
+	}
+}
+
+// TestReconcileOddities covers deliveries the bot should not produce but an
+// audit must still show: a sent ledger row whose message is gone from Slack,
+// and a reminder message whose metadata cannot be read.
+func TestReconcileOddities(t *testing.T) {
+	e := newEnv(t)
+	m := meeting("evtgone", "Deleted message", at(9, 0, 0))
+	e.cal.put(team.CalendarID, calendartest.NewEvent(m.ID, m.Title, m.Start, m.End))
+	r := reminder(team, m, 10*time.Minute)
+	e.settle(e.claim(r, at(8, 50, 0)), storage.Sent, "", scheduler.Receipt{Channel: "C0STANDUP1", TS: "1772441400.000000"}, at(8, 50, 0))
+	e.clock.Set(at(8, 55, 0))
+	e.srv.AddMessage(slacktest.Message{Channel: "C0STANDUP1", Text: "reminder",
+		Metadata: &slacktest.Metadata{EventType: notify.EventType, EventPayload: map[string]any{"key": "garbled", "subscription": "team"}}})
+
+	rep, err := audit.Reconcile(context.Background(), e.input(at(8, 0, 0), at(10, 0, 0), at(10, 0, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Subs[0]
+	if it, ok := find(s.Missing, "evtgone"); !ok || !strings.Contains(it.Reason, "the ledger says sent (ts 1772441400.000000) but the message is not in Slack") {
+		t.Errorf("Reconcile() missing = %+v, want evtgone, sent per the ledger, not in Slack", s.Missing)
+	}
+	if len(s.Unexpected) != 1 || s.Unexpected[0].Reason != "reminder metadata unreadable" || s.Unexpected[0].Deliveries[0].Posted != at(8, 55, 0) {
+		t.Errorf("Reconcile() unexpected = %+v, want the garbled message posted at 08:55", s.Unexpected)
 	}
 }
