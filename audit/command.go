@@ -77,7 +77,7 @@ func Command(ctx context.Context, args []string, open func(context.Context) (Dep
 		fmt.Fprintf(stderr, "bot audit: %v\n", err)
 		return ExitIncomplete
 	}
-	for _, s := range r.Subs {
+	for _, s := range r.Subscriptions {
 		if s.Error != "" {
 			fmt.Fprintf(stderr, "bot audit: subscription %q not audited: %s\n", s.Subscription, s.Error)
 		}

@@ -50,7 +50,7 @@ func TestReconcileDSTFallBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := r.Subs[0]
+	s := r.Subscriptions[0]
 	if c := s.Counts(); c != (audit.Counts{Expected: 3, Delivered: 3}) || r.Problems() || s.CountedFrom != audit.FromSlack {
 		t.Fatalf("Reconcile(DST weekend) = %+v counted from %s, want 3 expected and 3 delivered, nothing else", c, s.CountedFrom)
 	}

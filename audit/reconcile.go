@@ -34,6 +34,12 @@ type Ledger interface {
 	Range(ctx context.Context, subscription string, from, to time.Time) ([]storage.Entry, error)
 }
 
+// The packages that provide what Reconcile reads.
+var (
+	_ Ledger = (*storage.Store)(nil)
+	_ Slack  = (*notify.Slack)(nil)
+)
+
 // Slack lists the reminder messages in a subscription's destination posted
 // in [from, to]; *notify.Slack provides it.
 type Slack interface {
@@ -96,7 +102,7 @@ func Reconcile(ctx context.Context, in Input) (Report, error) {
 		if err := ctx.Err(); err != nil {
 			return Report{}, fmt.Errorf("audit: %w", err)
 		}
-		r.Subs = append(r.Subs, reconcileSub(ctx, in, sub))
+		r.Subscriptions = append(r.Subscriptions, reconcileSub(ctx, in, sub))
 	}
 	return r, nil
 }

@@ -118,10 +118,10 @@ func TestReconcile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Subs) != 1 {
-		t.Fatalf("Reconcile() has %d subscriptions, want 1", len(r.Subs))
+	if len(r.Subscriptions) != 1 {
+		t.Fatalf("Reconcile() has %d subscriptions, want 1", len(r.Subscriptions))
 	}
-	s := r.Subs[0]
+	s := r.Subscriptions[0]
 	if s.CountedFrom != audit.FromSlack || s.SlackError != "" || s.Error != "" {
 		t.Errorf("Reconcile() counted from %q (slack error %q, error %q), want slack", s.CountedFrom, s.SlackError, s.Error)
 	}
@@ -207,7 +207,7 @@ func TestReconcileLedgerOnly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := r.Subs[0]
+			s := r.Subscriptions[0]
 			if s.CountedFrom != audit.FromLedger || !strings.Contains(s.SlackError, tt.note) || (tt.note == "") != (s.SlackError == "") {
 				t.Errorf("Reconcile(%s) counted from %q, slack error %q, want ledger and an error naming %q", tt.name, s.CountedFrom, s.SlackError, tt.note)
 			}
@@ -258,7 +258,7 @@ func TestReconcileWindow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := r.Subs[0].Expected; got != tt.want {
+		if got := r.Subscriptions[0].Expected; got != tt.want {
 			t.Errorf("Reconcile([%s, %s) at %s) Expected = %d, want %d", tt.from.Format("15:04:05"), tt.to.Format("15:04:05"), tt.now.Format("15:04:05"), got, tt.want)
 		}
 	}
@@ -282,7 +282,7 @@ func TestReconcileCalendarUnreadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := r.Subs[0]; !strings.Contains(s.Error, "share the calendar") || s.Expected != 0 || !r.Incomplete() || r.Problems() {
+	if s := r.Subscriptions[0]; !strings.Contains(s.Error, "share the calendar") || s.Expected != 0 || !r.Incomplete() || r.Problems() {
 		t.Errorf("Reconcile(unreadable calendar) = %+v, Incomplete %v, Problems %v; want an error, not audited", s, r.Incomplete(), r.Problems())
 	}
 }
@@ -304,7 +304,7 @@ func TestReconcileOddities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := rep.Subs[0]
+	s := rep.Subscriptions[0]
 	if it, ok := find(s.Missing, "evtgone"); !ok || !strings.Contains(it.Reason, "the ledger says sent (ts 1772441400.000000) but the message is not in Slack") {
 		t.Errorf("Reconcile() missing = %+v, want evtgone, sent per the ledger, not in Slack", s.Missing)
 	}

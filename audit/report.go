@@ -126,17 +126,17 @@ func (s SubReport) Counts() Counts {
 // Report is the reconciliation of every subscription over [From, To) as
 // seen at Now. It marshals to JSON and back without loss.
 type Report struct {
-	From     time.Time   `json:"from"`
-	To       time.Time   `json:"to"`
-	Now      time.Time   `json:"now"`
-	Interval Duration    `json:"interval"` // the tick interval lateness is judged by
-	Subs     []SubReport `json:"subscriptions"`
+	From          time.Time   `json:"from"`
+	To            time.Time   `json:"to"`
+	Now           time.Time   `json:"now"`
+	Interval      Duration    `json:"interval"` // the tick interval lateness is judged by
+	Subscriptions []SubReport `json:"subscriptions"`
 }
 
 // Totals sums the counts of every subscription.
 func (r Report) Totals() Counts {
 	var c Counts
-	for _, s := range r.Subs {
+	for _, s := range r.Subscriptions {
 		c.add(s.Counts())
 	}
 	return c
@@ -150,7 +150,7 @@ func (r Report) Problems() bool {
 
 // Incomplete reports whether some subscription could not be audited.
 func (r Report) Incomplete() bool {
-	for _, s := range r.Subs {
+	for _, s := range r.Subscriptions {
 		if s.Error != "" {
 			return true
 		}
@@ -166,7 +166,7 @@ func (r Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(tw, "Audit of reminders due in [%s, %s), as of %s (tick %s)\n\n",
 		stamp(r.From), stamp(r.To), stamp(r.Now), r.Interval)
 	fmt.Fprintln(tw, "SUBSCRIPTION\tCOUNTED FROM\tEXPECTED\tDELIVERED\tMISSING\tDUPLICATED\tLATE\tSUPERSEDED\tUNEXPECTED\tPENDING")
-	for _, s := range r.Subs {
+	for _, s := range r.Subscriptions {
 		c := s.Counts()
 		from := s.CountedFrom
 		if s.Error != "" {
@@ -183,7 +183,7 @@ func (r Report) WriteTable(w io.Writer) error {
 	}
 
 	var notes []string
-	for _, s := range r.Subs {
+	for _, s := range r.Subscriptions {
 		if s.Error != "" {
 			notes = append(notes, fmt.Sprintf("%s: not audited: %s", s.Subscription, s.Error))
 		}
@@ -200,7 +200,7 @@ func (r Report) WriteTable(w io.Writer) error {
 		it     Item
 	}
 	var rows []row
-	for _, s := range r.Subs {
+	for _, s := range r.Subscriptions {
 		for _, l := range []struct {
 			status string
 			items  []Item

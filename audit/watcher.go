@@ -126,7 +126,7 @@ func (w *Watcher) Check(ctx context.Context) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	for _, s := range r.Subs {
+	for _, s := range r.Subscriptions {
 		if s.Error != "" {
 			if w.lastErr[s.Subscription] != s.Error {
 				w.log.Warn("audit could not check subscription", "subscription", s.Subscription, "err", s.Error)
