@@ -180,7 +180,7 @@ func (s *Scheduler) settle(ctx context.Context, r Reminder, now time.Time) bool 
 
 	// The claim is ours. Finish what it guards even if ctx ends now: an
 	// unrecorded send is the one way to a duplicate.
-	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.SendTimeout)
+	work, cancel := s.workContext(ctx)
 	defer cancel()
 	var resend bool
 	if status == storage.Orphaned {
@@ -212,6 +212,12 @@ func (s *Scheduler) settle(ctx context.Context, r Reminder, now time.Time) bool 
 		if resend {
 			e.Reason = "resent after an interrupted send"
 		}
+	case work.Err() != nil:
+		// Cut off mid-send (shutdown, or the send timeout): Slack may have
+		// the message. The claim stays, and the next tick (here or in the
+		// next process) looks for the message before sending again.
+		log.Warn("send interrupted; it is checked before any retry", "err", err)
+		return false
 	case IsPermanent(err):
 		e.Outcome, e.Reason = storage.Failed, err.Error()
 		log.Error("reminder failed permanently", "err", err)
@@ -220,6 +226,15 @@ func (s *Scheduler) settle(ctx context.Context, r Reminder, now time.Time) bool 
 		log.Warn("reminder failed; retrying next tick", "err", err)
 	}
 	return s.record(work, log, e) && !e.Retryable
+}
+
+// workContext returns the context for the work a claim guards: it outlives
+// ctx by up to ShutdownGrace, so a send in flight at shutdown can finish and
+// be recorded, and it ends after SendTimeout in any case.
+func (s *Scheduler) workContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.SendTimeout)
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(s.opts.ShutdownGrace, cancel) })
+	return work, func() { stop(); cancel() }
 }
 
 // record settles e in the ledger and tells the observer.
@@ -248,7 +263,7 @@ func (s *Scheduler) resolveOrphan(ctx context.Context, sub Subscription, e stora
 		}
 		return
 	}
-	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.SendTimeout)
+	work, cancel := s.workContext(ctx)
 	defer cancel()
 	r := Reminder{Key: e.Key, Subscription: sub, Meeting: Meeting{ID: e.EventID, Start: e.Start}, Offset: e.Offset, TriggerAt: e.TriggerAt}
 	receipt, ok, err := s.notify.Delivered(work, r)
