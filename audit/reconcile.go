@@ -66,14 +66,6 @@ type Input struct {
 	Interval time.Duration
 }
 
-// lateSlack is how far past one tick interval a reminder may go out and still
-// count as on time; the scheduler uses the same bound.
-const lateSlack = 5 * time.Second
-
-// startGrace is how long after a meeting's start a "starting now" reminder
-// may still go out, as in the scheduler.
-const startGrace = time.Minute
-
 // historyMargin widens the span of Slack history read on both sides: clocks
 // disagree a little, and a send may take a while.
 const historyMargin = 5 * time.Minute
@@ -139,7 +131,7 @@ func reconcileSub(ctx context.Context, in Input, sub scheduler.Subscription) Sub
 	delivered := map[string][]Delivery{}
 	info := map[string]Item{} // what a delivery says about its reminder
 	if in.Slack != nil {
-		sent, err := in.Slack.Reminders(ctx, sub, in.From.Add(-historyMargin), in.To.Add(sub.MaxOffset()+startGrace+historyMargin))
+		sent, err := in.Slack.Reminders(ctx, sub, in.From.Add(-historyMargin), in.To.Add(sub.MaxOffset()+scheduler.StartGrace+historyMargin))
 		if err != nil {
 			sr.SlackError = err.Error()
 		} else {
@@ -173,7 +165,7 @@ func reconcileSub(ctx context.Context, in Input, sub scheduler.Subscription) Sub
 		}
 	}
 
-	lateAfter := in.Interval + lateSlack
+	lateAfter := in.Interval + scheduler.LateSlack
 	for _, x := range expected {
 		it := x.item
 		ds := delivered[it.Key]
@@ -243,7 +235,7 @@ func expect(in Input, sub scheduler.Subscription, meetings []scheduler.Meeting) 
 				continue
 			}
 			it.Title = m.Title
-			expected[it.Key] = expectation{item: it, pending: in.Now.Sub(it.Trigger) <= in.Interval+lateSlack}
+			expected[it.Key] = expectation{item: it, pending: in.Now.Sub(it.Trigger) <= in.Interval+scheduler.LateSlack}
 		}
 	}
 	return expected, byEvent

@@ -11,8 +11,9 @@ import (
 	"github.com/meetingbot/meetingbot/storage"
 )
 
-// startGrace is how late a "starting now" (0 offset) reminder may still go out.
-const startGrace = time.Minute
+// StartGrace is how late after its meeting's start a "starting now" (0
+// offset) reminder may still go out.
+const StartGrace = time.Minute
 
 type sweepResult struct {
 	advance bool // every due trigger settled: the cursor may move to now
@@ -32,10 +33,10 @@ func (s *Scheduler) sweep(ctx context.Context, sub Subscription, c time.Time, ha
 	}
 	// Read every meeting that can own a due trigger not yet settled: its
 	// earliest trigger is after the cursor, or it has not started (a 0
-	// offset may go out up to startGrace after the start).
+	// offset may go out up to StartGrace after the start).
 	notStarted := now
 	if sub.MinOffset() == 0 {
-		notStarted = now.Add(-startGrace)
+		notStarted = now.Add(-StartGrace)
 	}
 	from := c.Add(sub.MinOffset())
 	if from.After(notStarted) {
@@ -52,7 +53,7 @@ func (s *Scheduler) sweep(ctx context.Context, sub Subscription, c time.Time, ha
 		return sweepResult{}
 	}
 
-	due := dueReminders(sub, meetings, from, c, now, s.opts.Interval+lateSlack)
+	due := dueReminders(sub, meetings, from, c, now, s.opts.Interval+LateSlack)
 	settled := true
 	if len(due) > 0 {
 		settled = s.deliver(ctx, sub, due, now)
@@ -74,9 +75,9 @@ func (s *Scheduler) sweep(ctx context.Context, sub Subscription, c time.Time, ha
 	return sweepResult{advance: true}
 }
 
-// lateSlack is how far past one tick interval a reminder may go out and still
+// LateSlack is how far past one tick interval a reminder may go out and still
 // count as on time.
-const lateSlack = 5 * time.Second
+const LateSlack = 5 * time.Second
 
 // dueReminders lists the triggers of meetings that are due at now, oldest
 // first. A trigger is late when it is at or before the cursor c (the sweep
@@ -155,7 +156,7 @@ func entryOf(r Reminder) storage.Entry {
 // started reports whether r's meeting is too far along for a reminder.
 func started(r Reminder, now time.Time) bool {
 	if r.Offset == 0 {
-		return !now.Before(r.Meeting.Start.Add(startGrace))
+		return !now.Before(r.Meeting.Start.Add(StartGrace))
 	}
 	return !now.Before(r.Meeting.Start)
 }
