@@ -302,3 +302,61 @@ func TestClockSteppingBackSendsNothing(t *testing.T) {
 	e.tickAt(at("08:50"))
 	assert.Len(t, e.slack.Deliveries(), 1)
 }
+
+func TestLedgerRowsPrunedAfterRetention(t *testing.T) {
+	e := newEnv(t)
+	e.meeting(cal, "sync", at("09:00"))
+	e.tickEvery(at("08:49"), at("08:51"), time.Minute)
+	require.Len(t, e.ledger(), 1)
+	e.tickAt(at("09:00").Add(29 * 24 * time.Hour))
+	assert.Len(t, e.ledger(), 1, "rows within the 30-day retention")
+	e.tickAt(at("09:01").Add(30 * 24 * time.Hour))
+	assert.Empty(t, e.ledger(), "rows past the 30-day retention")
+}
+
+// hangingSlack accepts every message but answers only when the sender gives
+// up: the worst case for a shutdown.
+type hangingSlack struct {
+	*slack
+	called chan struct{}
+}
+
+func (h hangingSlack) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, error) {
+	h.slack.Notify(ctx, r)
+	close(h.called)
+	<-ctx.Done()
+	return scheduler.Receipt{}, ctx.Err()
+}
+
+func TestShutdownMidSendLeavesClaimForLookup(t *testing.T) {
+	e := newEnv(t)
+	e.meeting(cal, "sync", at("09:00"))
+	e.clock.Set(at("08:55"))
+	hang := hangingSlack{e.slack, make(chan struct{})}
+	opts := e.opts
+	opts.ShutdownGrace = 50 * time.Millisecond
+	s, err := scheduler.New(e.subs, e.cal, hang, e.store, opts)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- s.Run(ctx) }()
+	<-hang.called
+	cancel() // SIGTERM while Slack has the message but has not answered
+	select {
+	case err := <-done:
+		require.NoError(t, err, "Run")
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return within 5s of shutdown")
+	}
+	rows := e.ledger()
+	require.Len(t, rows, 1)
+	assert.Equal(t, storage.Sending, rows[0].Outcome, "an unanswered send stays claimed")
+
+	e.restart() // the next process finds the message in Slack: no second send
+	e.tickAt(at("08:56"))
+	assert.Len(t, e.slack.Deliveries(), 1)
+	rows = e.ledger()
+	require.Len(t, rows, 1)
+	assert.Equal(t, storage.Sent, rows[0].Outcome)
+}

@@ -54,6 +54,9 @@ type Options struct {
 	// SendTimeout bounds one delivery, retries included; Lease/2 by default,
 	// and never more, so a claim outlives the send it guards.
 	SendTimeout time.Duration
+	// ShutdownGrace is how long a send in flight may go on once the tick's
+	// context ends; 5s by default.
+	ShutdownGrace time.Duration
 	// ReadTimeout bounds one subscription's calendar read, retries
 	// included; 1m by default.
 	ReadTimeout time.Duration
@@ -93,6 +96,7 @@ func New(subs []Subscription, source Source, notifier Notifier, ledger Ledger, o
 	opts.Lease = cmp(opts.Lease, 2*time.Minute)
 	opts.SendTimeout = min(cmp(opts.SendTimeout, opts.Lease/2), opts.Lease/2)
 	opts.ReadTimeout = cmp(opts.ReadTimeout, time.Minute)
+	opts.ShutdownGrace = cmp(opts.ShutdownGrace, 5*time.Second)
 	if opts.Workers <= 0 {
 		opts.Workers = 8
 	}

@@ -11,8 +11,9 @@ import (
 	"github.com/meetingbot/meetingbot/storage"
 )
 
-// startGrace is how late a "starting now" (0 offset) reminder may still go out.
-const startGrace = time.Minute
+// StartGrace is how late after its meeting's start a "starting now" (0
+// offset) reminder may still go out.
+const StartGrace = time.Minute
 
 type sweepResult struct {
 	advance bool // every due trigger settled: the cursor may move to now
@@ -30,9 +31,16 @@ func (s *Scheduler) sweep(ctx context.Context, sub Subscription, c time.Time, ha
 	if !hasCursor {
 		c = now
 	}
+	// Read every meeting that can own a due trigger not yet settled: its
+	// earliest trigger is after the cursor, or it has not started (a 0
+	// offset may go out up to StartGrace after the start).
+	notStarted := now
+	if sub.MinOffset() == 0 {
+		notStarted = now.Add(-StartGrace)
+	}
 	from := c.Add(sub.MinOffset())
-	if from.After(now) {
-		from = now
+	if from.After(notStarted) {
+		from = notStarted
 	}
 	from = later(from, now.Add(-s.opts.MaxCatchUp))
 	to := now.Add(sub.MaxOffset())
@@ -45,7 +53,7 @@ func (s *Scheduler) sweep(ctx context.Context, sub Subscription, c time.Time, ha
 		return sweepResult{}
 	}
 
-	due := dueReminders(sub, meetings, from, c, now, s.opts.Interval+lateSlack)
+	due := dueReminders(sub, meetings, from, c, now, s.opts.Interval+LateSlack)
 	settled := true
 	if len(due) > 0 {
 		settled = s.deliver(ctx, sub, due, now)
@@ -67,9 +75,9 @@ func (s *Scheduler) sweep(ctx context.Context, sub Subscription, c time.Time, ha
 	return sweepResult{advance: true}
 }
 
-// lateSlack is how far past one tick interval a reminder may go out and still
+// LateSlack is how far past one tick interval a reminder may go out and still
 // count as on time.
-const lateSlack = 5 * time.Second
+const LateSlack = 5 * time.Second
 
 // dueReminders lists the triggers of meetings that are due at now, oldest
 // first. A trigger is late when it is at or before the cursor c (the sweep
@@ -148,7 +156,7 @@ func entryOf(r Reminder) storage.Entry {
 // started reports whether r's meeting is too far along for a reminder.
 func started(r Reminder, now time.Time) bool {
 	if r.Offset == 0 {
-		return !now.Before(r.Meeting.Start.Add(startGrace))
+		return !now.Before(r.Meeting.Start.Add(StartGrace))
 	}
 	return !now.Before(r.Meeting.Start)
 }
@@ -173,7 +181,7 @@ func (s *Scheduler) settle(ctx context.Context, r Reminder, now time.Time) bool 
 
 	// The claim is ours. Finish what it guards even if ctx ends now: an
 	// unrecorded send is the one way to a duplicate.
-	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.SendTimeout)
+	work, cancel := s.workContext(ctx)
 	defer cancel()
 	var resend bool
 	if status == storage.Orphaned {
@@ -205,6 +213,12 @@ func (s *Scheduler) settle(ctx context.Context, r Reminder, now time.Time) bool 
 		if resend {
 			e.Reason = "resent after an interrupted send"
 		}
+	case work.Err() != nil:
+		// Cut off mid-send (shutdown, or the send timeout): Slack may have
+		// the message. The claim stays, and the next tick (here or in the
+		// next process) looks for the message before sending again.
+		log.Warn("send interrupted; it is checked before any retry", "err", err)
+		return false
 	case IsPermanent(err):
 		e.Outcome, e.Reason = storage.Failed, err.Error()
 		log.Error("reminder failed permanently", "err", err)
@@ -213,6 +227,15 @@ func (s *Scheduler) settle(ctx context.Context, r Reminder, now time.Time) bool 
 		log.Warn("reminder failed; retrying next tick", "err", err)
 	}
 	return s.record(work, log, e) && !e.Retryable
+}
+
+// workContext returns the context for the work a claim guards: it outlives
+// ctx by up to ShutdownGrace, so a send in flight at shutdown can finish and
+// be recorded, and it ends after SendTimeout in any case.
+func (s *Scheduler) workContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.SendTimeout)
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(s.opts.ShutdownGrace, cancel) })
+	return work, func() { stop(); cancel() }
 }
 
 // record settles e in the ledger and tells the observer.
@@ -241,7 +264,7 @@ func (s *Scheduler) resolveOrphan(ctx context.Context, sub Subscription, e stora
 		}
 		return
 	}
-	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.SendTimeout)
+	work, cancel := s.workContext(ctx)
 	defer cancel()
 	r := Reminder{Key: e.Key, Subscription: sub, Meeting: Meeting{ID: e.EventID, Start: e.Start}, Offset: e.Offset, TriggerAt: e.TriggerAt}
 	receipt, ok, err := s.notify.Delivered(work, r)

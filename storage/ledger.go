@@ -70,6 +70,34 @@ func (c ClaimStatus) String() string {
 	return [...]string{"claimed", "orphaned", "busy", "done"}[c]
 }
 
+// statements are the ledger's hot statements, prepared once per Store.
+type statements struct {
+	claimSelect, claimInsert, claimUpdate, settle *sql.Stmt
+}
+
+func (s *Store) prepare(ctx context.Context) error {
+	for _, p := range []struct {
+		to *(*sql.Stmt)
+		q  string
+	}{
+		{&s.stmt.claimSelect, `SELECT ` + entryColumns + ` FROM ledger WHERE subscription = ? AND key = ?`},
+		{&s.stmt.claimInsert, `INSERT INTO ledger (subscription, key, event_id, offset_ms, start_ms, trigger_ms,
+			outcome, late, attempts, owner, lease_until_ms, claimed_ms) VALUES (?, ?, ?, ?, ?, ?, 'sending', ?, 1, ?, ?, ?)`},
+		{&s.stmt.claimUpdate, `UPDATE ledger SET outcome = 'sending', retryable = 0, attempts = attempts + 1,
+			owner = ?, lease_until_ms = ?, claimed_ms = ? WHERE subscription = ? AND key = ?`},
+		{&s.stmt.settle, `UPDATE ledger SET outcome = ?, reason = ?, retryable = ?, late = ?,
+			channel = ?, message_ts = ?, settled_ms = ?, lease_until_ms = 0
+			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
+	} {
+		stmt, err := s.db.PrepareContext(ctx, p.q)
+		if err != nil {
+			return fmt.Errorf("storage: prepare: %w", err)
+		}
+		*p.to = stmt
+	}
+	return nil
+}
+
 const entryColumns = `subscription, key, event_id, offset_ms, start_ms, trigger_ms, outcome, reason,
 	retryable, late, attempts, channel, message_ts, owner, lease_until_ms, claimed_ms, settled_ms`
 
@@ -96,7 +124,7 @@ func (s *Store) Claim(ctx context.Context, e Entry, owner string, now, leaseUnti
 		return 0, Entry{}, fmt.Errorf("storage: claim %s: %w", e.Key, err)
 	}
 	defer tx.Rollback()
-	prev, err := scanEntry(tx.QueryRowContext(ctx, `SELECT `+entryColumns+` FROM ledger WHERE subscription = ? AND key = ?`, e.Subscription, e.Key))
+	prev, err := scanEntry(tx.StmtContext(ctx, s.stmt.claimSelect).QueryRowContext(ctx, e.Subscription, e.Key))
 	found := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, Entry{}, fmt.Errorf("storage: claim %s: %w", e.Key, err)
@@ -104,9 +132,7 @@ func (s *Store) Claim(ctx context.Context, e Entry, owner string, now, leaseUnti
 	status := Claimed
 	switch {
 	case !found:
-		_, err = tx.ExecContext(ctx, `INSERT INTO ledger (subscription, key, event_id, offset_ms, start_ms, trigger_ms,
-			outcome, late, attempts, owner, lease_until_ms, claimed_ms) VALUES (?, ?, ?, ?, ?, ?, 'sending', ?, 1, ?, ?, ?)`,
-			e.Subscription, e.Key, e.EventID, e.Offset.Milliseconds(), ms(e.Start), ms(e.TriggerAt),
+		_, err = tx.StmtContext(ctx, s.stmt.claimInsert).ExecContext(ctx, e.Subscription, e.Key, e.EventID, e.Offset.Milliseconds(), ms(e.Start), ms(e.TriggerAt),
 			e.Late, owner, ms(leaseUntil), ms(now))
 	case prev.Settled():
 		return Done, prev, nil
@@ -116,9 +142,7 @@ func (s *Store) Claim(ctx context.Context, e Entry, owner string, now, leaseUnti
 		if prev.Outcome == Sending {
 			status = Orphaned
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE ledger SET outcome = 'sending', retryable = 0, attempts = attempts + 1,
-			owner = ?, lease_until_ms = ?, claimed_ms = ? WHERE subscription = ? AND key = ?`,
-			owner, ms(leaseUntil), ms(now), e.Subscription, e.Key)
+		_, err = tx.StmtContext(ctx, s.stmt.claimUpdate).ExecContext(ctx, owner, ms(leaseUntil), ms(now), e.Subscription, e.Key)
 	}
 	if err != nil {
 		return 0, Entry{}, fmt.Errorf("storage: claim %s: %w", e.Key, err)
@@ -137,10 +161,7 @@ var ErrClaimLost = errors.New("claim lost")
 // Retryable, Channel and MessageTS are taken from e, and for a Sent entry
 // Late as well. It returns ErrClaimLost if owner no longer holds the claim.
 func (s *Store) Settle(ctx context.Context, e Entry, owner string, now time.Time) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE ledger SET outcome = ?, reason = ?, retryable = ?, late = ?,
-		channel = ?, message_ts = ?, settled_ms = ?, lease_until_ms = 0
-		WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`,
-		e.Outcome, e.Reason, e.Retryable, e.Late, e.Channel, e.MessageTS, ms(now), e.Subscription, e.Key, owner)
+	res, err := s.stmt.settle.ExecContext(ctx, e.Outcome, e.Reason, e.Retryable, e.Late, e.Channel, e.MessageTS, ms(now), e.Subscription, e.Key, owner)
 	if err != nil {
 		return fmt.Errorf("storage: settle %s: %w", e.Key, err)
 	}

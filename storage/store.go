@@ -41,6 +41,7 @@ type Store struct {
 	path  string
 	owner string
 	lock  *os.File
+	stmt  statements
 }
 
 // ErrNotSQLite is returned by Open when the file exists but is not a SQLite
@@ -73,6 +74,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	s := &Store{db: db, path: path, owner: newOwner()}
 	if err := s.migrate(ctx, migs); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.prepare(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -1,0 +1,194 @@
+package audit_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	gcal "google.golang.org/api/calendar/v3"
+
+	"github.com/meetingbot/meetingbot/audit"
+	"github.com/meetingbot/meetingbot/calendar"
+	"github.com/meetingbot/meetingbot/calendar/calendartest"
+	"github.com/meetingbot/meetingbot/notify"
+	"github.com/meetingbot/meetingbot/notify/slacktest"
+	"github.com/meetingbot/meetingbot/scheduler"
+	"github.com/meetingbot/meetingbot/storage"
+)
+
+// clock is shared by the notifier and the Slack emulator, so message
+// timestamps are the instants the test says.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return ctx.Err()
+}
+
+// calendarFake is a Google Calendar emulator and the real Calendar client
+// reading it.
+type calendarFake struct {
+	t   *testing.T
+	srv *calendartest.Server
+	src *calendar.Source
+}
+
+func newCalendar(t *testing.T) *calendarFake {
+	t.Helper()
+	srv := calendartest.NewServer()
+	t.Cleanup(srv.Close)
+	key := filepath.Join(t.TempDir(), "key.json")
+	if err := os.WriteFile(key, srv.ServiceAccountJSON(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src, err := calendar.New(context.Background(), calendar.Config{
+		CredentialsFile: key, Endpoint: srv.Endpoint(), HTTPClient: srv.Client(),
+		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &calendarFake{t: t, srv: srv, src: src}
+}
+
+// put stores ev, or moves the event with its ID.
+func (c *calendarFake) put(calendarID string, ev *gcal.Event) {
+	c.t.Helper()
+	if err := c.srv.Put(calendarID, ev); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// cancel cancels an event, as deleting it in Google Calendar does.
+func (c *calendarFake) cancel(calendarID, id string) {
+	c.t.Helper()
+	if err := c.srv.Delete(calendarID, id); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// env is a seeded ledger (a real SQLite file), a Slack emulator with the
+// real notify client pointed at it, and a calendar.
+type env struct {
+	t     *testing.T
+	clock *clock
+	store *storage.Store
+	srv   *slacktest.Server
+	slack *notify.Slack
+	cal   *calendarFake
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	store, err := storage.Open(ctx, filepath.Join(t.TempDir(), "reminders.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	srv := slacktest.NewServer()
+	t.Cleanup(srv.Close)
+	srv.AddUser(slacktest.User{ID: "U0ALICE001", Name: "alice", Email: "alice@example.com"})
+	srv.AddChannel(slacktest.Channel{ID: "C0STANDUP1", Name: "standup", Member: true})
+	c := &clock{now: day}
+	srv.SetClock(c.Now)
+	slack := notify.New(notify.Config{
+		Token: slacktest.Token, APIURL: srv.URL(), Now: c.Now, Sleep: c.Sleep,
+		Interval: -1, MaxAttempts: 1, CallTimeout: 5 * time.Second,
+	})
+	return &env{t: t, clock: c, store: store, srv: srv, slack: slack, cal: newCalendar(t)}
+}
+
+// day is the audited day of most tests.
+var day = time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+
+func at(hh, mm, ss int) time.Time {
+	return day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute + time.Duration(ss)*time.Second)
+}
+
+var team = scheduler.Subscription{
+	ID: "team", CalendarID: "alice@example.com", Destination: "#standup",
+	Offsets: []time.Duration{10 * time.Minute},
+}
+
+func meeting(id, title string, start time.Time) scheduler.Meeting {
+	return scheduler.Meeting{ID: id, Title: title, Start: start, End: start.Add(30 * time.Minute)}
+}
+
+func reminder(sub scheduler.Subscription, m scheduler.Meeting, offset time.Duration) scheduler.Reminder {
+	return scheduler.Reminder{
+		Key: scheduler.Key(m.ID, offset, m.Start), Subscription: sub, Meeting: m,
+		Offset: offset, TriggerAt: m.Start.Add(-offset),
+	}
+}
+
+// post sends r through the real notifier at instant when.
+func (e *env) post(r scheduler.Reminder, when time.Time) scheduler.Receipt {
+	e.t.Helper()
+	e.clock.Set(when)
+	rc, err := e.slack.Notify(context.Background(), r)
+	if err != nil {
+		e.t.Fatalf("Notify(%s) = %v", r.Key, err)
+	}
+	return rc
+}
+
+// claim takes r's key in the ledger at instant when, as a sweep does.
+func (e *env) claim(r scheduler.Reminder, when time.Time) storage.Entry {
+	e.t.Helper()
+	en := storage.Entry{
+		Subscription: r.Subscription.ID, Key: r.Key, EventID: r.Meeting.ID, Offset: r.Offset,
+		Start: r.Meeting.Start.UTC(), TriggerAt: r.TriggerAt.UTC(), Late: when.Sub(r.TriggerAt) > 35*time.Second,
+	}
+	st, _, err := e.store.Claim(context.Background(), en, e.store.Owner(), when, when.Add(2*time.Minute))
+	if err != nil || (st != storage.Claimed && st != storage.Orphaned) {
+		e.t.Fatalf("Claim(%s) = %v, %v, want claimed", r.Key, st, err)
+	}
+	return en
+}
+
+// settle records the outcome of a claim at instant when.
+func (e *env) settle(en storage.Entry, outcome storage.Outcome, reason string, rc scheduler.Receipt, when time.Time) {
+	e.t.Helper()
+	en.Outcome, en.Reason, en.Channel, en.MessageTS = outcome, reason, rc.Channel, rc.TS
+	if err := e.store.Settle(context.Background(), en, e.store.Owner(), when); err != nil {
+		e.t.Fatalf("Settle(%s) = %v", en.Key, err)
+	}
+}
+
+// deliver does what a sweep does for a reminder sent at instant when:
+// claim, post, record.
+func (e *env) deliver(r scheduler.Reminder, when time.Time) scheduler.Receipt {
+	e.t.Helper()
+	en := e.claim(r, when)
+	rc := e.post(r, when)
+	e.settle(en, storage.Sent, "", rc, when)
+	return rc
+}
+
+func (e *env) input(from, to, now time.Time) audit.Input {
+	return audit.Input{
+		Subscriptions: []scheduler.Subscription{team}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
+		From: from, To: to, Now: now, Interval: 30 * time.Second,
+	}
+}

@@ -1,0 +1,169 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/meetingbot/meetingbot/scheduler"
+)
+
+// WatcherConfig configures a Watcher. Zero values take the defaults on each
+// field.
+type WatcherConfig struct {
+	Subscriptions []scheduler.Subscription
+	Source        scheduler.Source
+	Ledger        Ledger
+	// Slack reads delivered messages back; nil audits the ledger alone.
+	Slack Slack
+	// Interval is the bot's tick interval; 30s by default.
+	Interval time.Duration
+	// Every is how often the check runs; 5m by default.
+	Every time.Duration
+	// Window is how far back each check looks; 1h by default.
+	Window time.Duration
+	// Now is the clock; time.Now by default.
+	Now func() time.Time
+	// Logger receives a warning when a check finds something; discarded if nil.
+	Logger *slog.Logger
+}
+
+// Watcher runs the reconciliation inside the bot: every few minutes over
+// the last hour, exporting per subscription the gauges
+// meetingbot_audit_missing, meetingbot_audit_duplicated and
+// meetingbot_audit_late, and logging a warning when one is not zero. Check
+// and Run must not be called concurrently.
+type Watcher struct {
+	cfg                WatcherConfig
+	log                *slog.Logger
+	missing, dup, late *prometheus.GaugeVec
+	// Per subscription, what was last logged, so that a problem seen by
+	// every check of the hour is logged once.
+	lastWarned, lastErr map[string]string
+}
+
+// NewWatcher returns a Watcher for cfg whose gauges are registered on reg,
+// each subscription's at 0. It fails when the gauges are already registered.
+func NewWatcher(cfg WatcherConfig, reg prometheus.Registerer) (*Watcher, error) {
+	if cfg.Source == nil || cfg.Ledger == nil {
+		return nil, fmt.Errorf("audit: watcher needs a calendar source and a ledger")
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 30 * time.Second
+	}
+	if cfg.Every <= 0 {
+		cfg.Every = 5 * time.Minute
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = time.Hour
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	gauge := func(name, help string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, []string{"subscription"})
+	}
+	w := &Watcher{
+		cfg: cfg, log: log,
+		missing:    gauge("meetingbot_audit_missing", "Reminders due in the last audit window and not delivered (skipped, failed or never seen), by subscription."),
+		dup:        gauge("meetingbot_audit_duplicated", "Reminders of the last audit window delivered more than once, as Slack shows them, by subscription."),
+		late:       gauge("meetingbot_audit_late", "Reminders of the last audit window delivered more than one tick plus 5s after their trigger, by subscription."),
+		lastWarned: map[string]string{},
+		lastErr:    map[string]string{},
+	}
+	for _, c := range []prometheus.Collector{w.missing, w.dup, w.late} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("audit: register metrics: %w", err)
+		}
+	}
+	for _, s := range cfg.Subscriptions {
+		w.set(s.ID, Counts{})
+	}
+	return w, nil
+}
+
+func (w *Watcher) set(sub string, c Counts) {
+	w.missing.WithLabelValues(sub).Set(float64(c.Missing))
+	w.dup.WithLabelValues(sub).Set(float64(c.Duplicated))
+	w.late.WithLabelValues(sub).Set(float64(c.Late))
+}
+
+// Run checks at once and then every Every until ctx ends, and returns then.
+func (w *Watcher) Run(ctx context.Context) {
+	t := time.NewTicker(w.cfg.Every)
+	defer t.Stop()
+	for {
+		if _, err := w.Check(ctx); err != nil && ctx.Err() == nil {
+			w.log.Error("audit check failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Check reconciles the last Window up to now, sets the gauges and logs a
+// warning for each subscription whose missing, duplicated or late reminders
+// changed and are not all zero. A subscription whose calendar or ledger
+// cannot be read keeps its previous gauges and is logged once per error.
+func (w *Watcher) Check(ctx context.Context) (Report, error) {
+	now := w.cfg.Now()
+	r, err := Reconcile(ctx, Input{
+		Subscriptions: w.cfg.Subscriptions, Source: w.cfg.Source, Ledger: w.cfg.Ledger, Slack: w.cfg.Slack,
+		From: now.Add(-w.cfg.Window), To: now, Now: now, Interval: w.cfg.Interval,
+	})
+	if err != nil {
+		return Report{}, err
+	}
+	for _, s := range r.Subscriptions {
+		if s.Error != "" {
+			if w.lastErr[s.Subscription] != s.Error {
+				w.log.Warn("audit could not check subscription", "subscription", s.Subscription, "err", s.Error)
+			}
+			w.lastErr[s.Subscription] = s.Error
+			continue
+		}
+		delete(w.lastErr, s.Subscription)
+		c := s.Counts()
+		w.set(s.Subscription, c)
+		problems := describe(s)
+		if problems == w.lastWarned[s.Subscription] {
+			continue
+		}
+		w.lastWarned[s.Subscription] = problems
+		if problems == "" {
+			continue
+		}
+		w.log.Warn("audit found reminders missing, duplicated or late",
+			"subscription", s.Subscription, "missing", c.Missing, "duplicated", c.Duplicated, "late", c.Late,
+			"counted_from", s.CountedFrom, "window", w.cfg.Window, "items", problems)
+	}
+	return r, nil
+}
+
+// describe lists a subscription's missing, duplicated and late reminders as
+// "missing key (reason); ...", in a stable order, "" when there are none.
+func describe(s SubReport) string {
+	var parts []string
+	for _, l := range []struct {
+		status string
+		items  []Item
+	}{{"missing", s.Missing}, {"duplicated", s.Duplicated}, {"late", s.Late}} {
+		for _, it := range l.items {
+			parts = append(parts, l.status+" "+it.Key+" ("+it.Reason+")")
+		}
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "; ")
+}

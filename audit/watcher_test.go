@@ -1,0 +1,148 @@
+package audit_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/meetingbot/meetingbot/audit"
+	"github.com/meetingbot/meetingbot/scheduler"
+)
+
+// syncBuffer is a log destination safe for the Run goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// gauges gathers the audit gauges of sub from reg as
+// "missing=N duplicated=N late=N".
+func gauges(t *testing.T, reg *prometheus.Registry, sub string) string {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "subscription" && l.GetValue() == sub {
+					got[strings.TrimPrefix(f.GetName(), "meetingbot_audit_")] = m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("missing=%v duplicated=%v late=%v", got["missing"], got["duplicated"], got["late"])
+}
+
+func TestWatcherCheck(t *testing.T) {
+	e := seedDay(t)
+	c := &clock{now: at(12, 0, 0)}
+	logs := &syncBuffer{}
+	reg := prometheus.NewRegistry()
+	w, err := audit.NewWatcher(audit.WatcherConfig{
+		Subscriptions: []scheduler.Subscription{team}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
+		Interval: 30 * time.Second, Window: 4 * time.Hour, Now: c.Now,
+		Logger: slog.New(slog.NewTextHandler(logs, nil)),
+	}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := gauges(t, reg, "team"), "missing=0 duplicated=0 late=0"; got != want {
+		t.Errorf("gauges before the first check = %s, want %s", got, want)
+	}
+
+	steps := []struct {
+		now                time.Time
+		missing, dup, late int
+		warnings           int // warning lines logged so far
+		warning            string
+	}{
+		// 08:00-12:00: the whole seeded morning.
+		{at(12, 0, 0), 3, 1, 1, 1, "missing=3 duplicated=1 late=1"},
+		// The same problems a tick later: gauges stay, no new warning.
+		{at(12, 0, 20), 3, 1, 1, 1, ""},
+		// 08:05-12:05: evt-pending (due 11:59:50) is now missing too.
+		{at(12, 5, 0), 4, 1, 1, 2, "missing=4 duplicated=1 late=1"},
+		// 09:54-13:54: the duplicate (09:20), the late one (09:50) and
+		// evt-down (08:50) left the window.
+		{at(13, 54, 0), 3, 0, 0, 3, "missing=3 duplicated=0 late=0"},
+		// 12:00-16:00: nothing due, nothing wrong; the gauges go back to 0.
+		{at(16, 0, 0), 0, 0, 0, 3, ""},
+	}
+	for _, s := range steps {
+		c.Set(s.now)
+		if _, err := w.Check(context.Background()); err != nil {
+			t.Fatalf("Check() at %s = %v", s.now.Format("15:04"), err)
+		}
+		if got, want := gauges(t, reg, "team"), fmt.Sprintf("missing=%d duplicated=%d late=%d", s.missing, s.dup, s.late); got != want {
+			t.Errorf("gauges after Check() at %s = %s, want %s", s.now.Format("15:04"), got, want)
+		}
+		out := logs.String()
+		if n := strings.Count(out, "level=WARN"); n != s.warnings {
+			t.Errorf("Check() at %s: %d warnings logged, want %d:\n%s", s.now.Format("15:04"), n, s.warnings, out)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if last := lines[len(lines)-1]; s.warning != "" && !strings.Contains(last, s.warning) {
+			t.Errorf("Check() at %s logged %q, want it to contain %q", s.now.Format("15:04"), last, s.warning)
+		}
+	}
+	if out := logs.String(); !strings.Contains(out, "subscription=team") || !strings.Contains(out, "evt-dup:10m:2026-03-02T09:30:00Z") {
+		t.Errorf("Check() warning does not name the subscription and the key:\n%s", out)
+	}
+
+	if _, err := audit.NewWatcher(audit.WatcherConfig{Source: e.cal.src, Ledger: e.store}, reg); err == nil {
+		t.Errorf("NewWatcher() on a registry that has the gauges = nil error, want one")
+	}
+}
+
+func TestWatcherRun(t *testing.T) {
+	e := seedDay(t)
+	reg := prometheus.NewRegistry()
+	w, err := audit.NewWatcher(audit.WatcherConfig{
+		Subscriptions: []scheduler.Subscription{team}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
+		Every: 10 * time.Millisecond, Window: 4 * time.Hour, Now: func() time.Time { return at(12, 0, 0) },
+	}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		w.Run(ctx)
+		close(done)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for gauges(t, reg, "team") != "missing=3 duplicated=1 late=1" {
+		if time.Now().After(deadline) {
+			t.Fatal("Run() did not set the gauges within 10s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run() did not return within 5s of its context ending")
+	}
+}

@@ -1,0 +1,230 @@
+package calendartest
+
+import (
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/api/calendar/v3"
+)
+
+// listQuery is an events.list request's parameters.
+type listQuery struct {
+	timeMin, timeMax time.Time
+	singleEvents     bool
+	showDeleted      bool
+	orderBy          string
+	maxResults       int
+	offset           int
+}
+
+// parseListQuery reads and checks the parameters as the API does, naming
+// the reason of a 400 answer.
+func parseListQuery(q url.Values) (lq listQuery, reason, message string) {
+	lq.maxResults = 250
+	var err error
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"timeMin", &lq.timeMin}, {"timeMax", &lq.timeMax}} {
+		if v := q.Get(p.name); v != "" {
+			if *p.dst, err = time.Parse(time.RFC3339, v); err != nil {
+				return lq, "badRequest", "Bad Request"
+			}
+			// Milliseconds may be provided but are ignored.
+			*p.dst = p.dst.Truncate(time.Second)
+		}
+	}
+	if !lq.timeMin.IsZero() && !lq.timeMax.IsZero() && !lq.timeMax.After(lq.timeMin) {
+		return lq, "timeRangeEmpty", "The specified time range is empty."
+	}
+	for _, p := range []struct {
+		name string
+		dst  *bool
+	}{{"singleEvents", &lq.singleEvents}, {"showDeleted", &lq.showDeleted}} {
+		if v := q.Get(p.name); v != "" {
+			if *p.dst, err = strconv.ParseBool(v); err != nil {
+				return lq, "invalidBoolean", "Invalid boolean value: '" + v + "'."
+			}
+		}
+	}
+	switch lq.orderBy = q.Get("orderBy"); lq.orderBy {
+	case "", "updated":
+	case "startTime":
+		if !lq.singleEvents {
+			return lq, "badRequest", "The requested ordering is not available for the particular query."
+		}
+	default:
+		return lq, "invalidParameter", "Invalid value for: orderBy"
+	}
+	if v := q.Get("maxResults"); v != "" {
+		if lq.maxResults, err = strconv.Atoi(v); err != nil || lq.maxResults < 1 {
+			return lq, "invalid", "Invalid value '" + v + "'. Values must be within the range: [1, 2500]"
+		}
+		lq.maxResults = min(lq.maxResults, 2500)
+	}
+	if v := q.Get("pageToken"); v != "" {
+		b, err := base64.RawURLEncoding.DecodeString(v)
+		n, found := strings.CutPrefix(string(b), "offset:")
+		if lq.offset, err = strconv.Atoi(n); err != nil || !found || lq.offset < 0 {
+			return lq, "invalid", "Invalid page token value."
+		}
+	}
+	return lq, "", ""
+}
+
+func pageToken(offset int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("offset:" + strconv.Itoa(offset)))
+}
+
+func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
+	calendarID := r.PathValue("calendarId")
+	s.mu.Lock()
+	s.requests[calendarID]++
+	s.lastQuery[calendarID] = r.URL.Query()
+	if f, ok := s.nextFault(calendarID); ok {
+		s.mu.Unlock()
+		serveFault(w, f)
+		return
+	}
+	defer s.mu.Unlock()
+	principal, ok := s.principal(r)
+	if !ok {
+		writeError(w, http.StatusUnauthorized, "global", "authError", "Invalid Credentials")
+		return
+	}
+	c := s.calendars[calendarID]
+	if c == nil || (len(c.readers) > 0 && !c.readers[principal]) {
+		writeNotFound(w)
+		return
+	}
+	lq, reason, message := parseListQuery(r.URL.Query())
+	if reason != "" {
+		writeBadRequest(w, reason, message)
+		return
+	}
+	items := c.list(lq)
+	resp := &calendar.Events{
+		Kind:             "calendar#events",
+		Etag:             `"p33c9h2ruqvf8g0o"`,
+		Summary:          calendarID,
+		TimeZone:         "UTC",
+		AccessRole:       "reader",
+		Updated:          "2026-01-01T00:00:00.000Z",
+		DefaultReminders: []*calendar.EventReminder{},
+	}
+	switch {
+	case s.emptyPages[calendarID] > 0:
+		s.emptyPages[calendarID]--
+		resp.NextPageToken = pageToken(lq.offset)
+	default:
+		size := lq.maxResults
+		if s.pageSize > 0 {
+			size = min(size, s.pageSize)
+		}
+		lo := min(lq.offset, len(items))
+		hi := min(lo+size, len(items))
+		resp.Items = items[lo:hi]
+		if hi < len(items) {
+			resp.NextPageToken = pageToken(hi)
+		} else {
+			resp.NextSyncToken = "CPDAlvWDx70CEPDAlvWDx70CGAU="
+		}
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	json.NewEncoder(w).Encode(resp)
+}
+
+// list returns the events matching lq, in the requested order. The
+// server's lock must be held.
+func (c *calendarState) list(lq listQuery) []*calendar.Event {
+	var out []*calendar.Event
+	overlaps := func(ev *calendar.Event) bool {
+		start, end, err := span(ev)
+		if err != nil {
+			return true // let the client see, and skip, what it cannot read
+		}
+		return (lq.timeMin.IsZero() || end.After(lq.timeMin)) && (lq.timeMax.IsZero() || start.Before(lq.timeMax))
+	}
+	add := func(ev *calendar.Event) {
+		if overlaps(ev) {
+			out = append(out, clone(ev))
+		}
+	}
+	// Series without an end expand up to timeMax, or two years ahead.
+	horizon := lq.timeMax
+	if horizon.IsZero() {
+		horizon = time.Now().AddDate(2, 0, 0)
+	}
+	for _, id := range c.order {
+		ev := c.events[id]
+		cancelled := ev.Status == "cancelled"
+		switch {
+		case ev.RecurringEventId != "":
+			// An exception: a moved or cancelled instance. Cancelled
+			// instances are listed when showDeleted and singleEvents are
+			// both false, or both true.
+			master := c.events[ev.RecurringEventId]
+			if lq.singleEvents && master != nil && master.Status == "cancelled" {
+				continue
+			}
+			if !cancelled || lq.showDeleted == lq.singleEvents {
+				add(ev)
+			}
+		case len(ev.Recurrence) > 0 && lq.singleEvents:
+			if cancelled {
+				continue
+			}
+			insts, err := expand(ev, horizon)
+			if err != nil {
+				continue // Put checked the rule
+			}
+			for _, inst := range insts {
+				if _, ok := c.events[inst.Id]; !ok {
+					add(inst)
+				}
+			}
+		case len(ev.Recurrence) > 0:
+			if cancelled && !lq.showDeleted {
+				continue
+			}
+			insts, _ := expand(ev, horizon)
+			if seriesOverlaps(insts, lq) {
+				out = append(out, clone(ev))
+			}
+		default:
+			if !cancelled || lq.showDeleted {
+				add(ev)
+			}
+		}
+	}
+	switch lq.orderBy {
+	case "startTime":
+		slices.SortStableFunc(out, func(a, b *calendar.Event) int {
+			sa, _, _ := span(a)
+			sb, _, _ := span(b)
+			return cmp.Or(sa.Compare(sb), strings.Compare(a.Id, b.Id))
+		})
+	case "updated":
+		slices.SortStableFunc(out, func(a, b *calendar.Event) int { return strings.Compare(a.Updated, b.Updated) })
+	}
+	return out
+}
+
+// seriesOverlaps reports whether any instance of a series falls in the
+// window; a series listed unexpanded is returned when one does.
+func seriesOverlaps(insts []*calendar.Event, lq listQuery) bool {
+	for _, inst := range insts {
+		_, end, err := span(inst)
+		if err == nil && (lq.timeMin.IsZero() || end.After(lq.timeMin)) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,101 @@
+package calendar
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"golang.org/x/oauth2"
+	"google.golang.org/api/googleapi"
+
+	"github.com/meetingbot/meetingbot/scheduler"
+)
+
+// explain turns a permanent failure into an error that tells the operator
+// what to do, marked scheduler.Permanent.
+func (s *Source) explain(calendarID string, err error) error {
+	fix := s.fix(calendarID, err)
+	var rerr *oauth2.RetrieveError
+	if errors.As(err, &rerr) {
+		err = tokenError{rerr}
+	}
+	return scheduler.Permanent(fmt.Errorf("calendar %s: %s: %w", calendarID, fix, concise(err)))
+}
+
+// tokenError words a token endpoint's refusal on one line; oauth2's own
+// message quotes the whole response body.
+type tokenError struct{ err *oauth2.RetrieveError }
+
+func (e tokenError) Error() string {
+	if e.err.Response == nil {
+		return "token endpoint: " + oauthErrorCode(e.err)
+	}
+	return fmt.Sprintf("token endpoint: HTTP %d %s", e.err.Response.StatusCode, oauthErrorCode(e.err))
+}
+
+func (e tokenError) Unwrap() error { return e.err }
+
+// concise drops the *url.Error around err: the request URL it quotes is
+// long and says nothing the calendar ID does not.
+func concise(err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		return uerr.Err
+	}
+	return err
+}
+
+// fix says what went wrong and how to put it right.
+func (s *Source) fix(calendarID string, err error) string {
+	var rerr *oauth2.RetrieveError
+	if errors.As(err, &rerr) {
+		return s.tokenFix(calendarID, oauthErrorCode(rerr))
+	}
+	var gerr *googleapi.Error
+	if !errors.As(err, &gerr) {
+		return "cannot build the API client"
+	}
+	switch {
+	case gerr.Code == http.StatusNotFound:
+		return "not found or not shared: " + s.shareFix(calendarID)
+	case gerr.Code == http.StatusUnauthorized:
+		return fmt.Sprintf("credentials rejected: check that the key in %s is valid and not deleted or disabled", s.creds.source)
+	case gerr.Code == http.StatusForbidden && (hasReason(gerr, "accessNotConfigured") || hasReason(gerr, "SERVICE_DISABLED")):
+		return "the Google Calendar API is not enabled: enable it in the Google Cloud project of the credentials"
+	case gerr.Code == http.StatusForbidden:
+		return "access denied: " + s.shareFix(calendarID)
+	}
+	return fmt.Sprintf("request refused (HTTP %d): this is a bug in the bot or a change in the API, please report it", gerr.Code)
+}
+
+// shareFix says how to give the bot read access to calendarID.
+func (s *Source) shareFix(calendarID string) string {
+	switch {
+	case s.cfg.Impersonate:
+		return fmt.Sprintf("check that %s is a user of the Workspace domain and that domain-wide delegation grants client ID %s the scope %s", calendarID, s.clientIDOrUnknown(), scope)
+	case s.creds.clientEmail != "":
+		return fmt.Sprintf("share %s's calendar with %s (See all event details)", calendarID, s.creds.clientEmail)
+	}
+	return fmt.Sprintf("share %s's calendar with the Google account of the authorized-user credentials (See all event details)", calendarID)
+}
+
+// tokenFix explains a refusal of the token endpoint.
+func (s *Source) tokenFix(calendarID, code string) string {
+	switch {
+	case s.cfg.Impersonate && (code == "unauthorized_client" || code == "access_denied"):
+		return fmt.Sprintf("impersonation refused: in the Google Workspace Admin console (Security > API controls > Domain-wide delegation) authorize client ID %s for the scope %s", s.clientIDOrUnknown(), scope)
+	case s.cfg.Impersonate && code == "invalid_grant":
+		return fmt.Sprintf("impersonation refused (invalid_grant): check that %s is a user of the Workspace domain, that the service account key is valid and that the host clock is correct", calendarID)
+	case s.creds.kind == "authorized_user":
+		return fmt.Sprintf("refresh token refused (%s): it expired or was revoked; create new authorized-user credentials (gcloud auth application-default login --scopes=%s) and update %s", code, scope, s.creds.source)
+	}
+	return fmt.Sprintf("service account key refused (%s): check that the key in %s is not deleted or disabled and that the host clock is correct", code, s.creds.source)
+}
+
+func (s *Source) clientIDOrUnknown() string {
+	if s.creds.clientID != "" {
+		return s.creds.clientID
+	}
+	return "(the service account's client_id)"
+}

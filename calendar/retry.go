@@ -1,0 +1,182 @@
+package calendar
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+	"google.golang.org/api/googleapi"
+
+	"github.com/meetingbot/meetingbot/scheduler"
+)
+
+// Classes of an HTTP attempt, as reported to Config.Observe.
+const (
+	ClassOK          = "ok"
+	ClassRateLimited = "rate_limited"
+	ClassServerError = "server_error"
+	ClassNetwork     = "network"
+	ClassPermanent   = "permanent"
+)
+
+// callEventsList names the API call reported to Config.Observe.
+const callEventsList = "events.list"
+
+// classify says what a failed attempt means, and how long the server asked
+// to wait (0 when it did not say).
+func classify(err error) (class string, retryAfter time.Duration) {
+	if scheduler.IsPermanent(err) {
+		return ClassPermanent, 0
+	}
+	var gerr *googleapi.Error
+	if errors.As(err, &gerr) {
+		retryAfter = parseRetryAfter(gerr.Header.Get("Retry-After"), time.Now())
+		switch {
+		case gerr.Code == http.StatusTooManyRequests:
+			return ClassRateLimited, retryAfter
+		case gerr.Code == http.StatusForbidden && (hasReason(gerr, "rateLimitExceeded") || hasReason(gerr, "userRateLimitExceeded")):
+			return ClassRateLimited, retryAfter
+		case gerr.Code >= 500:
+			return ClassServerError, retryAfter
+		}
+		return ClassPermanent, 0
+	}
+	var rerr *oauth2.RetrieveError
+	if errors.As(err, &rerr) {
+		if rerr.Response == nil {
+			return ClassNetwork, 0
+		}
+		switch code := rerr.Response.StatusCode; {
+		case code == http.StatusTooManyRequests:
+			return ClassRateLimited, parseRetryAfter(rerr.Response.Header.Get("Retry-After"), time.Now())
+		case code >= 500 || code == http.StatusRequestTimeout:
+			return ClassServerError, 0
+		}
+		return ClassPermanent, 0
+	}
+	// Anything else failed on the way: a refused or cut connection, a
+	// truncated body, a timeout.
+	return ClassNetwork, 0
+}
+
+func unauthorized(err error) bool {
+	var gerr *googleapi.Error
+	return errors.As(err, &gerr) && gerr.Code == http.StatusUnauthorized
+}
+
+func hasReason(err *googleapi.Error, reason string) bool {
+	for _, e := range err.Errors {
+		if e.Reason == reason {
+			return true
+		}
+	}
+	return false
+}
+
+// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// backoff returns the delay before retry number n (1 for the first retry):
+// exponential from base, capped at maxDelay, with "equal jitter" so calls
+// that failed together do not retry together yet never wait less than half.
+func backoff(n int, base, maxDelay time.Duration) time.Duration {
+	d := base
+	for i := 1; i < n && d < maxDelay; i++ {
+		d *= 2
+	}
+	d = min(d, maxDelay)
+	half := d / 2
+	return half + rand.N(half+1)
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// retry runs attempt until it succeeds, fails permanently, runs out of
+// attempts or ctx is done, reporting each attempt's class to Observe. A
+// permanent failure comes back explained and marked scheduler.Permanent.
+func (s *Source) retry(ctx context.Context, calendarID string, attempt func() error) error {
+	renewed := false
+	for n := 1; ; n++ {
+		err := attempt()
+		if err == nil {
+			s.observe(callEventsList, ClassOK)
+			return nil
+		}
+		if ctx.Err() != nil {
+			s.observe(callEventsList, ClassNetwork)
+			return fmt.Errorf("calendar %s: events.list: %w", calendarID, ctx.Err())
+		}
+		class, wait := classify(err)
+		s.observe(callEventsList, class)
+		if class == ClassPermanent && !renewed && unauthorized(err) {
+			// An access token revoked or expired early is not the
+			// operator's problem: get a new one, once, and try again.
+			renewed = true
+			s.forget(calendarID)
+			n--
+			continue
+		}
+		if class == ClassPermanent {
+			return s.explain(calendarID, err)
+		}
+		if n >= s.maxAttempts {
+			return fmt.Errorf("calendar %s: events.list: %s after %d attempts: %w", calendarID, class, n, concise(err))
+		}
+		if wait == 0 {
+			wait = backoff(n, s.baseDelay, s.maxDelay)
+		}
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
+			return fmt.Errorf("calendar %s: events.list: %s, retry in %v is past the deadline: %w", calendarID, class, wait, concise(err))
+		}
+		s.log.Debug("retrying events.list", "calendar", calendarID, "class", class, "attempt", n, "wait", wait)
+		if err := s.sleep(ctx, wait); err != nil {
+			return fmt.Errorf("calendar %s: events.list: %s, then %w", calendarID, class, err)
+		}
+	}
+}
+
+func (s *Source) observe(call, class string) {
+	if s.cfg.Observe != nil {
+		s.cfg.Observe(call, class)
+	}
+}
+
+// oauthErrorCode returns RFC 6749's error code of a token endpoint answer.
+func oauthErrorCode(rerr *oauth2.RetrieveError) string {
+	if rerr.ErrorCode != "" {
+		return rerr.ErrorCode
+	}
+	var body struct {
+		Error string `json:"error"`
+	}
+	json.Unmarshal(rerr.Body, &body)
+	return body.Error
+}

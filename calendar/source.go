@@ -1,0 +1,226 @@
+// Package calendar reads meetings from Google Calendar: it is the
+// scheduler's Source, on the Calendar API v3 with read-only credentials (a
+// service account, with or without domain-wide delegation, or an
+// authorized user).
+//
+// A read lists a window of event instances, follows every page, drops what
+// is not a meeting (cancelled, all-day, declined, out of office, focus
+// time, working location, birthdays) and retries rate limits, server and
+// network errors with backoff. Failures no retry can cure are returned as
+// scheduler.Permanent errors that say what the operator should do.
+package calendar
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+	"google.golang.org/api/calendar/v3"
+	"google.golang.org/api/option"
+
+	"github.com/meetingbot/meetingbot/scheduler"
+)
+
+// DefaultEndpoint is the Calendar API base URL.
+const DefaultEndpoint = "https://www.googleapis.com/calendar/v3/"
+
+// Config configures a Source. Exactly one of CredentialsFile and
+// CredentialsJSON is required; everything else has a default.
+type Config struct {
+	// CredentialsFile is the path of a service-account key or
+	// authorized-user JSON (GOOGLE_APPLICATION_CREDENTIALS).
+	CredentialsFile string
+	// CredentialsJSON is the same JSON, inline (GOOGLE_CREDENTIALS_JSON).
+	CredentialsJSON []byte
+	// Endpoint replaces the Calendar API base URL (GOOGLE_API_ENDPOINT).
+	Endpoint string
+	// Impersonate reads each calendar as its owner, the calendar ID being
+	// the subject of a service account's domain-wide delegation
+	// (GOOGLE_IMPERSONATE).
+	Impersonate bool
+	// HTTPClient carries API and token requests; its Timeout bounds each.
+	// Default: a client with a 30s timeout.
+	HTTPClient *http.Client
+	// Logger receives warnings about unreadable events. Default: discard.
+	Logger *slog.Logger
+	// Observe, when set, is called once per HTTP attempt with the call
+	// ("events.list") and the outcome: ClassOK, ClassRateLimited,
+	// ClassServerError, ClassNetwork or ClassPermanent.
+	Observe func(call, class string)
+	// MaxAttempts bounds the attempts of one page request. Default 5.
+	MaxAttempts int
+	// BaseDelay is the first retry's delay, doubled at each retry up to
+	// MaxDelay, with jitter. Defaults 1s and 30s.
+	BaseDelay, MaxDelay time.Duration
+	// Sleep waits between attempts; tests replace it. Default: a timer
+	// that stops when ctx is done.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Source reads meetings from Google Calendar. It is safe for concurrent
+// use; a failure of one calendar does not affect the others.
+type Source struct {
+	cfg         Config
+	creds       credentials
+	log         *slog.Logger
+	httpClient  *http.Client
+	endpoint    string
+	maxAttempts int
+	baseDelay   time.Duration
+	maxDelay    time.Duration
+	sleep       func(context.Context, time.Duration) error
+
+	mu sync.Mutex
+	// services holds one API client per impersonated subject ("" when not
+	// impersonating), each with its own cached token.
+	services map[string]*calendar.Service
+}
+
+// New checks cfg and returns a Source. It reads the credentials file but
+// makes no request. Its errors name the variable at fault and never quote
+// a secret.
+func New(ctx context.Context, cfg Config) (*Source, error) {
+	creds, err := loadCredentials(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("calendar: %w", err)
+	}
+	s := &Source{
+		cfg:         cfg,
+		creds:       creds,
+		log:         cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		httpClient:  cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second}),
+		endpoint:    cmp.Or(cfg.Endpoint, DefaultEndpoint),
+		maxAttempts: cmp.Or(max(cfg.MaxAttempts, 0), 5),
+		baseDelay:   cmp.Or(max(cfg.BaseDelay, 0), time.Second),
+		maxDelay:    cmp.Or(max(cfg.MaxDelay, 0), 30*time.Second),
+		sleep:       cfg.Sleep,
+		services:    map[string]*calendar.Service{},
+	}
+	if s.sleep == nil {
+		s.sleep = sleep
+	}
+	if u, err := url.Parse(s.endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("calendar: GOOGLE_API_ENDPOINT %q is not an http(s) URL, e.g. %s", s.endpoint, DefaultEndpoint)
+	}
+	if !strings.HasSuffix(s.endpoint, "/") {
+		s.endpoint += "/" // relative paths resolve under the base
+	}
+	// Build the shared client now so that credentials oauth2 cannot use
+	// fail here rather than at the first read.
+	if _, err := s.service(ctx, ""); err != nil {
+		return nil, fmt.Errorf("calendar: %w", err)
+	}
+	return s, nil
+}
+
+// ServiceAccountEmail returns the service account's client_email, or ""
+// for authorized-user credentials. Calendars are shared with this address.
+func (s *Source) ServiceAccountEmail() string { return s.creds.clientEmail }
+
+// service returns the API client acting for calendarID: the calendar's
+// owner when impersonating, else the credentials' own identity.
+func (s *Source) service(ctx context.Context, calendarID string) (*calendar.Service, error) {
+	subject := ""
+	if s.cfg.Impersonate {
+		subject = calendarID
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if svc := s.services[subject]; svc != nil {
+		return svc, nil
+	}
+	// The token source keeps this context for its own requests, which
+	// outlive this call: keep the HTTP client, drop the cancellation.
+	tokenCtx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, s.httpClient)
+	ts, err := s.creds.tokenSource(tokenCtx, subject)
+	if err != nil {
+		return nil, err
+	}
+	client := oauth2.NewClient(tokenCtx, ts)
+	client.Timeout = s.httpClient.Timeout
+	svc, err := calendar.NewService(ctx, option.WithHTTPClient(client), option.WithEndpoint(s.endpoint))
+	if err != nil {
+		return nil, fmt.Errorf("new service: %w", err)
+	}
+	// With impersonation, New's check builds a client for no subject;
+	// no calendar uses it.
+	if subject != "" || !s.cfg.Impersonate {
+		s.services[subject] = svc
+	}
+	return svc, nil
+}
+
+// forget drops the API client acting for calendarID, and with it the
+// cached token, so that the next read asks for a new one.
+func (s *Source) forget(calendarID string) {
+	subject := ""
+	if s.cfg.Impersonate {
+		subject = calendarID
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.services, subject)
+}
+
+// maxPages bounds the pages of one read, against a server that never
+// stops paging.
+const maxPages = 1000
+
+// Meetings returns the meetings of sub's calendar that start in (from, to],
+// sorted by start: a meeting starting exactly at from is excluded, one
+// starting exactly at to included. Recurring meetings come as one Meeting
+// per instance. An error marked scheduler.Permanent needs the operator
+// (a calendar not shared, credentials refused); any other is transient.
+func (s *Source) Meetings(ctx context.Context, sub scheduler.Subscription, from, to time.Time) ([]scheduler.Meeting, error) {
+	if !to.After(from) {
+		return nil, nil
+	}
+	// timeMin bounds the end and timeMax the start, both exclusive, and
+	// both drop milliseconds: ask for a little more and filter on start.
+	timeMin := from.UTC().Truncate(time.Second).Format(time.RFC3339)
+	timeMax := to.UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
+	var out []scheduler.Meeting
+	pageToken := ""
+	for range maxPages {
+		var page *calendar.Events
+		err := s.retry(ctx, sub.CalendarID, func() error {
+			svc, err := s.service(ctx, sub.CalendarID)
+			if err != nil {
+				return scheduler.Permanent(err)
+			}
+			call := svc.Events.List(sub.CalendarID).
+				SingleEvents(true).
+				OrderBy("startTime").
+				MaxResults(2500).
+				TimeMin(timeMin).
+				TimeMax(timeMax).
+				Fields(eventFields).
+				Context(ctx)
+			if pageToken != "" {
+				call.PageToken(pageToken)
+			}
+			page, err = call.Do()
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = appendMeetings(out, page.Items, from, to, sub.CalendarID, s.log)
+		if page.NextPageToken == "" {
+			slices.SortStableFunc(out, func(a, b scheduler.Meeting) int {
+				return cmp.Or(a.Start.Compare(b.Start), strings.Compare(a.ID, b.ID))
+			})
+			return out, nil
+		}
+		pageToken = page.NextPageToken
+	}
+	return nil, fmt.Errorf("calendar %s: events.list: more than %d pages", sub.CalendarID, maxPages)
+}

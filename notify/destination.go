@@ -1,0 +1,142 @@
+package notify
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"github.com/meetingbot/meetingbot/scheduler"
+)
+
+// destination is a subscription's destination resolved to a conversation.
+type destination struct {
+	raw     string // as configured
+	channel string // conversation ID to post to and read
+	name    string // "#standup" when configured by name
+	email   string // when configured (or defaulted) by email
+	user    string // user ID when the destination is a DM
+}
+
+// resolve finds the conversation for sub: its Destination as configured, or
+// a DM to the user whose email is the CalendarID when Destination is empty.
+// Resolutions are cached for the life of s; failures are not.
+func (s *Slack) resolve(ctx context.Context, sub scheduler.Subscription) (destination, error) {
+	raw := strings.TrimSpace(sub.Destination)
+	if raw == "" {
+		raw = strings.TrimSpace(sub.CalendarID)
+	}
+	if d, ok := s.cache.Load(raw); ok {
+		return d.(destination), nil
+	}
+	d := destination{raw: raw}
+	var err error
+	switch {
+	case raw == "":
+		return d, scheduler.Permanent(fmt.Errorf("no destination and no calendar ID: set a destination in CALENDARS"))
+	case strings.HasPrefix(raw, "#"):
+		d.name = raw
+		d.channel, err = s.channelID(ctx, strings.TrimPrefix(raw, "#"))
+	case strings.Contains(raw, "@"):
+		d.email = raw
+		err = s.openByEmail(ctx, &d)
+	case isID(raw, "CGD"):
+		d.channel = raw
+	case isID(raw, "UW"):
+		d.user = raw
+		err = s.openDM(ctx, &d)
+	default:
+		return d, scheduler.Permanent(fmt.Errorf("destination %q is not a channel ID (C…), #channel, user ID (U…) or email: fix CALENDARS", raw))
+	}
+	if err != nil {
+		return d, err
+	}
+	s.cache.Store(raw, d)
+	return d, nil
+}
+
+// isID reports whether v looks like a Slack ID starting with one of prefixes.
+func isID(v, prefixes string) bool {
+	if len(v) < 2 || !strings.ContainsRune(prefixes, rune(v[0])) {
+		return false
+	}
+	for _, r := range v[1:] {
+		if (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Slack) openByEmail(ctx context.Context, d *destination) error {
+	var user *slack.User
+	err := s.call(ctx, "users.lookupByEmail", "", nil, func(ctx context.Context) error {
+		var err error
+		user, err = s.api.GetUserByEmailContext(ctx, d.email)
+		return err
+	})
+	if err != nil {
+		return s.explain("users.lookupByEmail", *d, err)
+	}
+	d.user = user.ID
+	return s.openDM(ctx, d)
+}
+
+func (s *Slack) openDM(ctx context.Context, d *destination) error {
+	var ch *slack.Channel
+	err := s.call(ctx, "conversations.open", "", nil, func(ctx context.Context) error {
+		var err error
+		ch, _, _, err = s.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{d.user}})
+		return err
+	})
+	if err != nil {
+		return s.explain("conversations.open", *d, err)
+	}
+	d.channel = ch.ID
+	return nil
+}
+
+// channelID returns the ID of the channel called name, listing every
+// channel the bot can see once and remembering all their names. A name not
+// found is listed again next time, in case the channel was created since.
+func (s *Slack) channelID(ctx context.Context, name string) (string, error) {
+	s.mu.Lock()
+	id, ok := s.names[name]
+	s.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	found := map[string]string{}
+	cursor := ""
+	for {
+		var chans []slack.Channel
+		var next string
+		err := s.call(ctx, "conversations.list", "", nil, func(ctx context.Context) error {
+			var err error
+			chans, next, err = s.api.GetConversationsContext(ctx, &slack.GetConversationsParameters{
+				Cursor: cursor, Limit: 200, ExcludeArchived: true,
+				Types: []string{"public_channel", "private_channel"},
+			})
+			return err
+		})
+		if err != nil {
+			return "", s.explain("conversations.list", destination{name: "#" + name}, err)
+		}
+		for _, c := range chans {
+			found[c.Name] = c.ID
+		}
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	s.mu.Lock()
+	for n, id := range found {
+		s.names[n] = id
+	}
+	s.mu.Unlock()
+	if id, ok := found[name]; ok {
+		return id, nil
+	}
+	return "", s.explain("conversations.list", destination{name: "#" + name}, slack.SlackErrorResponse{Err: "channel_not_found"})
+}

@@ -1,0 +1,171 @@
+package notify
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/meetingbot/meetingbot/scheduler"
+)
+
+// clockSkew is how far before a trigger time Delivered starts reading
+// history: a reminder is never posted before its trigger, but Slack's clock
+// and ours may disagree a little.
+const clockSkew = 5 * time.Minute
+
+// Sent is one reminder found in Slack, decoded from its message metadata.
+type Sent struct {
+	Key          string
+	Subscription string
+	EventID      string
+	Start        time.Time
+	Offset       time.Duration
+	Channel      string
+	TS           string
+	Posted       time.Time // when Slack stored the message, from its ts
+}
+
+// Delivered reports whether a reminder with r.Key is in its destination's
+// history, posted by this bot, and where. It reads history back to a little
+// before r.TriggerAt, at most Config.HistoryPages pages. When the history
+// cannot be read (missing scope, bot not in channel, Slack down) or the page
+// bound is reached first, it returns an error wrapping scheduler.ErrUnknown.
+func (s *Slack) Delivered(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, bool, error) {
+	dest, err := s.resolve(ctx, r.Subscription)
+	if err != nil {
+		return scheduler.Receipt{}, false, fmt.Errorf("notify: subscription %q: %w: %w", r.Subscription.ID, scheduler.ErrUnknown, err)
+	}
+	rc, found, err := s.find(ctx, dest, r)
+	if err != nil {
+		return scheduler.Receipt{}, false, fmt.Errorf("notify: subscription %q: %w: %w", r.Subscription.ID, scheduler.ErrUnknown, err)
+	}
+	return rc, found, nil
+}
+
+// find looks for r in dest's recent history; see Delivered.
+func (s *Slack) find(ctx context.Context, dest destination, r scheduler.Reminder) (scheduler.Receipt, bool, error) {
+	self, err := s.identity(ctx)
+	if err != nil {
+		return scheduler.Receipt{}, false, err
+	}
+	oldest := r.TriggerAt.Add(-clockSkew)
+	var found *slack.Message
+	more, err := s.history(ctx, dest.channel, oldest, time.Time{}, s.cfg.HistoryPages, func(m slack.Message) bool {
+		if m.Metadata.EventType == EventType && payload(m, fieldKey) == r.Key &&
+			payload(m, fieldSubscription) == r.Subscription.ID && (m.BotID == self.BotID || m.User == self.UserID) {
+			found = &m
+			return false
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return scheduler.Receipt{}, false, s.explain("conversations.history", dest, err)
+	case found != nil:
+		return scheduler.Receipt{Channel: dest.channel, TS: found.Timestamp}, true, nil
+	case more:
+		return scheduler.Receipt{}, false, fmt.Errorf("conversations.history in %s: more than %d pages since %s", dest.label(), s.cfg.HistoryPages, oldest.UTC().Format(time.RFC3339))
+	}
+	return scheduler.Receipt{}, false, nil
+}
+
+// Reminders returns every meeting_reminder message in sub's destination
+// posted in [from, to], oldest first, following all history pages. Messages
+// from other subscriptions sharing the destination are included; Sent names
+// each one's subscription.
+func (s *Slack) Reminders(ctx context.Context, sub scheduler.Subscription, from, to time.Time) ([]Sent, error) {
+	dest, err := s.resolve(ctx, sub)
+	if err != nil {
+		return nil, fmt.Errorf("notify: subscription %q: %w", sub.ID, err)
+	}
+	var out []Sent
+	_, err = s.history(ctx, dest.channel, from, to, 0, func(m slack.Message) bool {
+		if m.Metadata.EventType == EventType {
+			out = append(out, decode(dest.channel, m))
+		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("notify: subscription %q: %w", sub.ID, s.explain("conversations.history", dest, err))
+	}
+	slices.Reverse(out) // history comes newest first
+	return out, nil
+}
+
+// history calls visit with each message of channel posted in [oldest,
+// latest] (latest zero: up to now), newest first, until visit returns false
+// or maxPages pages (0: all) have been read. It reports whether unread
+// messages remain.
+func (s *Slack) history(ctx context.Context, channel string, oldest, latest time.Time, maxPages int, visit func(slack.Message) bool) (more bool, err error) {
+	params := slack.GetConversationHistoryParameters{
+		ChannelID: channel, Limit: 200, Inclusive: true, IncludeAllMetadata: true, Oldest: formatTS(oldest),
+	}
+	if !latest.IsZero() {
+		params.Latest = formatTS(latest)
+	}
+	for page := 0; maxPages == 0 || page < maxPages; page++ {
+		var resp *slack.GetConversationHistoryResponse
+		err := s.call(ctx, "conversations.history", "", nil, func(ctx context.Context) error {
+			var err error
+			resp, err = s.api.GetConversationHistoryContext(ctx, &params)
+			return err
+		})
+		if err != nil {
+			return false, err
+		}
+		for _, m := range resp.Messages {
+			if !visit(m) {
+				return false, nil
+			}
+		}
+		params.Cursor = resp.ResponseMetaData.NextCursor
+		if !resp.HasMore || params.Cursor == "" {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func payload(m slack.Message, field string) string {
+	v, _ := m.Metadata.EventPayload[field].(string)
+	return v
+}
+
+// decode reads a reminder's metadata; fields that do not parse stay zero,
+// so an audit still sees the message.
+func decode(channel string, m slack.Message) Sent {
+	start, _ := time.Parse(time.RFC3339, payload(m, fieldStart))
+	offset, _ := time.ParseDuration(payload(m, fieldOffset))
+	return Sent{
+		Key:          payload(m, fieldKey),
+		Subscription: payload(m, fieldSubscription),
+		EventID:      payload(m, fieldEventID),
+		Start:        start,
+		Offset:       offset,
+		Channel:      channel,
+		TS:           m.Timestamp,
+		Posted:       parseTS(m.Timestamp),
+	}
+}
+
+// formatTS writes an instant as a Slack timestamp ("seconds.micros").
+func formatTS(t time.Time) string {
+	us := t.UnixMicro()
+	return fmt.Sprintf("%d.%06d", us/1e6, us%1e6)
+}
+
+// parseTS reads a Slack timestamp as an instant; zero if it does not parse.
+func parseTS(ts string) time.Time {
+	sec, frac, _ := strings.Cut(ts, ".")
+	s, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	us, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
+	return time.UnixMicro(s*1e6 + us).UTC()
+}

@@ -1,0 +1,116 @@
+package notify_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meetingbot/meetingbot/notify"
+	"github.com/meetingbot/meetingbot/notify/slacktest"
+	"github.com/meetingbot/meetingbot/scheduler"
+)
+
+// fakeClock is shared by the notifier and the emulator, so waits cost no
+// real time and message timestamps show the pacing.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	sleeps []time.Duration
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	c.sleeps = append(c.sleeps, d)
+	return nil
+}
+
+func (c *fakeClock) Sleeps() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.sleeps...)
+}
+
+// observed records Config.Observe calls.
+type observed struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (o *observed) observe(call, class string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.calls = append(o.calls, call+" "+class)
+}
+
+func (o *observed) all() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.calls...)
+}
+
+var meetingStart = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+
+type env struct {
+	srv   *slacktest.Server
+	slack *notify.Slack
+	clock *fakeClock
+	obs   *observed
+}
+
+// newEnv starts a seeded emulator and a notifier pointed at it, both on a
+// fake clock set to 08:50 on the meeting day.
+func newEnv(t *testing.T, tweak ...func(*notify.Config)) *env {
+	t.Helper()
+	srv := slacktest.NewServer()
+	t.Cleanup(srv.Close)
+	srv.AddUser(slacktest.User{ID: "U0ALICE001", Name: "alice", Email: "alice@example.com"})
+	srv.AddUser(slacktest.User{ID: "W0BOB00001", Name: "bob", Email: "bob@example.com"})
+	srv.AddChannel(slacktest.Channel{ID: "C0STANDUP1", Name: "standup", Member: true})
+	srv.AddChannel(slacktest.Channel{ID: "C0RANDOM01", Name: "random"})
+	srv.AddChannel(slacktest.Channel{ID: "C0OLD00001", Name: "old", Archived: true, Member: true})
+	srv.AddChannel(slacktest.Channel{ID: "G0PRIVATE1", Name: "private", Private: true, Member: true})
+	clock := &fakeClock{now: meetingStart.Add(-10 * time.Minute)}
+	srv.SetClock(clock.Now)
+	obs := &observed{}
+	cfg := notify.Config{
+		Token: slacktest.Token, APIURL: srv.URL(), Observe: obs.observe,
+		Now: clock.Now, Sleep: clock.Sleep, CallTimeout: 2 * time.Second,
+	}
+	for _, f := range tweak {
+		f(&cfg)
+	}
+	return &env{srv: srv, slack: notify.New(cfg), clock: clock, obs: obs}
+}
+
+func sub(dest string) scheduler.Subscription {
+	return scheduler.Subscription{ID: "team", CalendarID: "alice@example.com", Destination: dest, Offsets: []time.Duration{10 * time.Minute}}
+}
+
+func meeting() scheduler.Meeting {
+	return scheduler.Meeting{
+		ID: "evt123_20260302T090000Z", Title: "Weekly sync",
+		Start: meetingStart, End: meetingStart.Add(30 * time.Minute),
+		HTMLLink:  "https://www.google.com/calendar/event?eid=ZXZ0MTIz",
+		JoinURL:   "https://meet.google.com/abc-defg-hij",
+		Organizer: "Alice Example",
+	}
+}
+
+func reminder(s scheduler.Subscription, m scheduler.Meeting, offset time.Duration) scheduler.Reminder {
+	return scheduler.Reminder{
+		Key: scheduler.Key(m.ID, offset, m.Start), Subscription: s, Meeting: m,
+		Offset: offset, TriggerAt: m.Start.Add(-offset),
+	}
+}

@@ -1,0 +1,217 @@
+// Package notify delivers meeting reminders to Slack. Slack implements
+// scheduler.Notifier on github.com/slack-go/slack: it resolves a
+// subscription's destination (channel ID, #name, user ID or email) to a
+// conversation, posts the reminder with Block Kit, a plain text fallback and
+// message metadata that names the reminder's key, paces posts to one a
+// second per channel, retries rate limits, 5xx and timeouts, and explains the
+// errors an operator must fix. The metadata lets Delivered find a reminder
+// again after a crash and lets Reminders list them for an audit.
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/meetingbot/meetingbot/scheduler"
+)
+
+// DefaultAPIURL is the Slack Web API base URL.
+const DefaultAPIURL = "https://slack.com/api/"
+
+// Config configures a Slack notifier. Only Token is required; zero values
+// take the defaults documented on each field.
+type Config struct {
+	// Token is the bot token (xoxb-…), from SLACK_BOT_TOKEN. It is never logged.
+	Token string
+	// APIURL is the Web API base URL, from SLACK_API_URL; DefaultAPIURL if empty.
+	APIURL string
+	// HTTPClient makes the requests; http.DefaultClient if nil.
+	HTTPClient *http.Client
+	// Logger receives retries and deliveries at debug level; discarded if nil.
+	Logger *slog.Logger
+	// Observe, if set, is called once per Slack API attempt with the method
+	// ("chat.postMessage", …) and the outcome class: "ok", "rate_limited",
+	// "server_error", "network" or "permanent".
+	Observe func(call, class string)
+
+	// Now is the clock; time.Now if nil.
+	Now func() time.Time
+	// Sleep waits d or until ctx is done, returning ctx.Err() then. Tests
+	// inject one that advances a fake clock; a timer if nil.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Interval is the least time between two posts to one channel, Slack's
+	// documented pace for chat.postMessage; 1s if zero, none if negative.
+	Interval time.Duration
+	// MaxAttempts bounds the attempts of one API call; 5 if zero.
+	MaxAttempts int
+	// Backoff is the first wait after a 5xx or network error, doubling up to
+	// MaxBackoff; 1s and 30s if zero.
+	Backoff, MaxBackoff time.Duration
+	// CallTimeout bounds one attempt; 15s if zero.
+	CallTimeout time.Duration
+	// HistoryPages bounds the conversations.history pages Delivered reads
+	// (200 messages each); 10 if zero.
+	HistoryPages int
+}
+
+// Slack is the scheduler's Notifier.
+var _ scheduler.Notifier = (*Slack)(nil)
+
+// Slack posts reminders to Slack. It is safe for concurrent use.
+type Slack struct {
+	api   *slack.Client
+	cfg   Config
+	log   *slog.Logger
+	pace  *pacer
+	cache sync.Map // destination as configured -> target
+	mu    sync.Mutex
+	names map[string]string       // channel name -> ID, filled from conversations.list
+	self  *slack.AuthTestResponse // the bot, from auth.test
+}
+
+// New returns a Slack notifier for cfg. It makes no call; use Check to test
+// the token at start-up.
+func New(cfg Config) *Slack {
+	if cfg.APIURL == "" {
+		cfg.APIURL = DefaultAPIURL
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = http.DefaultClient
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
+	}
+	if cfg.Interval == 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = 5
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = time.Second
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 30 * time.Second
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = 15 * time.Second
+	}
+	if cfg.HistoryPages <= 0 {
+		cfg.HistoryPages = 10
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Slack{
+		api:   slack.New(cfg.Token, slack.OptionAPIURL(cfg.APIURL), slack.OptionHTTPClient(cfg.HTTPClient)),
+		cfg:   cfg,
+		log:   log,
+		pace:  &pacer{interval: cfg.Interval, next: map[string]time.Time{}},
+		names: map[string]string{},
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Check calls auth.test to make sure the token works. A rejected token gives
+// one error that says where to find the right one; it is permanent
+// (scheduler.IsPermanent).
+func (s *Slack) Check(ctx context.Context) error {
+	if _, err := s.identity(ctx); err != nil {
+		return fmt.Errorf("notify: check: %w", err)
+	}
+	return nil
+}
+
+// identity returns the bot's own IDs, asking auth.test once.
+func (s *Slack) identity(ctx context.Context) (*slack.AuthTestResponse, error) {
+	s.mu.Lock()
+	self := s.self
+	s.mu.Unlock()
+	if self != nil {
+		return self, nil
+	}
+	err := s.call(ctx, "auth.test", "", nil, func(ctx context.Context) error {
+		var err error
+		self, err = s.api.AuthTestContext(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, s.explain("auth.test", destination{}, err)
+	}
+	s.mu.Lock()
+	s.self = self
+	s.mu.Unlock()
+	return self, nil
+}
+
+// Notify posts r to its subscription's destination and returns the channel
+// and ts of the message. It waits out rate limits and paces posts per
+// channel; 5xx and network errors are retried with backoff, and before such
+// a retry it looks for the message in the channel's history, so a post whose
+// answer was lost is not posted twice. A post Slack accepted is never sent
+// again. Errors name the subscription; errors an operator must fix (bad
+// token, missing scope, bot not in channel, unknown user) are permanent
+// (scheduler.IsPermanent) and say the fix.
+func (s *Slack) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, error) {
+	dest, err := s.resolve(ctx, r.Subscription)
+	if err != nil {
+		return scheduler.Receipt{}, fmt.Errorf("notify: subscription %q: %w", r.Subscription.ID, err)
+	}
+	text, blocks := Message(r, s.cfg.Now())
+	opts := []slack.MsgOption{
+		slack.MsgOptionText(text, false),
+		slack.MsgOptionBlocks(blocks...),
+		slack.MsgOptionMetadata(metadata(r)),
+		slack.MsgOptionDisableLinkUnfurl(),
+		slack.MsgOptionDisableMediaUnfurl(),
+	}
+	var receipt scheduler.Receipt
+	// confirm runs before a retry that follows an answer Slack may have
+	// accepted: a lost response must not become a second reminder.
+	confirm := func(ctx context.Context) bool {
+		rc, found, err := s.find(ctx, dest, r)
+		if err != nil {
+			s.log.DebugContext(ctx, "slack lookup before retry failed", "subscription", r.Subscription.ID, "key", r.Key, "err", err)
+		}
+		if found {
+			receipt = rc
+		}
+		return found
+	}
+	err = s.call(ctx, "chat.postMessage", dest.channel, confirm, func(ctx context.Context) error {
+		ch, ts, err := s.api.PostMessageContext(ctx, dest.channel, opts...)
+		if err == nil {
+			receipt = scheduler.Receipt{Channel: ch, TS: ts}
+		}
+		return err
+	})
+	if errors.Is(err, errConfirmed) {
+		err = nil
+	}
+	if err != nil {
+		return scheduler.Receipt{}, fmt.Errorf("notify: subscription %q: %w", r.Subscription.ID, s.explain("chat.postMessage", dest, err))
+	}
+	s.log.DebugContext(ctx, "reminder posted", "subscription", r.Subscription.ID, "key", r.Key, "channel", receipt.Channel, "ts", receipt.TS)
+	return receipt, nil
+}

@@ -1,0 +1,257 @@
+package slacktest
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The handlers below run with s.mu unlocked; each takes it itself.
+
+func (s *Server) postMessage(form url.Values) response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	channel := form.Get("channel")
+	if code := s.canUse(channel); code != "" {
+		return slackErr(code)
+	}
+	text, blocks := form.Get("text"), form.Get("blocks")
+	if text == "" && blocks == "" {
+		return slackErr("no_text")
+	}
+	msg := Message{Channel: channel, Text: text, User: BotUserID, BotID: BotID}
+	if blocks != "" {
+		var v []map[string]any
+		if json.Unmarshal([]byte(blocks), &v) != nil {
+			return slackErr("invalid_blocks")
+		}
+		msg.Blocks = json.RawMessage(blocks)
+	}
+	if raw := form.Get("metadata"); raw != "" {
+		var md Metadata
+		if json.Unmarshal([]byte(raw), &md) != nil || md.EventType == "" {
+			return slackErr("invalid_metadata_format")
+		}
+		msg.Metadata = &md
+	}
+	msg.Posted = s.now()
+	msg.TS = s.nextTS(msg.Posted.UnixMicro())
+	s.messages = append(s.messages, msg)
+	return response{status: 200, posted: &msg, body: map[string]any{
+		"ok": true, "channel": channel, "ts": msg.TS, "message": messageJSON(msg, false),
+	}}
+}
+
+// nextTS hands out Slack-style "seconds.micros" timestamps, unique and
+// increasing even when the clock stands still.
+func (s *Server) nextTS(micros int64) string {
+	if micros <= s.lastTS {
+		micros = s.lastTS + 1
+	}
+	s.lastTS = micros
+	return fmt.Sprintf("%d.%06d", micros/1e6, micros%1e6)
+}
+
+// canUse says why the bot cannot post to or read channel, or "" if it can.
+func (s *Server) canUse(channel string) string {
+	if _, ok := s.dms[channel]; ok {
+		return ""
+	}
+	for _, c := range s.channels {
+		if c.ID != channel {
+			continue
+		}
+		switch {
+		case c.Archived:
+			return "is_archived"
+		case !c.Member && c.Private:
+			return "channel_not_found" // private channels are invisible to outsiders
+		case !c.Member:
+			return "not_in_channel"
+		}
+		return ""
+	}
+	return "channel_not_found"
+}
+
+func (s *Server) open(form url.Values) response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := strings.Split(form.Get("users"), ",")
+	if form.Get("users") == "" || len(ids) != 1 {
+		return slackErr("users_list_not_supplied")
+	}
+	if s.user(func(u User) bool { return u.ID == ids[0] }) == nil {
+		return slackErr("user_not_found")
+	}
+	id := "D" + strings.TrimLeft(ids[0], "UW")
+	_, already := s.dms[id]
+	s.dms[id] = ids[0]
+	return ok(map[string]any{"no_op": already, "already_open": already, "channel": map[string]any{"id": id}})
+}
+
+func (s *Server) lookupByEmail(form url.Values) response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	email := form.Get("email")
+	u := s.user(func(u User) bool { return email != "" && strings.EqualFold(u.Email, email) })
+	if u == nil {
+		return slackErr("users_not_found")
+	}
+	return ok(map[string]any{"user": map[string]any{
+		"id": u.ID, "team_id": TeamID, "name": u.Name, "real_name": u.Name, "deleted": false, "is_bot": false,
+		"profile": map[string]any{"email": u.Email, "real_name": u.Name, "display_name": u.Name},
+	}})
+}
+
+func (s *Server) user(match func(User) bool) *User {
+	for i := range s.users {
+		if match(s.users[i]) {
+			return &s.users[i]
+		}
+	}
+	return nil
+}
+
+func (s *Server) list(form url.Values) response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	types := form.Get("types")
+	if types == "" {
+		types = "public_channel"
+	}
+	var all []map[string]any
+	for _, c := range s.channels {
+		kind := "public_channel"
+		if c.Private {
+			kind = "private_channel"
+		}
+		if !strings.Contains(types, kind) || (c.Archived && form.Get("exclude_archived") == "true") {
+			continue
+		}
+		if c.Private && !c.Member {
+			continue // a bot sees only the private channels it is in
+		}
+		all = append(all, map[string]any{
+			"id": c.ID, "name": c.Name, "name_normalized": c.Name, "is_channel": !c.Private,
+			"is_group": c.Private, "is_im": false, "is_private": c.Private,
+			"is_archived": c.Archived, "is_member": c.Member,
+		})
+	}
+	page, next, code := paginate(len(all), form, 100, 1000)
+	if code != "" {
+		return slackErr(code)
+	}
+	channels := all[page[0]:page[1]]
+	if channels == nil {
+		channels = []map[string]any{}
+	}
+	return ok(map[string]any{"channels": channels, "response_metadata": map[string]any{"next_cursor": next}})
+}
+
+func (s *Server) history(form url.Values) response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	channel := form.Get("channel")
+	if code := s.canUse(channel); code != "" {
+		return slackErr(code)
+	}
+	oldest, err1 := parseTS(form.Get("oldest"), 0)
+	latest, err2 := parseTS(form.Get("latest"), max(s.now().UnixMicro(), s.lastTS))
+	if err1 != nil || err2 != nil {
+		return slackErr("invalid_ts_oldest")
+	}
+	inclusive := form.Get("inclusive") == "1" || form.Get("inclusive") == "true"
+	metadata := form.Get("include_all_metadata") == "1" || form.Get("include_all_metadata") == "true"
+	var in []Message
+	for _, m := range s.messages {
+		ts, _ := parseTS(m.TS, 0)
+		if m.Channel != channel || ts < oldest || ts > latest || (!inclusive && (ts == oldest || ts == latest)) {
+			continue
+		}
+		in = append(in, m)
+	}
+	sort.SliceStable(in, func(i, j int) bool { // newest first
+		a, _ := parseTS(in[i].TS, 0)
+		b, _ := parseTS(in[j].TS, 0)
+		return a > b
+	})
+	page, next, code := paginate(len(in), form, 100, 999)
+	if code != "" {
+		return slackErr(code)
+	}
+	msgs := []map[string]any{}
+	for _, m := range in[page[0]:page[1]] {
+		msgs = append(msgs, messageJSON(m, metadata))
+	}
+	return ok(map[string]any{
+		"messages": msgs, "has_more": next != "", "pin_count": 0,
+		"response_metadata": map[string]any{"next_cursor": next},
+	})
+}
+
+// messageJSON renders a stored message the way the Web API returns it.
+func messageJSON(m Message, withMetadata bool) map[string]any {
+	out := map[string]any{
+		"type": "message", "user": m.User, "bot_id": m.BotID, "app_id": "A0APP00001",
+		"text": m.Text, "ts": m.TS, "team": TeamID,
+	}
+	if m.Blocks != nil {
+		out["blocks"] = m.Blocks
+	}
+	if m.Metadata != nil && withMetadata {
+		out["metadata"] = m.Metadata
+	}
+	return out
+}
+
+// paginate picks [from, to) out of n items from the cursor and limit
+// parameters; the cursor is opaque to clients, as Slack's is.
+func paginate(n int, form url.Values, defLimit, maxLimit int) (page [2]int, next, code string) {
+	limit := defLimit
+	if l := form.Get("limit"); l != "" {
+		v, err := strconv.Atoi(l)
+		if err != nil || v < 0 {
+			return page, "", "invalid_limit"
+		}
+		if v > 0 {
+			limit = min(v, maxLimit)
+		}
+	}
+	from := 0
+	if c := form.Get("cursor"); c != "" {
+		raw, err := base64.StdEncoding.DecodeString(c)
+		v, err2 := strconv.Atoi(strings.TrimPrefix(string(raw), "offset:"))
+		if err != nil || err2 != nil || v < 0 || v > n {
+			return page, "", "invalid_cursor"
+		}
+		from = v
+	}
+	to := min(from+limit, n)
+	if to < n {
+		next = base64.StdEncoding.EncodeToString([]byte("offset:" + strconv.Itoa(to)))
+	}
+	return [2]int{from, to}, next, ""
+}
+
+// parseTS reads a "seconds.micros" timestamp as microseconds.
+func parseTS(ts string, def int64) (int64, error) {
+	if ts == "" {
+		return def, nil
+	}
+	sec, frac, _ := strings.Cut(ts, ".")
+	s, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	frac = (frac + "000000")[:6]
+	f, err := strconv.ParseInt(frac, 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	return s*1e6 + f, nil
+}

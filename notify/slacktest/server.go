@@ -1,0 +1,345 @@
+// Package slacktest is a local stand-in for the Slack Web API, in the spirit of
+// net/http/httptest: NewServer listens on a loopback port and answers the
+// methods the bot uses (auth.test, chat.postMessage, conversations.open,
+// conversations.list, conversations.history, users.lookupByEmail) in Slack's
+// wire format, so the real slack-go client can be pointed at it with
+// slack.OptionAPIURL(server.URL()).
+//
+// It is ordinary code, not test-only code: tests, the binary's demo mode and
+// the audit command's tests all use it. A Server keeps every posted message,
+// records every call, and can be told to fail the next calls of a method (a
+// 429 with Retry-After, a 5xx, a Slack error string, a slow response).
+package slacktest
+
+import (
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Identity of the bot every valid token belongs to, as auth.test reports it.
+const (
+	Token     = "xoxb-slacktest-token"
+	TeamID    = "T0TEAM0001"
+	BotUserID = "U0BOT00001"
+	BotID     = "B0BOT00001"
+	BotName   = "meetingbot"
+)
+
+// User is a seeded workspace member.
+type User struct {
+	ID    string
+	Name  string
+	Email string
+}
+
+// Channel is a seeded public or private channel. Member says whether the bot
+// is in it: chat.postMessage and conversations.history answer not_in_channel
+// otherwise, as Slack does.
+type Channel struct {
+	ID       string
+	Name     string
+	Private  bool
+	Archived bool
+	Member   bool
+}
+
+// Message is one message posted through chat.postMessage.
+type Message struct {
+	Channel  string
+	TS       string
+	Text     string
+	Blocks   json.RawMessage // as posted, nil when the call had none
+	Metadata *Metadata       // nil when the call had none
+	User     string          // the bot user that posted it
+	BotID    string
+	Posted   time.Time // the server clock when it was stored
+}
+
+// Metadata is Slack message metadata as posted with a message.
+type Metadata struct {
+	EventType    string         `json:"event_type"`
+	EventPayload map[string]any `json:"event_payload"`
+}
+
+// Call is one request the server received, in arrival order. Form holds the
+// request parameters (form-encoded or JSON) without the token.
+type Call struct {
+	Method     string
+	Form       url.Values
+	Authorized bool // a valid token came with the call
+	At         time.Time
+}
+
+// Server is a running emulator. Its methods are safe for concurrent use.
+type Server struct {
+	srv  *httptest.Server
+	done chan struct{}
+
+	mu        sync.Mutex
+	now       func() time.Time
+	tokens    map[string]bool
+	users     []User
+	channels  []Channel
+	dms       map[string]string // DM channel ID -> user ID
+	messages  []Message
+	calls     []Call
+	faults    []queuedFault
+	onMessage []func(Message)
+	lastTS    int64 // microseconds of the last ts handed out
+}
+
+// NewServer starts an emulator that accepts Token and has no users or
+// channels yet; seed them with AddUser and AddChannel. Close it when done.
+func NewServer() *Server {
+	s := &Server{
+		done:   make(chan struct{}),
+		now:    time.Now,
+		tokens: map[string]bool{Token: true},
+		dms:    map[string]string{},
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/", s.serve)
+	s.srv = httptest.NewServer(mux)
+	return s
+}
+
+// URL returns the Web API base URL, ending in "/api/", for SLACK_API_URL.
+func (s *Server) URL() string { return s.srv.URL + "/api/" }
+
+// Close releases delayed responses and shuts the server down.
+func (s *Server) Close() {
+	select {
+	case <-s.done:
+	default:
+		close(s.done)
+	}
+	s.srv.Close()
+}
+
+// SetClock replaces the clock used for message timestamps and call times.
+func (s *Server) SetClock(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = now
+}
+
+// AddToken makes another token valid; any other token gets invalid_auth.
+func (s *Server) AddToken(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokens[token] = true
+}
+
+// AddUser seeds a workspace member.
+func (s *Server) AddUser(u User) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.users = append(s.users, u)
+}
+
+// AddChannel seeds a channel.
+func (s *Server) AddChannel(c Channel) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.channels = append(s.channels, c)
+}
+
+// OnMessage registers f to be called with every new message, after it is
+// stored and outside the server's lock. The demo prints messages this way.
+func (s *Server) OnMessage(f func(Message)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onMessage = append(s.onMessage, f)
+}
+
+// AddMessage stores m as if it had been posted, without calling the
+// OnMessage hooks: seed history with it, e.g. another app's message. Empty
+// TS, Posted, User and BotID are filled in as for a post by the bot.
+func (s *Server) AddMessage(m Message) Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m.Posted.IsZero() {
+		m.Posted = s.now()
+	}
+	if m.TS == "" {
+		m.TS = s.nextTS(m.Posted.UnixMicro())
+	}
+	if m.User == "" && m.BotID == "" {
+		m.User, m.BotID = BotUserID, BotID
+	}
+	s.messages = append(s.messages, m)
+	return m
+}
+
+// Messages returns a copy of every message posted so far, oldest first.
+func (s *Server) Messages() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Message(nil), s.messages...)
+}
+
+// Calls returns a copy of every call received so far, oldest first.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Call, len(s.calls))
+	for i, c := range s.calls {
+		c.Form = cloneValues(c.Form)
+		out[i] = c
+	}
+	return out
+}
+
+// CallsTo returns the calls of one method, oldest first.
+func (s *Server) CallsTo(method string) []Call {
+	var out []Call
+	for _, c := range s.Calls() {
+		if c.Method == method {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// response is what a method handler answers: an HTTP status and a JSON body.
+type response struct {
+	status int
+	body   map[string]any
+	posted *Message
+}
+
+func ok(body map[string]any) response {
+	if body == nil {
+		body = map[string]any{}
+	}
+	body["ok"] = true
+	return response{status: http.StatusOK, body: body}
+}
+
+func slackErr(code string) response {
+	return response{status: http.StatusOK, body: map[string]any{"ok": false, "error": code}}
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	method := strings.TrimPrefix(r.URL.Path, "/api/")
+	form, err := readForm(r)
+	if err != nil {
+		writeJSON(w, slackErr("invalid_form_data"))
+		return
+	}
+	token := form.Get("token")
+	if token == "" {
+		token = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	}
+	form.Del("token")
+
+	s.mu.Lock()
+	authorized := s.tokens[token]
+	s.calls = append(s.calls, Call{Method: method, Form: cloneValues(form), Authorized: authorized, At: s.now()})
+	fault, faulted := s.takeFault(method, form.Get("channel"))
+	s.mu.Unlock()
+
+	if faulted && (fault.Status != 0 || fault.Error != "") {
+		if !s.wait(r, fault.Delay) {
+			return
+		}
+		writeFault(w, fault)
+		return
+	}
+
+	var resp response
+	switch {
+	case token == "":
+		resp = slackErr("not_authed")
+	case !authorized:
+		resp = slackErr("invalid_auth")
+	default:
+		resp = s.dispatch(method, form)
+	}
+	if resp.posted != nil {
+		s.mu.Lock()
+		hooks := append([](func(Message)){}, s.onMessage...)
+		s.mu.Unlock()
+		for _, f := range hooks {
+			f(*resp.posted)
+		}
+	}
+	if faulted && !s.wait(r, fault.Delay) {
+		return
+	}
+	writeJSON(w, resp)
+}
+
+func (s *Server) dispatch(method string, form url.Values) response {
+	switch method {
+	case "auth.test":
+		return ok(map[string]any{
+			"url": "https://slacktest.slack.com/", "team": "Slack Test", "user": BotName,
+			"team_id": TeamID, "user_id": BotUserID, "bot_id": BotID, "is_enterprise_install": false,
+		})
+	case "chat.postMessage":
+		return s.postMessage(form)
+	case "conversations.open":
+		return s.open(form)
+	case "conversations.list":
+		return s.list(form)
+	case "conversations.history":
+		return s.history(form)
+	case "users.lookupByEmail":
+		return s.lookupByEmail(form)
+	default:
+		return response{status: http.StatusNotFound, body: map[string]any{"ok": false, "error": "unknown_method"}}
+	}
+}
+
+func writeJSON(w http.ResponseWriter, resp response) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(resp.status)
+	_ = json.NewEncoder(w).Encode(resp.body)
+}
+
+// readForm reads parameters the way Slack accepts them: the query string,
+// a form-encoded body, or a JSON body whose non-string values are kept as
+// JSON text.
+func readForm(r *http.Request) (url.Values, error) {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if ct != "application/json" {
+		if err := r.ParseForm(); err != nil {
+			return nil, err
+		}
+		return cloneValues(r.Form), nil
+	}
+	form := cloneValues(r.URL.Query())
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, err
+	}
+	for k, raw := range m {
+		var str string
+		if json.Unmarshal(raw, &str) == nil {
+			form.Set(k, str)
+		} else {
+			form.Set(k, string(raw))
+		}
+	}
+	return form, nil
+}
+
+func cloneValues(v url.Values) url.Values {
+	out := make(url.Values, len(v))
+	for k, vs := range v {
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
+}
