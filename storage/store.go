@@ -73,7 +73,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, owner: newOwner()}
-	if err := s.migrate(ctx, migs); err != nil {
+	if err := s.migrateWaiting(ctx, migs); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -184,6 +184,36 @@ func checkExisting(ctx context.Context, path string, migs []migration) error {
 		return fmt.Errorf("storage: %s: %w (schema version %d, this binary knows up to %d): run a newer bot", path, ErrSchemaTooNew, version, latest)
 	}
 	return nil
+}
+
+// busyWait bounds how long Open waits for another process that is creating
+// the same database.
+const busyWait = 15 * time.Second
+
+// migrateWaiting migrates, waiting while another process holds the file:
+// switching a new database to WAL takes a lock that SQLite's busy timeout
+// does not wait for, so two bots started together on a new file would
+// otherwise fail with SQLITE_BUSY.
+func (s *Store) migrateWaiting(ctx context.Context, migs []migration) error {
+	deadline := time.Now().Add(busyWait)
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
+		err := s.migrate(ctx, migs)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (5), extended codes
+// included.
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == 5
 }
 
 type migration struct {
