@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/meetingbot/meetingbot/scheduler"
@@ -187,6 +188,10 @@ func (m *Monitor) Unhealthy() []string {
 	slices.Sort(out)
 	return out
 }
+
+// Registerer returns the registry /metrics serves, for collectors kept
+// elsewhere (the audit watcher's gauges).
+func (m *Monitor) Registerer() prometheus.Registerer { return m.metrics.reg }
 
 // Handler serves /healthz and /metrics.
 func (m *Monitor) Handler() http.Handler {

@@ -31,12 +31,16 @@ func main() {
 }
 
 // exitCode prints err, if any, and returns the exit status for it: 0 for
-// none, 2 for a malformed configuration or command line, 1 otherwise.
+// none, 2 for a malformed configuration or command line, a subcommand's
+// own status, 1 otherwise.
 func exitCode(err error, stderr io.Writer) int {
+	var status exitStatus
 	switch {
 	case err == nil:
 		return 0
-	case config.IsConfig(err), errors.As(err, new(usageError)):
+	case errors.As(err, &status):
+		return int(status) // the subcommand has said why
+	case config.IsConfig(err), errors.As(err, new(usageError)), errors.As(err, new(rejectedConfig)):
 		fmt.Fprintln(stderr, err)
 		return 2
 	default:

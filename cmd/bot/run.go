@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/meetingbot/meetingbot/scheduler"
@@ -35,7 +36,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		config.Usage(stdout)
 		return nil
 	case "audit":
-		return audit(ctx, args[1:], getenv, stdout, stderr)
+		return runAudit(ctx, args[1:], getenv, stdout, stderr)
 	case "", "demo":
 	default:
 		return usageError{fmt.Sprintf("unknown command %q: want no command, demo or audit (see bot -h)", cmd)}
@@ -56,11 +57,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return serve(ctx, cfg, newLogger(cfg, stderr), hooks{})
 }
 
-// audit is the audit subcommand, until the audit package exists.
-func audit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	return usageError{"audit: not built yet"}
-}
-
 // newLogger builds the one logger of the process, writing to w.
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
@@ -72,10 +68,6 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 
 // Timings of the serving process.
 const (
-	// sendTimeout bounds one delivery, retries included, so that a send in
-	// flight at SIGTERM is finished and recorded well within 10 seconds. A
-	// send that runs out is retried on the next tick.
-	sendTimeout = 7 * time.Second
 	// checkTimeout bounds the start-up check of the Slack token.
 	checkTimeout = 20 * time.Second
 	// ledgerRefresh is how often the ledger rows gauge is refreshed.
@@ -96,6 +88,13 @@ type hooks struct {
 // server down and returns nil.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) error {
 	log.Info("starting", "config", cfg.String())
+	// The clients first: they check the credentials without side effects,
+	// so a rejected key stops the bot before the database or the port.
+	mon := monitor.New(monitor.Options{Subscriptions: cfg.Subscriptions, Interval: cfg.TickInterval})
+	source, slack, err := clients(ctx, cfg, log, observers{calendar: mon.ObserveCalendar, slack: mon.ObserveSlack})
+	if err != nil {
+		return err
+	}
 	store, err := storage.Open(ctx, cfg.DatabasePath)
 	if err != nil {
 		return err
@@ -107,17 +106,20 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	}
 	defer ln.Close()
 
-	mon := monitor.New(monitor.Options{Subscriptions: cfg.Subscriptions, Interval: cfg.TickInterval})
-	source, notifier, err := backends(ctx, cfg, log, mon)
+	// A send in flight at SIGTERM gets the scheduler's ShutdownGrace (5s)
+	// to finish and be recorded, well within the 10 seconds promised.
+	sched, err := scheduler.New(cfg.Subscriptions, source, slack, store, scheduler.Options{
+		Interval: cfg.TickInterval,
+		Logger:   log,
+		Observer: mon,
+	})
 	if err != nil {
 		return err
 	}
-	sched, err := scheduler.New(cfg.Subscriptions, source, notifier, store, scheduler.Options{
-		Interval:    cfg.TickInterval,
-		SendTimeout: sendTimeout,
-		Logger:      log,
-		Observer:    mon,
-	})
+	watcher, err := audit.NewWatcher(audit.WatcherConfig{
+		Subscriptions: cfg.Subscriptions, Source: source, Ledger: store, Slack: slack,
+		Interval: cfg.TickInterval, Logger: log,
+	}, mon.Registerer())
 	if err != nil {
 		return err
 	}
@@ -136,6 +138,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		}
 	})
 	wg.Go(func() { mon.TrackLedger(bg, store, ledgerRefresh) })
+	wg.Go(func() { watcher.Run(bg) })
 	log.Info("serving /healthz and /metrics", "addr", ln.Addr().String())
 	if h.listening != nil {
 		h.listening(ln.Addr().String())

@@ -45,7 +45,8 @@ func TestCommandLineMistakesExit2(t *testing.T) {
 	}{
 		{[]string{"serve"}, `unknown command "serve"`},
 		{[]string{"demo", "now"}, `unexpected argument "now"`},
-		{[]string{"audit"}, "audit: not built yet"},
+		{[]string{"audit"}, "bot audit: no configuration"},
+		{[]string{"audit", "--bogus"}, "bot audit: flag provided but not defined"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer

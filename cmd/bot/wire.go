@@ -3,21 +3,108 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 
+	"github.com/meetingbot/meetingbot/audit"
+	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/config"
-	"github.com/meetingbot/meetingbot/monitor"
+	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/scheduler"
+	"github.com/meetingbot/meetingbot/storage"
 )
 
-// backends builds the Calendar source and the Slack notifier for cfg,
-// reporting their calls to mon.
-func backends(ctx context.Context, cfg config.Config, log *slog.Logger, mon *monitor.Monitor) (scheduler.Source, scheduler.Notifier, error) {
-	return nil, nil, errors.New("the calendar and notify clients are not wired in yet")
+// rejectedConfig is configuration that parsed but a client refused (say, a
+// credentials JSON without a usable private key); like a *config.Error it
+// exits 2.
+type rejectedConfig struct{ err error }
+
+func (e rejectedConfig) Error() string { return e.err.Error() }
+func (e rejectedConfig) Unwrap() error { return e.err }
+
+// observers receive the clients' per-call outcomes; nil ones are skipped.
+type observers struct {
+	calendar, slack func(call, class string)
 }
 
-// demo runs the built-in demo.
-func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
-	return errors.New("the demo needs the calendar and notify emulators, not wired in yet")
+// clients builds the Calendar source and the Slack notifier for cfg. It
+// makes one request, auth.test, to fail fast on a token Slack rejects;
+// Slack being unreachable is only logged.
+func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs observers) (*calendar.Source, *notify.Slack, error) {
+	source, err := calendar.New(ctx, calendar.Config{
+		CredentialsFile: cfg.CredentialsFile,
+		CredentialsJSON: cfg.CredentialsJSON,
+		Endpoint:        cfg.GoogleEndpoint,
+		Impersonate:     cfg.Impersonate,
+		Logger:          log,
+		Observe:         obs.calendar,
+	})
+	if err != nil {
+		return nil, nil, rejectedConfig{err}
+	}
+	if email := source.ServiceAccountEmail(); email != "" && !cfg.Impersonate {
+		log.Info("reading calendars as the service account; share each calendar with it", "service_account", email)
+	}
+	slack := notify.New(notify.Config{
+		Token:   cfg.SlackToken,
+		APIURL:  cfg.SlackAPIURL,
+		Logger:  log,
+		Observe: obs.slack,
+	})
+	check, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	if err := slack.Check(check); err != nil {
+		if scheduler.IsPermanent(err) {
+			return nil, nil, fmt.Errorf("SLACK_BOT_TOKEN rejected: %w", err)
+		}
+		log.Warn("Slack unreachable at start-up; reminders will retry", "err", err)
+	}
+	return source, slack, nil
+}
+
+// exitStatus is an exit status chosen by a subcommand that has already
+// said why.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// runAudit is `bot audit`: it reads the bot's own configuration and ledger
+// and compares them with the calendars and Slack.
+func runAudit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var store *storage.Store
+	defer func() {
+		if store != nil {
+			store.Close()
+		}
+	}()
+	open := func(ctx context.Context) (audit.Deps, error) {
+		cfg, err := config.Parse(getenv)
+		if err != nil {
+			return audit.Deps{}, err
+		}
+		if cfg.Demo {
+			return audit.Deps{}, errors.New("no configuration: audit reads the bot's environment (SLACK_BOT_TOKEN, Google credentials, CALENDARS, DATABASE_PATH)")
+		}
+		// Auditing must not create an empty ledger where the bot's is not.
+		if _, err := os.Stat(cfg.DatabasePath); errors.Is(err, fs.ErrNotExist) {
+			return audit.Deps{}, fmt.Errorf("DATABASE_PATH=%q: no ledger there; point it at the bot's database file", cfg.DatabasePath)
+		}
+		source, slack, err := clients(ctx, cfg, newLogger(cfg, stderr), observers{})
+		if err != nil {
+			return audit.Deps{}, err
+		}
+		if store, err = storage.Open(ctx, cfg.DatabasePath); err != nil {
+			return audit.Deps{}, err
+		}
+		return audit.Deps{
+			Subscriptions: cfg.Subscriptions, Source: source, Ledger: store, Slack: slack, Interval: cfg.TickInterval,
+		}, nil
+	}
+	if code := audit.Command(ctx, args, open, stdout, stderr); code != audit.ExitOK {
+		return exitStatus(code)
+	}
+	return nil
 }

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	gcal "google.golang.org/api/calendar/v3"
+
+	"github.com/meetingbot/meetingbot/calendar/calendartest"
+	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/notify/slacktest"
+)
+
+// The demo's world: Alice's calendar reminds her by DM, the team calendar
+// reminds #engineering.
+const (
+	demoAlice        = "alice@example.com"
+	demoTeam         = "team@example.com"
+	demoChannel      = "#engineering"
+	demoChannelID    = "C0DEMOENG1"
+	demoTick         = "2s"
+	demoOffsets      = "1m,0"
+	demoAliceSlackID = "U0ALICE001"
+)
+
+// demo runs the bot exactly as in production, against a local Calendar
+// emulator and a local Slack emulator, and prints each reminder as Slack
+// would show it. The operator's DATABASE_PATH, HTTP_ADDR, LOG_LEVEL and
+// LOG_FORMAT are honoured (a temporary database, a free loopback port, warn
+// and text otherwise); Slack, Google, CALENDARS, offsets and tick are the
+// demo's own.
+func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
+	// Check the operator's variables before starting anything.
+	placeholder := map[string]string{
+		"SLACK_BOT_TOKEN": "xoxb-demo", "GOOGLE_CREDENTIALS_JSON": `{"type":"service_account"}`,
+	}
+	if _, err := config.Parse(demoEnv(getenv, placeholder)); err != nil {
+		return err
+	}
+
+	cal := calendartest.NewServer()
+	defer cal.Close()
+	slack := slacktest.NewServer()
+	defer slack.Close()
+	slack.AddUser(slacktest.User{ID: demoAliceSlackID, Name: "alice", Email: demoAlice})
+	slack.AddChannel(slacktest.Channel{ID: demoChannelID, Name: demoChannel[1:], Member: true})
+
+	env := map[string]string{
+		"SLACK_BOT_TOKEN":         slacktest.Token,
+		"SLACK_API_URL":           slack.URL(),
+		"GOOGLE_CREDENTIALS_JSON": string(cal.ServiceAccountJSON()),
+		"GOOGLE_API_ENDPOINT":     cal.Endpoint(),
+	}
+	if getenv("DATABASE_PATH") == "" {
+		dir, err := os.MkdirTemp("", "meetingbot-demo-")
+		if err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		env["DATABASE_PATH"] = filepath.Join(dir, "reminders.db")
+	}
+	cfg, err := config.Parse(demoEnv(getenv, env))
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+
+	out := &demoPrinter{w: stdout}
+	slack.OnMessage(out.message)
+	script := newDemoScript(cal, out, time.Now())
+	if err := script.seed(); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	return serve(ctx, cfg, log, hooks{listening: func(addr string) {
+		out.banner(addr, cfg.DatabasePath, script)
+		wg.Go(func() { script.play(ctx) })
+	}})
+}
+
+// demoEnv returns a getenv that answers the demo's fixed settings, then
+// env, then the operator's environment for what remains.
+func demoEnv(getenv func(string) string, env map[string]string) func(string) string {
+	fixed := map[string]string{
+		"SLACK_API_URL": "", "GOOGLE_API_ENDPOINT": "", "GOOGLE_APPLICATION_CREDENTIALS": "",
+		"GOOGLE_IMPERSONATE": "false",
+		"CALENDARS":          demoAlice + "," + demoTeam + "=" + demoChannel,
+		"REMINDER_OFFSETS":   demoOffsets,
+		"TICK_INTERVAL":      demoTick,
+		"HTTP_ADDR":          "127.0.0.1:0",
+		"LOG_LEVEL":          "warn",
+		"LOG_FORMAT":         "text",
+	}
+	operator := map[string]bool{"DATABASE_PATH": true, "HTTP_ADDR": true, "LOG_LEVEL": true, "LOG_FORMAT": true}
+	return func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		if v := getenv(k); operator[k] && v != "" {
+			return v
+		}
+		// The operator's SLACK_BOT_TOKEN, CALENDARS and the like are not
+		// the demo's.
+		return fixed[k]
+	}
+}
+
+// demoStep is one change the demo makes to a calendar while it runs.
+type demoStep struct {
+	at   time.Duration // after the demo starts
+	say  string
+	do   func() error
+	done bool
+}
+
+// demoScript seeds the calendars and plays the changes: one meeting moved,
+// one cancelled, one created after its reminder time.
+type demoScript struct {
+	cal   *calendartest.Server
+	out   *demoPrinter
+	start time.Time
+	steps []demoStep
+	until time.Duration // when the last reminder is due
+}
+
+func newDemoScript(cal *calendartest.Server, out *demoPrinter, start time.Time) *demoScript {
+	return &demoScript{cal: cal, out: out, start: start.Truncate(time.Second).Add(time.Second)}
+}
+
+func (d *demoScript) event(id, title string, at, length time.Duration) *gcal.Event {
+	ev := calendartest.NewEvent(id, title, d.start.Add(at), d.start.Add(at+length))
+	ev.Organizer = &gcal.EventOrganizer{Email: demoAlice, DisplayName: "Alice"}
+	return ev
+}
+
+// seed puts the meetings known from the start.
+func (d *demoScript) seed() error {
+	planning := d.event("planning", "Sprint planning", 65*time.Second, 30*time.Minute)
+	planning.Location = "https://example.zoom.us/j/123456789"
+	review := d.event("review", "Design review <API v2>", 80*time.Second, 30*time.Minute)
+	review.HangoutLink = "https://meet.google.com/abc-defg-hij"
+	oneOnOne := d.event("one-on-one", "1:1 with Bob", 150*time.Second, 25*time.Minute)
+	budget := d.event("budget", "Budget sync", 120*time.Second, 30*time.Minute)
+	for _, put := range []struct {
+		cal string
+		ev  *gcal.Event
+	}{{demoTeam, planning}, {demoAlice, review}, {demoAlice, oneOnOne}, {demoAlice, budget}} {
+		if err := d.cal.Put(put.cal, put.ev); err != nil {
+			return err
+		}
+	}
+	moved := d.event("one-on-one", "1:1 with Bob", 210*time.Second, 25*time.Minute)
+	quick := d.event("quick", "Quick question", 50*time.Second, 15*time.Minute)
+	d.steps = []demoStep{
+		{at: 20 * time.Second, say: fmt.Sprintf("Quick question created in Alice's calendar, starting %s: its 1m reminder time has passed, so it goes out at once, marked late", d.out.clock(d.start.Add(50*time.Second))),
+			do: func() error { return d.cal.Put(demoAlice, quick) }},
+		{at: 30 * time.Second, say: fmt.Sprintf("1:1 with Bob moved from %s to %s, before its reminder: one reminder, for the new time", d.out.clock(d.start.Add(150*time.Second)), d.out.clock(d.start.Add(210*time.Second))),
+			do: func() error { return d.cal.Put(demoAlice, moved) }},
+		{at: 45 * time.Second, say: "Budget sync cancelled before its reminder: nothing will be sent for it",
+			do: func() error { return d.cal.Delete(demoAlice, "budget") }},
+	}
+	d.until = 215 * time.Second
+	return nil
+}
+
+// play applies the steps at their times, until ctx ends.
+func (d *demoScript) play(ctx context.Context) {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		elapsed := time.Since(d.start)
+		for i := range d.steps {
+			s := &d.steps[i]
+			if s.done || elapsed < s.at {
+				continue
+			}
+			s.done = true
+			if err := s.do(); err != nil {
+				d.out.note("demo step failed: " + err.Error())
+				continue
+			}
+			d.out.note(s.say)
+		}
+		if d.until > 0 && elapsed > d.until {
+			d.until = 0
+			d.out.note("That was every demo meeting. The bot keeps sweeping; press Ctrl-C to stop.")
+		}
+	}
+}
