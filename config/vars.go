@@ -44,7 +44,8 @@ Configuration comes only from environment variables.
   bot         run; with neither SLACK_BOT_TOKEN nor Google credentials, run the demo
   bot demo    run the built-in demo: local Calendar and Slack emulators, reminders
               printed to the terminal
-  bot audit   compare the ledger with what Slack received
+  bot audit   compare the reminders that were due with what Slack received
+              (bot audit -h for its flags)
 
 Environment:
 `)
@@ -65,7 +66,11 @@ func Markdown() string {
 	var b strings.Builder
 	b.WriteString("| variable | default | meaning |\n| --- | --- | --- |\n")
 	for _, v := range Vars {
-		fmt.Fprintf(&b, "| `%s` | `%s` | %s |\n", v.Name, v.Default, v.Meaning)
+		def := v.Default
+		if def != "none" {
+			def = "`" + def + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", v.Name, def, v.Meaning)
 	}
 	return b.String()
 }
