@@ -293,3 +293,38 @@ func TestDemoAsNewcomer(t *testing.T) {
 		t.Errorf("demo left %v in its working directory", left)
 	}
 }
+
+// TestHealthzNamesTheFailingSubscription makes Alice's calendar refuse the
+// bot for a while: /healthz turns 503 naming her subscription and the
+// error, then 200 again once reads succeed.
+func TestHealthzNamesTheFailingSubscription(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	faults := make([]calendartest.Fault, 10)
+	for i := range faults {
+		faults[i] = calendartest.Forbidden
+	}
+	w.cal.QueueFaults(alice, faults...)
+	p := start(t, w.dir, w.env("CALENDARS="+alice+","+teamID))
+	addr := p.addr()
+
+	var body string
+	eventually(t, 30*time.Second, "GET /healthz = 503", func() bool {
+		var status int
+		status, body = httpGet("http://" + addr + "/healthz")
+		return status == 503
+	})
+	for _, want := range []string{"unhealthy: 1 of 2", "subscription alice@example.com:", "last error: read calendar alice@example.com"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("GET /healthz body = %q, want it to contain %q", body, want)
+		}
+	}
+	eventually(t, 30*time.Second, "GET /healthz = 200 after the faults", func() bool {
+		status, _ := httpGet("http://" + addr + "/healthz")
+		return status == 200
+	})
+	_, metrics := httpGet("http://" + addr + "/metrics")
+	if want := `meetingbot_calendar_errors_total{call="events.list",class="permanent"} 10`; !strings.Contains(metrics, want) {
+		t.Errorf("GET /metrics lacks %q", want)
+	}
+}
