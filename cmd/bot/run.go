@@ -95,6 +95,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	if err != nil {
 		return err
 	}
+	if ctx.Err() != nil {
+		return nil // stopped during start-up: nothing to finish
+	}
 	store, err := storage.Open(ctx, cfg.DatabasePath)
 	if err != nil {
 		return err
