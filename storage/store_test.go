@@ -17,7 +17,7 @@ import (
 
 var ctx = context.Background()
 
-func open(t *testing.T, path string) *storage.Store {
+func open(t testing.TB, path string) *storage.Store {
 	t.Helper()
 	s, err := storage.Open(ctx, path)
 	require.NoError(t, err, "Open(%s)", path)
