@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -31,6 +32,15 @@ func lockOwner(dbPath, owner string) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("storage: owner lock %s: %w", owner, err)
+	}
+	// Sweep the files of processes that were killed: ownerAlive removes a
+	// dead owner's file, and a live owner's lock keeps its own.
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			if other, ok := strings.CutSuffix(e.Name(), ".lock"); ok && other != owner {
+				ownerAlive(dbPath, other)
+			}
+		}
 	}
 	return f, nil
 }

@@ -175,3 +175,20 @@ func TestOrphansCursorsPrune(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]time.Time{"alice": now, "bob": now}, cur, "cursors never move back")
 }
+
+func TestOpenSweepsLockFilesOfDeadProcesses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bot.db")
+	live := open(t, path)
+	dir := path + ".owners"
+	// A process killed with SIGKILL leaves its file behind, unlocked.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "host-123-deadbeef.lock"), nil, 0o600))
+
+	next := open(t, path)
+	names, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var got []string
+	for _, n := range names {
+		got = append(got, n.Name())
+	}
+	assert.ElementsMatch(t, []string{live.Owner() + ".lock", next.Owner() + ".lock"}, got, "lock files after Open")
+}
