@@ -14,16 +14,17 @@ import (
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
 
+	"github.com/meetingbot/meetingbot/attempt"
 	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // Classes of an HTTP attempt, as reported to Config.Observe.
 const (
-	ClassOK          = "ok"
-	ClassRateLimited = "rate_limited"
-	ClassServerError = "server_error"
-	ClassNetwork     = "network"
-	ClassPermanent   = "permanent"
+	ClassOK          = attempt.OK
+	ClassRateLimited = attempt.RateLimited
+	ClassServerError = attempt.ServerError
+	ClassNetwork     = attempt.Network
+	ClassPermanent   = attempt.Permanent
 )
 
 // callEventsList names the API call reported to Config.Observe.
@@ -105,18 +106,6 @@ func backoff(n int, base, maxDelay time.Duration) time.Duration {
 	d = min(d, maxDelay)
 	half := d / 2
 	return half + rand.N(half+1)
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // retry runs attempt until it succeeds, fails permanently, runs out of

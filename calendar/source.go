@@ -26,6 +26,7 @@ import (
 	"google.golang.org/api/calendar/v3"
 	"google.golang.org/api/option"
 
+	"github.com/meetingbot/meetingbot/attempt"
 	"github.com/meetingbot/meetingbot/scheduler"
 )
 
@@ -105,7 +106,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		services:    map[string]*calendar.Service{},
 	}
 	if s.sleep == nil {
-		s.sleep = sleep
+		s.sleep = attempt.Sleep
 	}
 	if u, err := url.Parse(s.endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("calendar: GOOGLE_API_ENDPOINT %q is not an http(s) URL, e.g. %s", s.endpoint, DefaultEndpoint)

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/meetingbot/meetingbot/attempt"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
 )
@@ -122,7 +123,7 @@ func (m *Monitor) Ticked(now time.Time, took time.Duration) {
 // fits calendar.Config.Observe. class "ok" is a success.
 func (m *Monitor) ObserveCalendar(call, class string) {
 	m.metrics.calendarCalls.WithLabelValues(call, class).Inc()
-	if class != "ok" {
+	if class != attempt.OK {
 		m.metrics.calendarErrs.WithLabelValues(call, class).Inc()
 	}
 }
@@ -131,7 +132,7 @@ func (m *Monitor) ObserveCalendar(call, class string) {
 // notify.Config.Observe. class "ok" is a success.
 func (m *Monitor) ObserveSlack(call, class string) {
 	m.metrics.slackCalls.WithLabelValues(call, class).Inc()
-	if class != "ok" {
+	if class != attempt.OK {
 		m.metrics.slackErrs.WithLabelValues(call, class).Inc()
 	}
 }

@@ -8,15 +8,17 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"github.com/meetingbot/meetingbot/attempt"
 )
 
 // Outcome classes of one Slack API attempt, as Config.Observe receives them.
 const (
-	ClassOK          = "ok"
-	ClassRateLimited = "rate_limited"
-	ClassServerError = "server_error"
-	ClassNetwork     = "network"
-	ClassPermanent   = "permanent"
+	ClassOK          = attempt.OK
+	ClassRateLimited = attempt.RateLimited
+	ClassServerError = attempt.ServerError
+	ClassNetwork     = attempt.Network
+	ClassPermanent   = attempt.Permanent
 )
 
 // errConfirmed ends a call whose earlier attempt turned out to have worked.

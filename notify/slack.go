@@ -19,6 +19,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/meetingbot/meetingbot/attempt"
 	"github.com/meetingbot/meetingbot/scheduler"
 )
 
@@ -89,7 +90,7 @@ func New(cfg Config) *Slack {
 		cfg.Now = time.Now
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = attempt.Sleep
 	}
 	if cfg.Interval == 0 {
 		cfg.Interval = time.Second
@@ -119,17 +120,6 @@ func New(cfg Config) *Slack {
 		log:   log,
 		pace:  &pacer{interval: cfg.Interval, next: map[string]time.Time{}},
 		names: map[string]string{},
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
