@@ -114,6 +114,13 @@ type Notifier interface {
 // reminder went out.
 var ErrUnknown = errors.New("delivery unknown")
 
+// ErrUnconfirmed marks a Notifier.Notify error after which Slack may hold
+// the message: the post may have been accepted (a timeout, a 5xx, an answer
+// lost on the way back, an ok without a message reference) and no lookup
+// could tell. The scheduler keeps such a reminder in the "look in Slack
+// first" state, and asks Delivered before any resend.
+var ErrUnconfirmed = errors.New("delivery unconfirmed")
+
 // Permanent marks err as permanent: retrying will not help until an operator
 // acts (a missing share, a bad token, a channel the bot is not in).
 func Permanent(err error) error {
