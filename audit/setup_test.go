@@ -160,7 +160,7 @@ func (e *env) claim(r scheduler.Reminder, when time.Time) storage.Entry {
 		Subscription: r.Subscription.ID, Key: r.Key, EventID: r.Meeting.ID, Offset: r.Offset,
 		Start: r.Meeting.Start.UTC(), TriggerAt: r.TriggerAt.UTC(), Late: when.Sub(r.TriggerAt) > 35*time.Second,
 	}
-	st, _, err := e.store.Claim(context.Background(), en, e.store.Owner(), when, when.Add(2*time.Minute))
+	st, _, err := e.store.Claim(context.Background(), en, when, when.Add(2*time.Minute))
 	if err != nil || (st != storage.Claimed && st != storage.Orphaned) {
 		e.t.Fatalf("Claim(%s) = %v, %v, want claimed", r.Key, st, err)
 	}
@@ -171,7 +171,7 @@ func (e *env) claim(r scheduler.Reminder, when time.Time) storage.Entry {
 func (e *env) settle(en storage.Entry, outcome storage.Outcome, reason string, rc scheduler.Receipt, when time.Time) {
 	e.t.Helper()
 	en.Outcome, en.Reason, en.Channel, en.MessageTS = outcome, reason, rc.Channel, rc.TS
-	if err := e.store.Settle(context.Background(), en, e.store.Owner(), when); err != nil {
+	if err := e.store.Settle(context.Background(), en, when); err != nil {
 		e.t.Fatalf("Settle(%s) = %v", en.Key, err)
 	}
 }

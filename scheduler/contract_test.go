@@ -193,7 +193,7 @@ func TestKilledBetweenSendAndRecordIsConfirmedNotResent(t *testing.T) {
 		r := scheduler.Reminder{Key: scheduler.Key("sync", 10*time.Minute, at("09:00")), Subscription: e.subs[0],
 			Meeting: scheduler.Meeting{ID: "sync", Start: at("09:00")}, Offset: 10 * time.Minute, TriggerAt: at("08:50")}
 		st, _, err := dying.Claim(context.Background(), storage.Entry{Subscription: "alice", Key: r.Key, EventID: "sync",
-			Offset: r.Offset, Start: at("09:00"), TriggerAt: at("08:50")}, dying.Owner(), at("08:50"), at("08:52"))
+			Offset: r.Offset, Start: at("09:00"), TriggerAt: at("08:50")}, at("08:50"), at("08:52"))
 		require.NoError(t, err)
 		require.Equal(t, storage.Claimed, st)
 		_, err = e.slack.Notify(context.Background(), r)

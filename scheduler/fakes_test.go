@@ -95,6 +95,11 @@ type slack struct {
 	fail      map[string][]error // subscription ID -> errors to return, in order
 	canLookup bool
 	seq       int
+	// before, if set, runs at the start of each Notify, outside the lock:
+	// a slow Slack, or another process acting while a send is in flight.
+	before func(r scheduler.Reminder)
+	// lookupFail, if set, answers Delivered before it looks.
+	lookupFail []error
 }
 
 func newSlack(now func() time.Time) *slack {
@@ -108,6 +113,9 @@ func (s *slack) FailNext(sub string, errs ...error) {
 }
 
 func (s *slack) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, error) {
+	if s.before != nil {
+		s.before(r)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if q := s.fail[r.Subscription.ID]; len(q) > 0 {
@@ -123,6 +131,11 @@ func (s *slack) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Rec
 func (s *slack) Delivered(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.lookupFail) > 0 {
+		err := s.lookupFail[0]
+		s.lookupFail = s.lookupFail[1:]
+		return scheduler.Receipt{}, false, err
+	}
 	if !s.canLookup {
 		return scheduler.Receipt{}, false, scheduler.ErrUnknown
 	}

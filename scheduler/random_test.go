@@ -161,24 +161,32 @@ func (l crashLedger) Entries(ctx context.Context, sub string, keys []string) (ma
 func (l crashLedger) Orphans(ctx context.Context, now time.Time) ([]storage.Entry, error) {
 	return guard(l.p, func() ([]storage.Entry, error) { return l.Store.Orphans(ctx, now) })
 }
-func (l crashLedger) Claim(ctx context.Context, e storage.Entry, owner string, now, until time.Time) (storage.ClaimStatus, storage.Entry, error) {
+func (l crashLedger) Claim(ctx context.Context, e storage.Entry, now, until time.Time) (storage.ClaimStatus, storage.Entry, error) {
 	var prev storage.Entry
 	st, err := guard(l.p, func() (storage.ClaimStatus, error) {
 		var err error
 		var st storage.ClaimStatus
-		st, prev, err = l.Store.Claim(ctx, e, owner, now, until)
+		st, prev, err = l.Store.Claim(ctx, e, now, until)
 		return st, err
 	})
 	return st, prev, err
 }
-func (l crashLedger) Settle(ctx context.Context, e storage.Entry, owner string, now time.Time) error {
+func (l crashLedger) Settle(ctx context.Context, e storage.Entry, now time.Time) error {
 	if ok, diedHere := l.p.enter(); !ok {
 		if diedHere && e.Outcome == storage.Sent {
 			l.atRisk[e.Subscription+"|"+e.Key]++ // Slack has it; the ledger will not
 		}
 		return errCrashed
 	}
-	_, err := guard(l.p, func() (int, error) { return 0, l.Store.Settle(ctx, e, owner, now) })
+	_, err := guard(l.p, func() (int, error) { return 0, l.Store.Settle(ctx, e, now) })
+	return err
+}
+func (l crashLedger) Renew(ctx context.Context, e storage.Entry, until time.Time) error {
+	_, err := guard(l.p, func() (int, error) { return 0, l.Store.Renew(ctx, e, until) })
+	return err
+}
+func (l crashLedger) Release(ctx context.Context, e storage.Entry, reason string) error {
+	_, err := guard(l.p, func() (int, error) { return 0, l.Store.Release(ctx, e, reason) })
 	return err
 }
 func (l crashLedger) Prune(ctx context.Context, before time.Time) (int64, error) {

@@ -13,15 +13,21 @@ import (
 
 // Ledger is the state the scheduler keeps between ticks; *storage.Store
 // provides it.
+// Claims belong to the Ledger that made them: one Ledger per process.
 type Ledger interface {
-	// Owner names this process in claims; it must differ between processes.
-	Owner() string
 	Cursors(ctx context.Context) (map[string]time.Time, error)
 	AdvanceCursors(ctx context.Context, cursors map[string]time.Time) error
 	Entries(ctx context.Context, subscription string, keys []string) (map[string]storage.Entry, error)
+	// Orphans lists the claims in flight no other live process may finish.
 	Orphans(ctx context.Context, now time.Time) ([]storage.Entry, error)
-	Claim(ctx context.Context, e storage.Entry, owner string, now, leaseUntil time.Time) (storage.ClaimStatus, storage.Entry, error)
-	Settle(ctx context.Context, e storage.Entry, owner string, now time.Time) error
+	// Claim takes a key at now until leaseUntil; a live process's claim
+	// is never taken.
+	Claim(ctx context.Context, e storage.Entry, now, leaseUntil time.Time) (storage.ClaimStatus, storage.Entry, error)
+	// Renew extends a claim held; Settle records its outcome; Release
+	// gives it up unconfirmed, for a lookup before any resend.
+	Renew(ctx context.Context, e storage.Entry, leaseUntil time.Time) error
+	Settle(ctx context.Context, e storage.Entry, now time.Time) error
+	Release(ctx context.Context, e storage.Entry, reason string) error
 	Prune(ctx context.Context, before time.Time) (int64, error)
 }
 
@@ -81,6 +87,7 @@ type Scheduler struct {
 	lastErr     map[string]string // per subscription, to report each failure once
 	steppedBack bool
 	lastPrune   time.Time
+	inflight    map[string]bool // subscription|key of the claims this process is working on
 }
 
 // New returns a Scheduler over subs. It fails if two subscriptions share an
@@ -126,7 +133,7 @@ func New(subs []Subscription, source Source, notifier Notifier, ledger Ledger, o
 	}
 	return &Scheduler{
 		subs: subs, source: source, notify: notifier, ledger: ledger, opts: opts,
-		log: opts.Logger, lastErr: map[string]string{},
+		log: opts.Logger, lastErr: map[string]string{}, inflight: map[string]bool{},
 	}, nil
 }
 
@@ -173,6 +180,7 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 	for _, e := range orphanList {
 		orphans[e.Subscription] = append(orphans[e.Subscription], e)
 	}
+	s.dropRemoved(ctx, orphans)
 
 	type result struct {
 		sub     string

@@ -56,7 +56,7 @@ func (s *Scheduler) sweep(ctx context.Context, sub Subscription, c time.Time, ha
 	due := dueReminders(sub, meetings, from, c, now, s.opts.Interval+LateSlack)
 	settled := true
 	if len(due) > 0 {
-		settled = s.deliver(ctx, sub, due, now)
+		settled = s.deliver(ctx, sub, due)
 	}
 	dueKeys := make(map[string]bool, len(due))
 	for _, r := range due {
@@ -64,7 +64,7 @@ func (s *Scheduler) sweep(ctx context.Context, sub Subscription, c time.Time, ha
 	}
 	for _, e := range orphans {
 		if !dueKeys[e.Key] {
-			s.resolveOrphan(ctx, sub, e, now)
+			s.resolveOrphan(ctx, sub, e)
 		}
 	}
 	if !settled {
@@ -116,7 +116,7 @@ func dueReminders(sub Subscription, meetings []Meeting, from, c, now time.Time, 
 
 // deliver settles each due reminder not already in the ledger, oldest first,
 // and reports whether all of them are settled.
-func (s *Scheduler) deliver(ctx context.Context, sub Subscription, due []Reminder, now time.Time) bool {
+func (s *Scheduler) deliver(ctx context.Context, sub Subscription, due []Reminder) bool {
 	keys := make([]string, len(due))
 	for i, r := range due {
 		keys[i] = r.Key
@@ -134,7 +134,7 @@ func (s *Scheduler) deliver(ctx context.Context, sub Subscription, due []Reminde
 		if ctx.Err() != nil {
 			return false // shutting down: claim nothing new
 		}
-		if !s.settle(ctx, r, now) {
+		if !s.settle(ctx, r) {
 			all = false
 		}
 	}
@@ -163,10 +163,18 @@ func started(r Reminder, now time.Time) bool {
 
 // settle claims r, sends it (or records why not), and records the outcome.
 // It reports whether r is settled.
-func (s *Scheduler) settle(ctx context.Context, r Reminder, now time.Time) bool {
+func (s *Scheduler) settle(ctx context.Context, r Reminder) bool {
+	if !s.begin(r.Subscription.ID, r.Key) {
+		return false // already being worked on in this process
+	}
+	defer s.end(r.Subscription.ID, r.Key)
 	log := s.log.With("subscription", r.Subscription.ID, "key", r.Key)
 	e := entryOf(r)
-	status, prev, err := s.ledger.Claim(ctx, e, s.ledger.Owner(), now, now.Add(s.opts.Lease))
+	// The lease starts now, when the claim is made, not when the tick
+	// began: earlier reads and sends may have taken a while.
+	claimed := s.opts.Now().UTC()
+	lease := claimed.Add(s.opts.Lease)
+	status, prev, err := s.ledger.Claim(ctx, e, claimed, lease)
 	if err != nil {
 		log.Error("claim reminder", "err", err)
 		return false
@@ -181,43 +189,64 @@ func (s *Scheduler) settle(ctx context.Context, r Reminder, now time.Time) bool 
 
 	// The claim is ours. Finish what it guards even if ctx ends now: an
 	// unrecorded send is the one way to a duplicate.
-	work, cancel := s.workContext(ctx)
-	defer cancel()
 	var resend bool
 	if status == storage.Orphaned {
-		receipt, ok, err := s.notify.Delivered(work, r)
+		look, cancel := s.workContext(ctx, s.opts.SendTimeout)
+		receipt, ok, err := s.notify.Delivered(look, r)
+		cancel()
 		switch {
 		case ok:
 			e.Outcome, e.Channel, e.MessageTS = storage.Sent, receipt.Channel, receipt.TS
 			e.Reason = "confirmed in Slack after an interrupted send"
 			e.Late = prev.Late
-			return s.record(work, log, e)
+			return s.record(ctx, log, e)
 		case err != nil && !errors.Is(err, ErrUnknown):
-			// Could not ask; leave the claim to expire and ask again.
+			// Could not ask: the claim keeps its "look first" state.
 			log.Warn("check for an interrupted send", "err", err)
+			s.release(ctx, log, e, "an interrupted send is not confirmed yet: "+err.Error())
 			return false
 		}
 		resend = true
 	}
-	if started(r, s.opts.Now()) { // a fresh reading: earlier sends may have taken a while
+	now := s.opts.Now().UTC() // a fresh reading: the lookup may have taken a while
+	switch {
+	case started(r, now):
 		e.Outcome, e.Reason = storage.Skipped, "started"
 		if resend {
 			e.Reason = "started; an interrupted send was not confirmed"
 		}
-		return s.record(work, log, e)
+		return s.record(ctx, log, e)
+	case ctx.Err() != nil:
+		// Shutting down: no send starts after the signal.
+		e.Outcome, e.Reason, e.Retryable = storage.Failed, "stopped before sending", true
+		s.record(ctx, log, e)
+		return false
+	case lease.Sub(now) < s.opts.SendTimeout:
+		// The lease must cover the whole send, or another process could
+		// take the key over while Slack has the message.
+		lease = now.Add(s.opts.Lease)
+		if err := s.ledger.Renew(ctx, e, lease); err != nil {
+			log.Warn("renew claim before sending", "err", err)
+			return false
+		}
 	}
-	receipt, err := s.notify.Notify(work, r)
+	send, cancel := s.workContext(ctx, min(s.opts.SendTimeout, lease.Sub(now)))
+	receipt, err := s.notify.Notify(send, r)
+	cut := send.Err() != nil
+	cancel()
 	switch {
 	case err == nil:
 		e.Outcome, e.Channel, e.MessageTS = storage.Sent, receipt.Channel, receipt.TS
 		if resend {
 			e.Reason = "resent after an interrupted send"
 		}
-	case work.Err() != nil:
-		// Cut off mid-send (shutdown, or the send timeout): Slack may have
-		// the message. The claim stays, and the next tick (here or in the
-		// next process) looks for the message before sending again.
-		log.Warn("send interrupted; it is checked before any retry", "err", err)
+	case cut || errors.Is(err, ErrUnconfirmed):
+		// Cut off mid-send (shutdown, the send timeout) or an answer lost:
+		// Slack may have the message. The claim is released in its "look
+		// first" state, and the next tick, here or in another process,
+		// looks for the message before sending again.
+		log.Warn("send unconfirmed; it is checked in Slack before any retry", "err", err)
+		s.release(ctx, log, e, "send unconfirmed: "+err.Error())
 		return false
 	case IsPermanent(err):
 		e.Outcome, e.Reason = storage.Failed, err.Error()
@@ -226,22 +255,54 @@ func (s *Scheduler) settle(ctx context.Context, r Reminder, now time.Time) bool 
 		e.Outcome, e.Reason, e.Retryable = storage.Failed, err.Error(), true
 		log.Warn("reminder failed; retrying next tick", "err", err)
 	}
-	return s.record(work, log, e) && !e.Retryable
+	return s.record(ctx, log, e) && !e.Retryable
 }
 
-// workContext returns the context for the work a claim guards: it outlives
-// ctx by up to ShutdownGrace, so a send in flight at shutdown can finish and
-// be recorded, and it ends after SendTimeout in any case.
-func (s *Scheduler) workContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.SendTimeout)
+// begin marks a key as worked on by this process and reports whether it
+// was free; end frees it. They keep two paths of one process (a tick and
+// a leftover claim of its own) off one key.
+func (s *Scheduler) begin(sub, key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inflight[sub+"|"+key] {
+		return false
+	}
+	s.inflight[sub+"|"+key] = true
+	return true
+}
+
+func (s *Scheduler) end(sub, key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.inflight, sub+"|"+key)
+}
+
+func (s *Scheduler) working(sub, key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inflight[sub+"|"+key]
+}
+
+// workContext returns the context for a call a claim guards: it outlives
+// ctx by up to ShutdownGrace, so a call in flight at shutdown can finish,
+// and it ends after timeout in any case.
+func (s *Scheduler) workContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	stop := context.AfterFunc(ctx, func() { time.AfterFunc(s.opts.ShutdownGrace, cancel) })
 	return work, func() { stop(); cancel() }
 }
 
+// ledgerWriteTimeout bounds the ledger write that records a claim's end;
+// it is not cut short by shutdown, for an unrecorded send is the one way
+// to a duplicate.
+const ledgerWriteTimeout = 10 * time.Second
+
 // record settles e in the ledger and tells the observer.
 func (s *Scheduler) record(ctx context.Context, log *slog.Logger, e storage.Entry) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerWriteTimeout)
+	defer cancel()
 	settledAt := s.opts.Now().UTC()
-	if err := s.ledger.Settle(ctx, e, s.ledger.Owner(), settledAt); err != nil {
+	if err := s.ledger.Settle(ctx, e, settledAt); err != nil {
 		log.Error("record reminder", "outcome", e.Outcome, "err", err)
 		return false
 	}
@@ -252,22 +313,36 @@ func (s *Scheduler) record(ctx context.Context, log *slog.Logger, e storage.Entr
 	return true
 }
 
+// release gives e's claim up in its "look in Slack first" state.
+func (s *Scheduler) release(ctx context.Context, log *slog.Logger, e storage.Entry, reason string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerWriteTimeout)
+	defer cancel()
+	if err := s.ledger.Release(ctx, e, reason); err != nil {
+		log.Error("release unconfirmed claim", "err", err)
+	}
+}
+
 // resolveOrphan settles a claim interrupted by a crash whose meeting is no
 // longer due (moved, cancelled or out of the window): it was delivered or it
 // was not, and either way nothing more is sent.
-func (s *Scheduler) resolveOrphan(ctx context.Context, sub Subscription, e storage.Entry, now time.Time) {
+func (s *Scheduler) resolveOrphan(ctx context.Context, sub Subscription, e storage.Entry) {
+	if !s.begin(sub.ID, e.Key) {
+		return
+	}
+	defer s.end(sub.ID, e.Key)
 	log := s.log.With("subscription", sub.ID, "key", e.Key)
-	status, prev, err := s.ledger.Claim(ctx, e, s.ledger.Owner(), now, now.Add(s.opts.Lease))
+	claimed := s.opts.Now().UTC()
+	status, prev, err := s.ledger.Claim(ctx, e, claimed, claimed.Add(s.opts.Lease))
 	if err != nil || status != storage.Orphaned {
 		if err != nil {
 			log.Error("claim interrupted reminder", "err", err)
 		}
 		return
 	}
-	work, cancel := s.workContext(ctx)
+	look, cancel := s.workContext(ctx, s.opts.SendTimeout)
 	defer cancel()
 	r := Reminder{Key: e.Key, Subscription: sub, Meeting: Meeting{ID: e.EventID, Start: e.Start}, Offset: e.Offset, TriggerAt: e.TriggerAt}
-	receipt, ok, err := s.notify.Delivered(work, r)
+	receipt, ok, err := s.notify.Delivered(look, r)
 	e = prev
 	switch {
 	case ok:
@@ -275,11 +350,47 @@ func (s *Scheduler) resolveOrphan(ctx context.Context, sub Subscription, e stora
 		e.Reason = "confirmed in Slack after an interrupted send"
 	case err != nil && !errors.Is(err, ErrUnknown):
 		log.Warn("check for an interrupted send", "err", err)
+		s.release(ctx, log, e, "an interrupted send is not confirmed yet: "+err.Error())
 		return
 	default:
 		e.Outcome, e.Reason = storage.Skipped, "meeting no longer due; an interrupted send was not confirmed"
 	}
-	s.record(work, log, e)
+	s.record(ctx, log, e)
+}
+
+// dropRemoved settles the interrupted claims of subscriptions this
+// scheduler does not have (removed from the configuration since): nobody
+// can look them up any more, and nothing more will be sent for them. It
+// removes them from orphans, along with this process's own claims still
+// being worked on.
+func (s *Scheduler) dropRemoved(ctx context.Context, orphans map[string][]storage.Entry) {
+	known := make(map[string]bool, len(s.subs))
+	for _, sub := range s.subs {
+		known[sub.ID] = true
+	}
+	for id, list := range orphans {
+		if known[id] {
+			kept := list[:0]
+			for _, e := range list {
+				if !s.working(id, e.Key) {
+					kept = append(kept, e)
+				}
+			}
+			orphans[id] = kept
+			continue
+		}
+		delete(orphans, id)
+		for _, e := range list {
+			log := s.log.With("subscription", id, "key", e.Key)
+			claimed := s.opts.Now().UTC()
+			status, _, err := s.ledger.Claim(ctx, e, claimed, claimed.Add(s.opts.Lease))
+			if err != nil || status != storage.Orphaned {
+				continue
+			}
+			e.Outcome, e.Reason = storage.Skipped, "subscription removed; an interrupted send was not confirmed"
+			s.record(ctx, log, e)
+		}
+	}
 }
 
 // report logs a subscription's failure once, when it starts or changes, and

@@ -50,11 +50,11 @@ func BenchmarkLedger(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			e := storage.Entry{Subscription: "alice", Key: fmt.Sprint("ev", i, ":10m:2026-11-30T09:00:00Z"), EventID: "ev",
 				Offset: 10 * time.Minute, Start: now.Add(10 * time.Minute), TriggerAt: now}
-			if _, _, err := s.Claim(ctx, e, s.Owner(), now, now.Add(time.Minute)); err != nil {
+			if _, _, err := s.Claim(ctx, e, now, now.Add(time.Minute)); err != nil {
 				b.Fatal(err)
 			}
 			e.Outcome, e.Channel, e.MessageTS = storage.Sent, "C1", "1.1"
-			if err := s.Settle(ctx, e, s.Owner(), now); err != nil {
+			if err := s.Settle(ctx, e, now); err != nil {
 				b.Fatal(err)
 			}
 		}

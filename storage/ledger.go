@@ -56,11 +56,14 @@ const (
 	// Claimed: the key was free (new, or a retryable failure) and is now the
 	// caller's to send.
 	Claimed ClaimStatus = iota
-	// Orphaned: the key was claimed by a process whose lease ran out (it
-	// crashed mid-send). It is now the caller's, who must find out whether
-	// the reminder went out before sending again.
+	// Orphaned: the key was claimed by a send that may have reached Slack
+	// and was never recorded: its process died (or, where liveness cannot
+	// be told, its lease ran out), or its send ended unconfirmed and was
+	// released. It is now the caller's, who must find out whether the
+	// reminder went out before sending again.
 	Orphaned
-	// Busy: another live process holds the claim.
+	// Busy: another live process holds the claim. A live owner's claim is
+	// never taken, whatever its lease says.
 	Busy
 	// Done: the key is settled; nothing to do.
 	Done
@@ -72,7 +75,7 @@ func (c ClaimStatus) String() string {
 
 // statements are the ledger's hot statements, prepared once per Store.
 type statements struct {
-	claimSelect, claimInsert, claimUpdate, settle *sql.Stmt
+	claimSelect, claimInsert, claimUpdate, settle, renew, release *sql.Stmt
 }
 
 func (s *Store) prepare(ctx context.Context) error {
@@ -87,6 +90,10 @@ func (s *Store) prepare(ctx context.Context) error {
 			owner = ?, lease_until_ms = ?, claimed_ms = ? WHERE subscription = ? AND key = ?`},
 		{&s.stmt.settle, `UPDATE ledger SET outcome = ?, reason = ?, retryable = ?, late = ?,
 			channel = ?, message_ts = ?, settled_ms = ?, lease_until_ms = 0
+			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
+		{&s.stmt.renew, `UPDATE ledger SET lease_until_ms = ?
+			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
+		{&s.stmt.release, `UPDATE ledger SET owner = '', lease_until_ms = 0, reason = ?
 			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
 	} {
 		stmt, err := s.db.PrepareContext(ctx, p.q)
@@ -114,11 +121,17 @@ func scanEntry(row interface{ Scan(...any) error }) (Entry, error) {
 	return e, err
 }
 
-// Claim takes the key e.Key of e.Subscription for owner until leaseUntil,
-// if it is free. It returns what it found (the previous entry, if any) and
-// whether the caller now holds the claim (Claimed or Orphaned). A claim in
-// flight is free once its lease has run out or its owner's process is gone.
-func (s *Store) Claim(ctx context.Context, e Entry, owner string, now, leaseUntil time.Time) (ClaimStatus, Entry, error) {
+// Claim takes the key e.Key of e.Subscription for this Store until
+// leaseUntil, if it is free, and returns what it found (the previous entry,
+// if any) and whether the caller now holds the claim (Claimed or Orphaned).
+// now is the instant of the claim: leases start when they are taken.
+//
+// A claim in flight is free only when it can no longer be finished by its
+// owner: the owner released it (its send ended unconfirmed), the owner's
+// process is gone, or, where liveness cannot be told, its lease ran out. A
+// claim of this Store's own is free too: the caller knows whether it is
+// still working on it.
+func (s *Store) Claim(ctx context.Context, e Entry, now, leaseUntil time.Time) (ClaimStatus, Entry, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, Entry{}, fmt.Errorf("storage: claim %s: %w", e.Key, err)
@@ -133,16 +146,16 @@ func (s *Store) Claim(ctx context.Context, e Entry, owner string, now, leaseUnti
 	switch {
 	case !found:
 		_, err = tx.StmtContext(ctx, s.stmt.claimInsert).ExecContext(ctx, e.Subscription, e.Key, e.EventID, e.Offset.Milliseconds(), ms(e.Start), ms(e.TriggerAt),
-			e.Late, owner, ms(leaseUntil), ms(now))
+			e.Late, s.owner, ms(leaseUntil), ms(now))
 	case prev.Settled():
 		return Done, prev, nil
-	case prev.Outcome == Sending && prev.LeaseUntil.After(now) && prev.Owner != owner && ownerAlive(s.path, prev.Owner):
+	case prev.Outcome == Sending && s.heldByOther(prev, now):
 		return Busy, prev, nil
 	default:
 		if prev.Outcome == Sending {
 			status = Orphaned
 		}
-		_, err = tx.StmtContext(ctx, s.stmt.claimUpdate).ExecContext(ctx, owner, ms(leaseUntil), ms(now), e.Subscription, e.Key)
+		_, err = tx.StmtContext(ctx, s.stmt.claimUpdate).ExecContext(ctx, s.owner, ms(leaseUntil), ms(now), e.Subscription, e.Key)
 	}
 	if err != nil {
 		return 0, Entry{}, fmt.Errorf("storage: claim %s: %w", e.Key, err)
@@ -153,20 +166,62 @@ func (s *Store) Claim(ctx context.Context, e Entry, owner string, now, leaseUnti
 	return status, prev, nil
 }
 
+// heldByOther reports whether a claim in flight belongs to another process
+// that may still finish it; see Claim.
+func (s *Store) heldByOther(e Entry, now time.Time) bool {
+	switch {
+	case e.Owner == "" || e.Owner == s.owner:
+		return false
+	case livenessKnown:
+		return ownerAlive(s.path, e.Owner)
+	default:
+		return e.LeaseUntil.After(now)
+	}
+}
+
 // ErrClaimLost is returned by Settle when the caller no longer holds the
 // claim: its lease ran out and another process took the key over.
 var ErrClaimLost = errors.New("claim lost")
 
-// Settle records the outcome of a claim held by owner. Outcome, Reason,
+// Settle records the outcome of a claim this Store holds. Outcome, Reason,
 // Retryable, Channel and MessageTS are taken from e, and for a Sent entry
-// Late as well. It returns ErrClaimLost if owner no longer holds the claim.
-func (s *Store) Settle(ctx context.Context, e Entry, owner string, now time.Time) error {
-	res, err := s.stmt.settle.ExecContext(ctx, e.Outcome, e.Reason, e.Retryable, e.Late, e.Channel, e.MessageTS, ms(now), e.Subscription, e.Key, owner)
+// Late as well. It returns ErrClaimLost if the claim is no longer this
+// Store's.
+func (s *Store) Settle(ctx context.Context, e Entry, now time.Time) error {
+	res, err := s.stmt.settle.ExecContext(ctx, e.Outcome, e.Reason, e.Retryable, e.Late, e.Channel, e.MessageTS, ms(now), e.Subscription, e.Key, s.owner)
 	if err != nil {
 		return fmt.Errorf("storage: settle %s: %w", e.Key, err)
 	}
+	return claimHeld(res, "settle", e.Key)
+}
+
+// Renew extends a claim this Store holds to leaseUntil, so that a send
+// about to start is covered by its lease from start to end. It returns
+// ErrClaimLost if the claim is no longer this Store's.
+func (s *Store) Renew(ctx context.Context, e Entry, leaseUntil time.Time) error {
+	res, err := s.stmt.renew.ExecContext(ctx, ms(leaseUntil), e.Subscription, e.Key, s.owner)
+	if err != nil {
+		return fmt.Errorf("storage: renew %s: %w", e.Key, err)
+	}
+	return claimHeld(res, "renew", e.Key)
+}
+
+// Release gives up a claim this Store holds whose send ended without an
+// answer (Slack may hold the message), saying why in reason. The entry
+// stays in flight with no owner: whoever claims it next, this process or
+// another, gets Orphaned and looks in Slack before sending again. It
+// returns ErrClaimLost if the claim is no longer this Store's.
+func (s *Store) Release(ctx context.Context, e Entry, reason string) error {
+	res, err := s.stmt.release.ExecContext(ctx, reason, e.Subscription, e.Key, s.owner)
+	if err != nil {
+		return fmt.Errorf("storage: release %s: %w", e.Key, err)
+	}
+	return claimHeld(res, "release", e.Key)
+}
+
+func claimHeld(res sql.Result, op, key string) error {
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return fmt.Errorf("storage: settle %s: %w", e.Key, ErrClaimLost)
+		return fmt.Errorf("storage: %s %s: %w", op, key, ErrClaimLost)
 	}
 	return nil
 }
@@ -191,13 +246,14 @@ func (s *Store) Entries(ctx context.Context, subscription string, keys []string)
 	return out, nil
 }
 
-// Orphans returns the claims, of every subscription, still "sending" whose
-// lease ended at or before now or whose owner's process is gone: sends
-// interrupted by a crash.
+// Orphans returns the claims, of every subscription, still in flight that
+// no other live process may finish (see Claim): this Store's own, released
+// ones, and those of dead owners. The caller skips its own claims that it is
+// still working on.
 func (s *Store) Orphans(ctx context.Context, now time.Time) ([]Entry, error) {
 	var out []Entry
 	err := s.each(ctx, `SELECT `+entryColumns+` FROM ledger WHERE outcome = 'sending'`, nil, func(e Entry) {
-		if !e.LeaseUntil.After(now) || e.Owner != s.owner && !ownerAlive(s.path, e.Owner) {
+		if !s.heldByOther(e, now) {
 			out = append(out, e)
 		}
 	})
@@ -248,10 +304,12 @@ func (s *Store) Count(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// Prune deletes settled ledger rows whose meeting started before before, and
-// returns how many it deleted. Claims in flight are kept.
+// Prune deletes the ledger rows whose meeting started before before, and
+// returns how many it deleted: settled rows, and claims left in flight that
+// nobody will resolve any more (a subscription removed, say). Claims of
+// this Store are kept, in case one is still being worked on.
 func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM ledger WHERE start_ms < ? AND outcome != 'sending'`, ms(before))
+	res, err := s.db.ExecContext(ctx, `DELETE FROM ledger WHERE start_ms < ? AND (outcome != 'sending' OR owner != ?)`, ms(before), s.owner)
 	if err != nil {
 		return 0, fmt.Errorf("storage: prune ledger: %w", err)
 	}

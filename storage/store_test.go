@@ -91,26 +91,31 @@ func TestClaimSettleLifecycle(t *testing.T) {
 
 	claim := func(s *storage.Store, at time.Time) storage.ClaimStatus {
 		t.Helper()
-		st, _, err := s.Claim(ctx, e, s.Owner(), at, at.Add(2*time.Minute))
+		st, _, err := s.Claim(ctx, e, at, at.Add(2*time.Minute))
 		require.NoError(t, err)
 		return st
 	}
 	assert.Equal(t, storage.Claimed, claim(a, now), "first claim")
 	assert.Equal(t, storage.Busy, claim(b, now.Add(time.Minute)), "claim held by a live owner")
-	assert.Equal(t, storage.Orphaned, claim(b, now.Add(3*time.Minute)), "claim whose lease ran out")
+	assert.Equal(t, storage.Busy, claim(b, now.Add(3*time.Minute)), "claim of a live owner past its lease")
+	require.NoError(t, a.Renew(ctx, e, now.Add(5*time.Minute)), "renew by the owner")
+	assert.ErrorIs(t, b.Renew(ctx, e, now.Add(5*time.Minute)), storage.ErrClaimLost, "renew by another process")
+	require.NoError(t, a.Release(ctx, e, "send unconfirmed: 503"), "release by the owner")
+	assert.Equal(t, storage.Orphaned, claim(b, now.Add(3*time.Minute)), "a released claim: look first")
 
 	lost := e
 	lost.Outcome = storage.Sent
-	assert.ErrorIs(t, a.Settle(ctx, lost, a.Owner(), now), storage.ErrClaimLost, "settle by the old owner")
+	assert.ErrorIs(t, a.Settle(ctx, lost, now), storage.ErrClaimLost, "settle by the old owner")
+	assert.ErrorIs(t, a.Release(ctx, lost, "x"), storage.ErrClaimLost, "release by the old owner")
 
 	fail := e
 	fail.Outcome, fail.Reason, fail.Retryable = storage.Failed, "503", true
-	require.NoError(t, b.Settle(ctx, fail, b.Owner(), now))
+	require.NoError(t, b.Settle(ctx, fail, now))
 	assert.Equal(t, storage.Claimed, claim(b, now.Add(4*time.Minute)), "retryable failure is claimable")
 
 	sent := e
 	sent.Outcome, sent.Channel, sent.MessageTS = storage.Sent, "C1", "1.2"
-	require.NoError(t, b.Settle(ctx, sent, b.Owner(), now.Add(4*time.Minute)))
+	require.NoError(t, b.Settle(ctx, sent, now.Add(4*time.Minute)))
 	assert.Equal(t, storage.Done, claim(a, now.Add(5*time.Minute)), "settled key")
 
 	got, err := b.Entries(ctx, "alice", []string{"k1", "missing"})
@@ -127,7 +132,7 @@ func TestDeadOwnersClaimIsOrphanedAtOnce(t *testing.T) {
 	a, b := open(t, path), open(t, path)
 	now := time.Date(2026, 11, 30, 8, 50, 0, 0, time.UTC)
 	e := entry("k1", now.Add(10*time.Minute))
-	_, _, err := a.Claim(ctx, e, a.Owner(), now, now.Add(2*time.Minute))
+	_, _, err := a.Claim(ctx, e, now, now.Add(2*time.Minute))
 	require.NoError(t, err)
 
 	orphans, err := b.Orphans(ctx, now)
@@ -138,7 +143,7 @@ func TestDeadOwnersClaimIsOrphanedAtOnce(t *testing.T) {
 	orphans, err = b.Orphans(ctx, now)
 	require.NoError(t, err)
 	assert.Len(t, orphans, 1, "orphans once the owner is gone")
-	st, _, err := b.Claim(ctx, e, b.Owner(), now, now.Add(2*time.Minute))
+	st, _, err := b.Claim(ctx, e, now, now.Add(2*time.Minute))
 	require.NoError(t, err)
 	assert.Equal(t, storage.Orphaned, st, "Claim of a dead owner's key")
 }
@@ -147,24 +152,21 @@ func TestOrphansCursorsPrune(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "bot.db"))
 	now := time.Date(2026, 11, 30, 8, 50, 0, 0, time.UTC)
 	old := entry("old", now.Add(-40*24*time.Hour))
-	_, _, err := s.Claim(ctx, old, s.Owner(), now, now.Add(time.Minute))
+	_, _, err := s.Claim(ctx, old, now, now.Add(time.Minute))
 	require.NoError(t, err)
 	old.Outcome = storage.Sent
-	require.NoError(t, s.Settle(ctx, old, s.Owner(), now))
-	_, _, err = s.Claim(ctx, entry("inflight", now.Add(-40*24*time.Hour)), s.Owner(), now, now.Add(time.Minute))
+	require.NoError(t, s.Settle(ctx, old, now))
+	_, _, err = s.Claim(ctx, entry("inflight", now.Add(-40*24*time.Hour)), now, now.Add(time.Minute))
 	require.NoError(t, err)
 
 	orphans, err := s.Orphans(ctx, now)
 	require.NoError(t, err)
-	assert.Empty(t, orphans, "orphans while the lease holds")
-	orphans, err = s.Orphans(ctx, now.Add(time.Minute))
-	require.NoError(t, err)
-	require.Len(t, orphans, 1)
+	require.Len(t, orphans, 1, "a Store's own claims are listed: its caller knows which it is working on")
 	assert.Equal(t, "inflight", orphans[0].Key)
 
 	n, err := s.Prune(ctx, now.Add(-30*24*time.Hour))
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), n, "pruned rows: settled ones only")
+	assert.Equal(t, int64(1), n, "pruned rows: settled ones, not this Store's claims")
 	count, err := s.Count(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), count)
@@ -174,6 +176,29 @@ func TestOrphansCursorsPrune(t *testing.T) {
 	cur, err := s.Cursors(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]time.Time{"alice": now, "bob": now}, cur, "cursors never move back")
+}
+
+// A claim left in flight by a dead process for a meeting long past (its
+// subscription was removed, so nobody resolves it) is pruned like a
+// settled row instead of being listed on every tick forever.
+func TestPruneDropsDeadClaimsPastRetention(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bot.db")
+	a, b := open(t, path), open(t, path)
+	now := time.Date(2026, 11, 30, 8, 50, 0, 0, time.UTC)
+	old := entry("old", now.Add(-40*24*time.Hour))
+	_, _, err := a.Claim(ctx, old, now, now.Add(time.Minute))
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+
+	orphans, err := b.Orphans(ctx, now)
+	require.NoError(t, err)
+	require.Len(t, orphans, 1, "the dead process's claim is an orphan")
+	n, err := b.Prune(ctx, now.Add(-30*24*time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n, "pruned rows")
+	orphans, err = b.Orphans(ctx, now)
+	require.NoError(t, err)
+	assert.Empty(t, orphans, "orphans after the prune")
 }
 
 func TestOpenSweepsLockFilesOfDeadProcesses(t *testing.T) {

@@ -1,0 +1,134 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/meetingbot/meetingbot/scheduler"
+	"github.com/meetingbot/meetingbot/storage"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// second opens another process on e's database file, with its own
+// scheduler over the same calendar and Slack.
+func (e *env) second(opts scheduler.Options) *scheduler.Scheduler {
+	e.t.Helper()
+	st, err := storage.Open(context.Background(), e.path)
+	require.NoError(e.t, err)
+	e.t.Cleanup(func() { st.Close() })
+	s, err := scheduler.New(e.subs, e.cal, e.slack, st, opts)
+	require.NoError(e.t, err)
+	return s
+}
+
+func countKeys(ds []delivery) map[string]int {
+	keys := map[string]int{}
+	for _, d := range ds {
+		keys[d.Subscription.ID+"|"+d.Key]++
+	}
+	return keys
+}
+
+// A live process's claim is never taken over, however long its tick has
+// run: process A ticks at 08:50 with three due reminders whose sends take
+// 45 s each; during the third, process B ticks at 08:52:15 on the same file.
+func TestLiveClaimNotTakenOverMidSend(t *testing.T) {
+	e := newEnv(t)
+	for i := range 3 {
+		e.meeting(cal, fmt.Sprintf("m%d", i), at("09:00"))
+	}
+	b := e.second(e.opts)
+	sends := 0
+	e.slack.before = func(r scheduler.Reminder) {
+		sends++
+		if sends == 3 {
+			e.clock.Set(at("08:52:15"))
+			require.NoError(t, b.Tick(context.Background()), "B's tick")
+		}
+		e.clock.Set(e.clock.Now().Add(45 * time.Second)) // a slow Slack
+	}
+	e.tickAt(at("08:50"))
+	e.slack.before = nil
+
+	for k, n := range countKeys(e.slack.Deliveries()) {
+		assert.Equal(t, 1, n, "deliveries of %s", k)
+	}
+	assert.Len(t, e.slack.Deliveries(), 3)
+	for _, row := range e.ledger() {
+		assert.Equal(t, storage.Sent, row.Outcome, "%s", row.Key)
+	}
+}
+
+// A claim keeps other processes off its key for as long as its owner
+// lives, even past its lease; once the owner is gone it is taken over at
+// once, and the new owner looks in Slack before sending.
+func TestClaimOfLiveOwnerPastLeaseIsBusy(t *testing.T) {
+	e := newEnv(t)
+	e.meeting(cal, "sync", at("09:00"))
+	b := e.second(e.opts)
+
+	// A stalls after its claim: its Slack call hangs until released.
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	e.slack.before = func(scheduler.Reminder) {
+		close(entered)
+		<-release
+	}
+	done := make(chan error)
+	e.clock.Set(at("08:50"))
+	go func() { done <- e.sched.Tick(context.Background()) }()
+	<-entered
+	e.slack.before = nil
+	e.clock.Set(at("08:55")) // far past A's lease
+	require.NoError(t, b.Tick(context.Background()))
+	assert.Empty(t, e.slack.Deliveries(), "B sent while A, alive, held the claim")
+	close(release)
+	require.NoError(t, <-done)
+	assert.Len(t, e.slack.Deliveries(), 1)
+}
+
+// A send that ended ambiguously (Slack may hold the message) keeps the
+// "look in Slack first" state until a lookup answers: a lookup that fails
+// for a while never turns into a second post.
+func TestUnconfirmedSendLooksBeforeResending(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		lookups  []error
+		accepted bool // Slack stored the ambiguous post
+		want     int
+	}{
+		{"stored, lookups fail then answer", []error{errors.New("slack: 503"), errors.New("slack: timeout")}, true, 1},
+		{"not stored, lookups fail then answer", []error{errors.New("slack: 503")}, false, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.meeting(cal, "sync", at("09:00"))
+			e.tickAt(at("08:45"))
+			ambiguous := fmt.Errorf("slack: 503 after posting: %w", scheduler.ErrUnconfirmed)
+			if tt.accepted {
+				// Slack keeps the post, but the answer is lost.
+				e.slack.before = func(r scheduler.Reminder) {
+					e.slack.before = nil
+					e.slack.Notify(context.Background(), r)
+					e.slack.FailNext("alice", ambiguous)
+				}
+			} else {
+				e.slack.FailNext("alice", ambiguous)
+			}
+			e.slack.lookupFail = tt.lookups
+			e.tickEvery(at("08:50"), at("08:55"), 30*time.Second)
+
+			assert.Len(t, e.slack.Deliveries(), tt.want, "deliveries")
+			rows := e.ledger()
+			require.Len(t, rows, 1)
+			assert.Equal(t, storage.Sent, rows[0].Outcome)
+			e.restart()
+			e.tickEvery(at("08:56"), at("09:05"), time.Minute)
+			assert.Len(t, e.slack.Deliveries(), tt.want, "deliveries after a restart")
+		})
+	}
+}
