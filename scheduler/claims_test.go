@@ -132,3 +132,84 @@ func TestUnconfirmedSendLooksBeforeResending(t *testing.T) {
 		})
 	}
 }
+
+// A clock that jumps an hour ahead for one tick must not record the
+// hour's meetings as started nor move the cursor into the future: once the
+// clock is corrected, every reminder goes out as if nothing happened.
+func TestClockJumpForwardLosesNothing(t *testing.T) {
+	e := newEnv(t)
+	logs := &countingHandler{}
+	e.opts.Logger = slogNew(logs)
+	e.opts.Elapsed = e.clock.Elapsed
+	e.restart()
+	e.meeting(cal, "nine", at("09:00"))
+	e.meeting(cal, "ninethirty", at("09:30"))
+	e.tickAt(at("08:45"))
+	e.tickAt(at("08:45:30"))
+
+	e.clock.Jump(time.Hour) // 09:45:30 on the wall, 30 s after the last tick
+	e.tickAt(e.clock.Now().Add(30 * time.Second))
+	e.tickAt(e.clock.Now().Add(30 * time.Second))
+	assert.Empty(t, e.slack.Deliveries(), "deliveries while the clock is an hour fast")
+	assert.Empty(t, e.ledger(), "ledger rows while the clock is an hour fast")
+	cur, err := e.store.Cursors(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, at("08:45:30"), cur["alice"], "cursor while the clock is an hour fast")
+	assert.Equal(t, 1, logs.count("clock jumped forward"), "log lines about the jump")
+
+	e.clock.Jump(-time.Hour) // corrected: 08:46:30
+	e.tickEvery(at("08:47"), at("09:35"), 30*time.Second)
+	got := e.slack.Deliveries()
+	require.Len(t, got, 2, "deliveries after the correction")
+	assert.Equal(t, at("08:50"), got[0].At)
+	assert.Equal(t, at("09:20"), got[1].At)
+	assert.False(t, got[0].Late || got[1].Late, "on time")
+}
+
+// A jump that the clock keeps (a real step, or a host that was suspended)
+// is believed after JumpConfirm: the sweep catches up from its cursor.
+func TestClockJumpForwardBelievedWhenItHolds(t *testing.T) {
+	e := newEnv(t)
+	e.opts.Elapsed = e.clock.Elapsed
+	e.restart()
+	e.meeting(cal, "ten", at("10:00"))    // started during the jump
+	e.meeting(cal, "tenten", at("10:10")) // due, not started
+	e.tickAt(at("08:45"))
+	e.clock.Jump(75 * time.Minute) // 10:00
+	for range 5 {
+		e.tickAt(e.clock.Now().Add(30 * time.Second))
+	}
+	got := e.slack.Deliveries()
+	require.Len(t, got, 1, "deliveries once the jump is believed")
+	assert.Equal(t, "tenten", got[0].Meeting.ID)
+	assert.Equal(t, at("10:02:30"), got[0].At, "sent at the first tick JumpConfirm after the jump was seen (10:00:30)")
+	rows := e.ledger()
+	require.Len(t, rows, 2)
+	assert.Equal(t, storage.Skipped, rows[0].Outcome, "the 10:00 meeting, started by then")
+}
+
+// The claims a removed subscription left in flight are settled, not
+// listed on every tick forever.
+func TestRemovedSubscriptionsClaimsAreSettled(t *testing.T) {
+	e := newEnv(t, sub("alice"), sub("bob"))
+	e.meeting("bob@example.com", "b", at("09:00"))
+	dying, err := storage.Open(context.Background(), e.path)
+	require.NoError(t, err)
+	en := storage.Entry{Subscription: "bob", Key: scheduler.Key("b", 10*time.Minute, at("09:00")), EventID: "b",
+		Offset: 10 * time.Minute, Start: at("09:00"), TriggerAt: at("08:50")}
+	_, _, err = dying.Claim(context.Background(), en, at("08:50"), at("08:52"))
+	require.NoError(t, err)
+	require.NoError(t, dying.Close()) // killed mid-send
+
+	e.subs = []scheduler.Subscription{sub("alice")} // bob removed from CALENDARS
+	e.restart()
+	e.tickAt(at("08:51"))
+	orphans, err := e.store.Orphans(context.Background(), at("08:51"))
+	require.NoError(t, err)
+	assert.Empty(t, orphans, "orphans after a tick")
+	rows := e.ledger()
+	require.Len(t, rows, 1)
+	assert.Equal(t, storage.Skipped, rows[0].Outcome)
+	assert.Contains(t, rows[0].Reason, "subscription removed")
+	assert.Empty(t, e.slack.Deliveries())
+}

@@ -14,14 +14,24 @@ import (
 	"github.com/meetingbot/meetingbot/storage"
 )
 
-// clock is a pinned clock that tests move by hand.
+// clock is a pinned clock that tests move by hand. Set moves the wall
+// clock and the elapsed time together, as time passing does; Jump moves
+// only the wall clock, as a bad clock step does.
 type clock struct {
 	mu sync.Mutex
 	t  time.Time
+	el time.Duration
 }
 
-func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.el += t.Sub(c.t)
+	c.t = t
+}
+func (c *clock) Jump(d time.Duration)   { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+func (c *clock) Elapsed() time.Duration { c.mu.Lock(); defer c.mu.Unlock(); return c.el }
 
 // calendar is an in-memory meeting source.
 type calendar struct {

@@ -24,14 +24,20 @@ var (
 // TestRandomCalendarsTicksAndCrashes runs the scheduler over random calendars
 // (creates, moves, cancels, late creations), random tick instants (gaps and
 // repeats) and random crashes between any two of its calls to the ledger or
-// to Slack, and checks the contract after each case:
+// to Slack, with Slack answers lost after it stored a message, lookups that
+// fail for a while, and in some cases a second live process on the same
+// database ticking while the first is mid-send; it checks the contract
+// after each case:
 //   - every trigger whose [triggerAt, start) held a completed tick while
 //     that version of the meeting existed was delivered;
 //   - nothing was delivered for a meeting that was cancelled, moved away,
 //     or had started;
-//   - a key was delivered twice only where a crash fell between Slack
-//     accepting it and the ledger recording it, and never when the notifier
-//     can look the message up.
+//   - a key was delivered twice only where a crash (or a lost answer) fell
+//     between Slack accepting it and the ledger recording it, and never when
+//     the notifier can look the message up.
+//
+// A trigger whose only chances met Slack failures (a send left unconfirmed,
+// a lookup that could not answer) may be missed; those are counted apart.
 //
 // A failure prints its seed; rerun it with -random.seed=N -random.cases=1.
 func TestRandomCalendarsTicksAndCrashes(t *testing.T) {
@@ -48,16 +54,28 @@ func TestRandomCalendarsTicksAndCrashes(t *testing.T) {
 		}
 		total.add(st)
 	}
-	t.Logf("%d cases: %d ticks, %d crashes (%d between send and record), %d reminders expected, %d delivered, %d duplicates",
-		cases, total.ticks, total.crashes, total.atRisk, total.expected, total.delivered, total.duplicates)
-	if total.crashes == 0 || total.atRisk == 0 || total.expected == 0 {
+	t.Logf("%d cases: %d ticks (%d by a second process mid-send), %d crashes, %d sends unconfirmed, %d lookups failed; "+
+		"%d reminders expected, %d delivered, %d lost to Slack failures",
+		cases, total.ticks, total.second, total.crashes, total.unconfirmed, total.lookupsFailed,
+		total.expected, total.delivered, total.lostToSlack)
+	t.Logf("%d duplicates: each where a crash or a lost answer fell between Slack accepting a message and the ledger "+
+		"recording it (%d such), in cases whose notifier could not look messages up; with lookup there were none",
+		total.duplicates, total.atRisk)
+	if total.crashes == 0 || total.atRisk == 0 || total.expected == 0 || total.second == 0 || total.unconfirmed == 0 || total.lookupsFailed == 0 {
 		t.Fatalf("the cases exercised too little: %+v", total)
 	}
 }
 
-type stats struct{ ticks, crashes, atRisk, expected, delivered, duplicates int }
+type stats struct {
+	ticks, second, crashes, atRisk, expected, delivered, duplicates int
+	unconfirmed, lookupsFailed, lostToSlack                         int
+}
 
 func (s *stats) add(o stats) {
+	s.second += o.second
+	s.unconfirmed += o.unconfirmed
+	s.lookupsFailed += o.lookupsFailed
+	s.lostToSlack += o.lostToSlack
 	s.ticks += o.ticks
 	s.crashes += o.crashes
 	s.atRisk += o.atRisk
@@ -193,19 +211,50 @@ func (l crashLedger) Prune(ctx context.Context, before time.Time) (int64, error)
 	return guard(l.p, func() (int64, error) { return l.Store.Prune(ctx, before) })
 }
 
+// trouble injects Slack's failures into a case: answers lost after a
+// post was stored (or not), lookups that fail, and a second process that
+// ticks while a send is in flight.
+type trouble struct {
+	rng         *rand.Rand
+	unconfirmed int // percent of posts whose answer is lost
+	lookupFail  int // percent of lookups that fail
+	midSend     func()
+	troubled    map[string]bool // keys that met a failure
+	st          *stats
+}
+
+var errLookup = errors.New("slack: 503 service unavailable")
+
 type crashNotifier struct {
 	slack  *slack
 	p      *process
 	atRisk map[string]int // key -> crashes between Slack's acceptance and the ledger
+	t      *trouble
 }
 
 func (n crashNotifier) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, error) {
 	if ok, _ := n.p.enter(); !ok {
 		return scheduler.Receipt{}, errCrashed
 	}
-	rc, err := n.slack.Notify(ctx, r)
+	k := r.Subscription.ID + "|" + r.Key
+	if n.t.midSend != nil && n.t.rng.IntN(3) == 0 {
+		n.t.midSend()
+	}
+	var rc scheduler.Receipt
+	var err error
+	if n.t.rng.IntN(100) < n.t.unconfirmed {
+		n.t.troubled[k] = true
+		n.t.st.unconfirmed++
+		if n.t.rng.IntN(2) == 0 {
+			n.slack.Notify(ctx, r)
+			n.atRisk[k]++
+		}
+		err = fmt.Errorf("slack: answer lost: %w", scheduler.ErrUnconfirmed)
+	} else {
+		rc, err = n.slack.Notify(ctx, r)
+	}
 	if !n.p.leave() {
-		n.atRisk[r.Subscription.ID+"|"+r.Key]++
+		n.atRisk[k]++
 		return scheduler.Receipt{}, errCrashed
 	}
 	return rc, err
@@ -215,7 +264,16 @@ func (n crashNotifier) Delivered(ctx context.Context, r scheduler.Reminder) (sch
 	if ok, _ := n.p.enter(); !ok {
 		return scheduler.Receipt{}, false, errCrashed
 	}
-	rc, ok, err := n.slack.Delivered(ctx, r)
+	var rc scheduler.Receipt
+	var ok bool
+	var err error
+	if n.t.rng.IntN(100) < n.t.lookupFail {
+		n.t.troubled[r.Subscription.ID+"|"+r.Key] = true
+		n.t.st.lookupsFailed++
+		err = errLookup
+	} else {
+		rc, ok, err = n.slack.Delivered(ctx, r)
+	}
 	if !n.p.leave() {
 		return scheduler.Receipt{}, false, errCrashed
 	}
@@ -297,6 +355,31 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 	path := filepath.Join(dir, fmt.Sprintf("case-%d.db", seed))
 
 	var st stats
+	tr := &trouble{rng: rng, troubled: map[string]bool{}, st: &st}
+	if rng.IntN(3) == 0 {
+		tr.unconfirmed, tr.lookupFail = 10, 30
+	}
+	var completed []time.Time
+	if rng.IntN(3) == 0 {
+		// A second live process on the same file, ticking while the first
+		// is mid-send. It does not crash; its ticks complete.
+		other, err := storage.Open(ctx, path)
+		if err != nil {
+			return st, err
+		}
+		defer other.Close()
+		second, err := scheduler.New(subs, &tl, sl, other,
+			scheduler.Options{Now: c.Now, Logger: discardLogger(), Workers: 1, Interval: 30 * time.Second})
+		if err != nil {
+			return st, err
+		}
+		tr.midSend = func() {
+			if err := second.Tick(ctx); err == nil {
+				st.second++
+				completed = append(completed, c.Now())
+			}
+		}
+	}
 	var store *storage.Store
 	var sched *scheduler.Scheduler
 	var proc *process
@@ -309,7 +392,7 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 			return err
 		}
 		proc = &process{crashAt: -1}
-		sched, err = scheduler.New(subs, &tl, crashNotifier{sl, proc, atRisk}, crashLedger{store, proc, atRisk},
+		sched, err = scheduler.New(subs, &tl, crashNotifier{sl, proc, atRisk, tr}, crashLedger{store, proc, atRisk},
 			scheduler.Options{Now: c.Now, Logger: discardLogger(), Workers: 1, Interval: 30 * time.Second})
 		return err
 	}
@@ -318,7 +401,6 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 	}
 	defer func() { store.Close() }()
 
-	var completed []time.Time
 	for _, tk := range ticks {
 		c.Set(tk)
 		if rng.IntN(100) < 12 {
@@ -388,6 +470,10 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if delivered[k] == 0 {
+			if tr.troubled[k] {
+				st.lostToSlack++
+				continue
+			}
 			return st, fmt.Errorf("missed %s (lookup=%v)", k, sl.canLookup)
 		}
 	}
@@ -397,7 +483,7 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 			continue
 		}
 		if n-1 > atRisk[k] {
-			return st, fmt.Errorf("%s delivered %d times, with %d crashes between send and record", k, n, atRisk[k])
+			return st, fmt.Errorf("%s delivered %d times, with %d crashes or lost answers between send and record", k, n, atRisk[k])
 		}
 		if sl.canLookup {
 			return st, fmt.Errorf("%s delivered %d times although the notifier can look messages up", k, n)

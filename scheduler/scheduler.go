@@ -48,6 +48,19 @@ type Observer interface {
 type Options struct {
 	// Now is the clock; time.Now by default. Tests pin it.
 	Now func() time.Time
+	// Elapsed reads a clock that never jumps: the time since a fixed
+	// origin. Comparing it with Now tells a step of the wall clock from
+	// time passing (see ClockJump). By default it is the monotonic clock
+	// when Now is time.Now, and Now itself when Now is injected, which
+	// sees no jump; tests of jumps inject both.
+	Elapsed func() time.Duration
+	// ClockJump is how far the wall clock may run ahead of Elapsed between
+	// two ticks before the scheduler distrusts it; 1m by default. A tick
+	// that sees such a jump does nothing: it records nothing as started
+	// and keeps every cursor. The jump is believed once the clock has kept
+	// its new time for JumpConfirm (2m by default), or forgotten when the
+	// clock comes back.
+	ClockJump, JumpConfirm time.Duration
 	// Interval is Run's tick period; 30s by default.
 	Interval time.Duration
 	// MaxCatchUp bounds how far back a sweep reads after a gap; 24h by default.
@@ -88,15 +101,27 @@ type Scheduler struct {
 	steppedBack bool
 	lastPrune   time.Time
 	inflight    map[string]bool // subscription|key of the claims this process is working on
+	clock       jumpGuard
 }
 
 // New returns a Scheduler over subs. It fails if two subscriptions share an
 // ID, a subscription has no offsets or a negative one, or the options
 // contradict each other.
 func New(subs []Subscription, source Source, notifier Notifier, ledger Ledger, opts Options) (*Scheduler, error) {
+	if opts.Elapsed == nil {
+		if opts.Now == nil {
+			origin := time.Now()
+			opts.Elapsed = func() time.Duration { return time.Since(origin) }
+		} else {
+			now, origin := opts.Now, opts.Now()
+			opts.Elapsed = func() time.Duration { return now().Sub(origin) }
+		}
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	opts.ClockJump = cmp(opts.ClockJump, time.Minute)
+	opts.JumpConfirm = cmp(opts.JumpConfirm, 2*time.Minute)
 	opts.Interval = cmp(opts.Interval, 30*time.Second)
 	opts.MaxCatchUp = cmp(opts.MaxCatchUp, 24*time.Hour)
 	opts.Retention = cmp(opts.Retention, 30*24*time.Hour)
@@ -168,6 +193,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 func (s *Scheduler) Tick(ctx context.Context) error {
 	start := time.Now()
 	now := s.opts.Now().UTC()
+	if !s.trustClock(now) {
+		return nil
+	}
 	cursors, err := s.ledger.Cursors(ctx)
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
@@ -228,6 +256,52 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 		s.opts.Observer.Ticked(now, time.Since(start))
 	}
 	return nil
+}
+
+// jumpGuard remembers the last trusted reading of both clocks, and a
+// forward jump of the wall clock not yet believed.
+type jumpGuard struct {
+	wall     time.Time     // Now at the last trusted tick
+	elapsed  time.Duration // Elapsed then
+	jumped   bool
+	jumpedAt time.Duration // Elapsed when the jump was first seen
+}
+
+// trustClock reports whether a tick may act on the wall clock's reading
+// now. A wall clock far ahead of the time elapsed since the last tick (an
+// hour-fast clock, a bad NTP step) would record every meeting of the gap
+// as started and move cursors into the future; such a tick does nothing
+// until the clock comes back or has kept its new time for JumpConfirm. A
+// step back is left to the cursors, which wait for the clock to pass them.
+func (s *Scheduler) trustClock(now time.Time) bool {
+	el := s.opts.Elapsed()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := &s.clock
+	if g.wall.IsZero() {
+		g.wall, g.elapsed = now, el
+		return true
+	}
+	ahead := now.Sub(g.wall.Add(el - g.elapsed))
+	switch {
+	case ahead <= s.opts.ClockJump:
+		if g.jumped {
+			g.jumped = false
+			s.log.Info("clock back in line; reminders resume from the last sweep", "now", now)
+		}
+	case !g.jumped:
+		g.jumped, g.jumpedAt = true, el
+		s.log.Warn("clock jumped forward: no reminders until it comes back or keeps its new time",
+			"now", now, "expected", g.wall.Add(el-g.elapsed), "ahead", ahead, "confirm_after", s.opts.JumpConfirm)
+		return false
+	case el-g.jumpedAt < s.opts.JumpConfirm:
+		return false
+	default:
+		g.jumped = false
+		s.log.Warn("clock jump believed: it kept its new time; catching up from the last sweep", "now", now, "ahead", ahead)
+	}
+	g.wall, g.elapsed = now, el
+	return true
 }
 
 func (s *Scheduler) noteSteppedBack(now time.Time, n int, cursors map[string]time.Time) {
