@@ -263,3 +263,37 @@ func TestJSONBody(t *testing.T) {
 		t.Errorf("Messages() = %+v, want the JSON-posted message", msgs)
 	}
 }
+
+// Faults after the work: the message is stored, the client cannot tell.
+func TestFaultsAfterTheWork(t *testing.T) {
+	s := seeded(t)
+	api := slack.New(slacktest.Token, slack.OptionAPIURL(s.URL()))
+	ctx := context.Background()
+	s.Fail("chat.postMessage", "",
+		slacktest.Fault{Status: 503, Applied: true},
+		slacktest.Fault{Drop: true},
+		slacktest.Fault{Body: `{"ok":true}`},
+		slacktest.Fault{Error: "internal_error", Applied: true})
+	var sc slack.StatusCodeError
+	if _, _, err := api.PostMessageContext(ctx, "C0GENERAL1", slack.MsgOptionText("one", false)); !errors.As(err, &sc) || sc.Code != 503 {
+		t.Errorf("send with an applied 503 error = %v, want 503", err)
+	}
+	_, _, err := api.PostMessageContext(ctx, "C0GENERAL1", slack.MsgOptionText("two", false))
+	var se slack.SlackErrorResponse
+	if err == nil || errors.As(err, &sc) || errors.As(err, &se) {
+		t.Errorf("send with a dropped connection error = %v, want a transport error", err)
+	}
+	if ch, ts, err := api.PostMessageContext(ctx, "C0GENERAL1", slack.MsgOptionText("three", false)); err != nil || ch != "" || ts != "" {
+		t.Errorf(`send answered {"ok":true} = %q, %q, %v, want no channel, no ts, no error`, ch, ts, err)
+	}
+	if _, _, err := api.PostMessageContext(ctx, "C0GENERAL1", slack.MsgOptionText("four", false)); err == nil || err.Error() != "internal_error" {
+		t.Errorf("send with an applied internal_error = %v, want internal_error", err)
+	}
+	var texts []string
+	for _, m := range s.Messages() {
+		texts = append(texts, m.Text)
+	}
+	if want := []string{"one", "two", "three", "four"}; !slices.Equal(texts, want) {
+		t.Errorf("stored messages = %v, want %v: each fault came after the work", texts, want)
+	}
+}
