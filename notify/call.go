@@ -69,16 +69,33 @@ func classify(err error) (class string, wait time.Duration) {
 	return ClassNetwork, 0 // timeouts, refused connections, undecodable answers
 }
 
+// policy says how call makes its attempts.
+type policy struct {
+	// channel, when set, paces the attempts to Config.Interval per channel.
+	channel string
+	// attempts bounds the attempts; Config.MaxAttempts if zero.
+	attempts int
+	// confirm, when set, looks for the work of an attempt that failed in a
+	// way that may hide success.
+	confirm func(context.Context) bool
+}
+
 // call runs one Slack API method with pacing and retries, calling Observe
-// once per attempt. channel, when set, paces the attempts to Config.Interval
-// per channel. When an attempt fails in a way that may hide success (5xx,
-// timeout, network) and confirm is set, confirm runs before the next attempt;
-// if it reports the work done, call returns errConfirmed. It returns the last
-// error, unwrapped, so explain can read Slack's error code.
-func (s *Slack) call(ctx context.Context, method, channel string, confirm func(context.Context) bool, fn func(context.Context) error) error {
+// once per attempt. When an attempt fails in a way that may hide success
+// (5xx, timeout, network) and p.confirm is set, confirm runs before the next
+// attempt; if it reports the work done, call returns errConfirmed. It returns
+// the last error, unwrapped, so explain can read Slack's error code.
+func (s *Slack) call(ctx context.Context, method string, p policy, fn func(context.Context) error) error {
+	channel, confirm, attempts := p.channel, p.confirm, p.attempts
+	if attempts <= 0 {
+		attempts = s.cfg.MaxAttempts
+	}
 	backoff := s.cfg.Backoff
 	var err error
 	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err // nothing sent: the attempt would fail at once
+		}
 		if channel != "" {
 			if wait := s.pace.reserve(channel, s.cfg.Now()); wait > 0 {
 				if err := s.cfg.Sleep(ctx, wait); err != nil {
@@ -102,7 +119,7 @@ func (s *Slack) call(ctx context.Context, method, channel string, confirm func(c
 		if ctx.Err() != nil {
 			return err
 		}
-		if attempt >= s.cfg.MaxAttempts {
+		if attempt >= attempts {
 			// Out of attempts: a last look, so that a post Slack did
 			// accept is not reported as failed and sent again later.
 			if class != ClassRateLimited && confirm != nil && confirm(ctx) {

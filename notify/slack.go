@@ -127,21 +127,22 @@ func New(cfg Config) *Slack {
 // one error that says where to find the right one; it is permanent
 // (scheduler.IsPermanent).
 func (s *Slack) Check(ctx context.Context) error {
-	if _, err := s.identity(ctx); err != nil {
+	if _, err := s.identity(ctx, 0); err != nil {
 		return fmt.Errorf("notify: check: %w", err)
 	}
 	return nil
 }
 
-// identity returns the bot's own IDs, asking auth.test once.
-func (s *Slack) identity(ctx context.Context) (*slack.AuthTestResponse, error) {
+// identity returns the bot's own IDs, asking auth.test once (in up to
+// attempts attempts; 0: Config.MaxAttempts).
+func (s *Slack) identity(ctx context.Context, attempts int) (*slack.AuthTestResponse, error) {
 	s.mu.Lock()
 	self := s.self
 	s.mu.Unlock()
 	if self != nil {
 		return self, nil
 	}
-	err := s.call(ctx, "auth.test", "", nil, func(ctx context.Context) error {
+	err := s.call(ctx, "auth.test", policy{attempts: attempts}, func(ctx context.Context) error {
 		var err error
 		self, err = s.api.AuthTestContext(ctx)
 		return err
@@ -180,7 +181,7 @@ func (s *Slack) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Rec
 	// confirm runs before a retry that follows an answer Slack may have
 	// accepted: a lost response must not become a second reminder.
 	confirm := func(ctx context.Context) bool {
-		rc, found, err := s.find(ctx, dest, r)
+		rc, found, err := s.find(ctx, dest, r, 0)
 		if err != nil {
 			s.log.DebugContext(ctx, "slack lookup before retry failed", "subscription", r.Subscription.ID, "key", r.Key, "err", err)
 		}
@@ -189,7 +190,7 @@ func (s *Slack) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Rec
 		}
 		return found
 	}
-	err = s.call(ctx, "chat.postMessage", dest.channel, confirm, func(ctx context.Context) error {
+	err = s.call(ctx, "chat.postMessage", policy{channel: dest.channel, confirm: confirm}, func(ctx context.Context) error {
 		ch, ts, err := s.api.PostMessageContext(ctx, dest.channel, opts...)
 		if err == nil {
 			receipt = scheduler.Receipt{Channel: ch, TS: ts}
