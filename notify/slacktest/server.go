@@ -5,6 +5,12 @@
 // wire format, so the real slack-go client can be pointed at it with
 // slack.OptionAPIURL(server.URL()).
 //
+// chat.postMessage checks blocks against Block Kit's limits as Slack does
+// (section text 3,000 characters, header 150, button text 75, button URL
+// 3,000 and https), refusing a message that breaks one with invalid_blocks
+// and the JSON pointer of each offending field, and cuts a text over 40,000
+// characters with a message_truncated warning.
+//
 // It is ordinary code, not test-only code: tests, the binary's demo mode and
 // the audit command's tests all use it. A Server keeps every posted message,
 // records every call, and can be told to fail the next calls of a method (a
