@@ -3,6 +3,8 @@ package notify
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/meetingbot/meetingbot/attempt"
+	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // Outcome classes of one Slack API attempt, as Config.Observe receives them.
@@ -53,6 +56,9 @@ func classify(err error) (class string, wait time.Duration) {
 		}
 		return ClassPermanent, 0 // a 404 or 403 from a wrong SLACK_API_URL or a proxy
 	}
+	if errors.Is(err, errNoReference) {
+		return ClassServerError, 0 // Slack's answer is not what it documents
+	}
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) {
 		switch {
@@ -69,18 +75,96 @@ func classify(err error) (class string, wait time.Duration) {
 	return ClassNetwork, 0 // timeouts, refused connections, undecodable answers
 }
 
+// errNoReference is an answer of "ok" that lacks the channel or ts of the
+// message: Slack may hold it, and nothing says where.
+var errNoReference = errors.New("slack answered ok without the message's channel and ts")
+
+// mayHaveLanded reports whether an attempt that failed with err may still
+// have done its work: true unless Slack answered that it did not (a rate
+// limit, an error code, a 4xx) or the connection was refused before the
+// request left (a failed dial).
+func mayHaveLanded(err error) bool {
+	var (
+		rl *slack.RateLimitedError
+		se slack.SlackErrorResponse
+		sc slack.StatusCodeError
+		op *net.OpError
+	)
+	switch {
+	case err == nil, errors.As(err, &rl), errors.As(err, &se):
+		return false
+	case errors.As(err, &sc):
+		return sc.Code >= 500
+	case errors.As(err, &op) && op.Op == "dial":
+		return false
+	}
+	return true // a timeout, a reset or dropped connection, an answer that does not decode, errNoReference
+}
+
+// unconfirmedError is the end of a call whose attempt may have done its
+// work when no lookup could say whether it did. It matches
+// scheduler.ErrUnconfirmed and the attempt's error, never the lookup's: a
+// lookup refused for good (a missing history scope) must not make the send
+// look permanently failed while Slack may hold the message.
+type unconfirmedError struct {
+	attempt error // the failure that may hide success
+	lookup  error // why no lookup could tell
+}
+
+func (e *unconfirmedError) Error() string {
+	return fmt.Sprintf("%v: Slack may hold the message: %v; looking for it failed: %v", scheduler.ErrUnconfirmed, e.attempt, e.lookup)
+}
+
+func (e *unconfirmedError) Unwrap() []error { return []error{scheduler.ErrUnconfirmed, e.attempt} }
+
+// policy says how call makes its attempts.
+type policy struct {
+	// channel, when set, paces the attempts to Config.Interval per channel.
+	channel string
+	// attempts bounds the attempts; Config.MaxAttempts if zero.
+	attempts int
+	// confirm, when set, looks for the work of an attempt that may have
+	// done it (mayHaveLanded). It reports found, or an error when it
+	// cannot tell.
+	confirm func(context.Context) (found bool, err error)
+}
+
 // call runs one Slack API method with pacing and retries, calling Observe
-// once per attempt. channel, when set, paces the attempts to Config.Interval
-// per channel. When an attempt fails in a way that may hide success (5xx,
-// timeout, network) and confirm is set, confirm runs before the next attempt;
-// if it reports the work done, call returns errConfirmed. It returns the last
-// error, unwrapped, so explain can read Slack's error code.
-func (s *Slack) call(ctx context.Context, method, channel string, confirm func(context.Context) bool, fn func(context.Context) error) error {
+// once per attempt. It returns the last error, unwrapped, so explain can
+// read Slack's error code.
+//
+// With p.confirm set, an attempt that may have done its work (a 5xx, a
+// timeout, a dropped connection, errNoReference) is never followed by
+// another until confirm says cleanly that the work is not there: found, call
+// returns errConfirmed; unable to tell, it returns an *unconfirmedError and
+// makes no further attempt. Out of attempts after such a failure, it asks
+// confirm once more; only a clean "not found" lets it return the plain error.
+func (s *Slack) call(ctx context.Context, method string, p policy, fn func(context.Context) error) error {
+	attempts := p.attempts
+	if attempts <= 0 {
+		attempts = s.cfg.MaxAttempts
+	}
 	backoff := s.cfg.Backoff
-	var err error
+	// doubt is the failure of the last attempt when it may have done the
+	// work; only a lookup that answers clears it.
+	var err, doubt error
+	settle := func() error {
+		found, lerr := p.confirm(ctx)
+		switch {
+		case found:
+			return errConfirmed
+		case lerr != nil:
+			return &unconfirmedError{attempt: doubt, lookup: lerr}
+		}
+		doubt = nil
+		return nil
+	}
 	for attempt := 1; ; attempt++ {
-		if channel != "" {
-			if wait := s.pace.reserve(channel, s.cfg.Now()); wait > 0 {
+		if err := ctx.Err(); err != nil {
+			return err // nothing sent: the attempt would fail at once
+		}
+		if p.channel != "" {
+			if wait := s.pace.reserve(p.channel, s.cfg.Now()); wait > 0 {
 				if err := s.cfg.Sleep(ctx, wait); err != nil {
 					return err
 				}
@@ -99,31 +183,42 @@ func (s *Slack) call(ctx context.Context, method, channel string, confirm func(c
 		case ClassPermanent:
 			return err
 		}
-		if ctx.Err() != nil {
+		if p.confirm != nil && mayHaveLanded(err) {
+			doubt = err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			if doubt != nil {
+				return &unconfirmedError{attempt: doubt, lookup: cerr}
+			}
 			return err
 		}
-		if attempt >= s.cfg.MaxAttempts {
-			// Out of attempts: a last look, so that a post Slack did
-			// accept is not reported as failed and sent again later.
-			if class != ClassRateLimited && confirm != nil && confirm(ctx) {
-				return errConfirmed
+		if attempt >= attempts {
+			if doubt != nil {
+				if serr := settle(); serr != nil {
+					return serr
+				}
 			}
 			return err
 		}
 		if class == ClassRateLimited {
-			if channel != "" {
-				s.pace.hold(channel, s.cfg.Now().Add(wait))
+			if p.channel != "" {
+				s.pace.hold(p.channel, s.cfg.Now().Add(wait))
 			}
 		} else {
 			wait = backoff
 			backoff = min(2*backoff, s.cfg.MaxBackoff)
 		}
 		s.log.DebugContext(ctx, "slack call retry", "call", method, "class", class, "attempt", attempt, "wait", wait, "err", err)
-		if err := s.cfg.Sleep(ctx, wait); err != nil {
-			return err
+		if serr := s.cfg.Sleep(ctx, wait); serr != nil {
+			if doubt != nil {
+				return &unconfirmedError{attempt: doubt, lookup: serr}
+			}
+			return serr
 		}
-		if class != ClassRateLimited && confirm != nil && confirm(ctx) {
-			return errConfirmed
+		if doubt != nil {
+			if serr := settle(); serr != nil {
+				return serr
+			}
 		}
 	}
 }

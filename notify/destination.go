@@ -71,7 +71,7 @@ func isID(v, prefixes string) bool {
 
 func (s *Slack) openByEmail(ctx context.Context, d *destination) error {
 	var user *slack.User
-	err := s.call(ctx, "users.lookupByEmail", "", nil, func(ctx context.Context) error {
+	err := s.call(ctx, "users.lookupByEmail", policy{}, func(ctx context.Context) error {
 		var err error
 		user, err = s.api.GetUserByEmailContext(ctx, d.email)
 		return err
@@ -85,7 +85,7 @@ func (s *Slack) openByEmail(ctx context.Context, d *destination) error {
 
 func (s *Slack) openDM(ctx context.Context, d *destination) error {
 	var ch *slack.Channel
-	err := s.call(ctx, "conversations.open", "", nil, func(ctx context.Context) error {
+	err := s.call(ctx, "conversations.open", policy{}, func(ctx context.Context) error {
 		var err error
 		ch, _, _, err = s.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{d.user}})
 		return err
@@ -112,7 +112,7 @@ func (s *Slack) channelID(ctx context.Context, name string) (string, error) {
 	for {
 		var chans []slack.Channel
 		var next string
-		err := s.call(ctx, "conversations.list", "", nil, func(ctx context.Context) error {
+		err := s.call(ctx, "conversations.list", policy{}, func(ctx context.Context) error {
 			var err error
 			chans, next, err = s.api.GetConversationsContext(ctx, &slack.GetConversationsParameters{
 				Cursor: cursor, Limit: 200, ExcludeArchived: true,

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -30,32 +31,45 @@ type Sent struct {
 	Posted       time.Time // when Slack stored the message, from its ts
 }
 
+// errHistoryBound says that more history followed r's trigger time than a
+// lookup reads, so the reminder may be there unseen.
+var errHistoryBound = errors.New("more history than the lookup reads")
+
 // Delivered reports whether a reminder with r.Key is in its destination's
 // history, posted by this bot, and where. It reads history back to a little
-// before r.TriggerAt, at most Config.HistoryPages pages. When the history
-// cannot be read (missing scope, bot not in channel, Slack down) or the page
-// bound is reached first, it returns an error wrapping scheduler.ErrUnknown.
+// before r.TriggerAt, at most Config.HistoryPages pages.
+//
+// When history can never tell (a missing scope, the bot not in the channel,
+// the channel gone or archived, a rejected token: anything IsPermanent), or
+// the page bound is reached first, the error wraps scheduler.ErrUnknown. A
+// temporary failure that outlasts the retries (rate limit, 5xx, timeout,
+// network) returns an error that does not: asking again later can tell, and
+// until then the reminder must not be sent again.
 func (s *Slack) Delivered(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, bool, error) {
 	dest, err := s.resolve(ctx, r.Subscription)
-	if err != nil {
+	if err == nil {
+		var rc scheduler.Receipt
+		var found bool
+		if rc, found, err = s.find(ctx, dest, r, 0); err == nil {
+			return rc, found, nil
+		}
+	}
+	if scheduler.IsPermanent(err) || errors.Is(err, errHistoryBound) {
 		return scheduler.Receipt{}, false, fmt.Errorf("notify: subscription %q: %w: %w", r.Subscription.ID, scheduler.ErrUnknown, err)
 	}
-	rc, found, err := s.find(ctx, dest, r)
-	if err != nil {
-		return scheduler.Receipt{}, false, fmt.Errorf("notify: subscription %q: %w: %w", r.Subscription.ID, scheduler.ErrUnknown, err)
-	}
-	return rc, found, nil
+	return scheduler.Receipt{}, false, fmt.Errorf("notify: subscription %q: look for %s: %w", r.Subscription.ID, r.Key, err)
 }
 
-// find looks for r in dest's recent history; see Delivered.
-func (s *Slack) find(ctx context.Context, dest destination, r scheduler.Reminder) (scheduler.Receipt, bool, error) {
-	self, err := s.identity(ctx)
+// find looks for r in dest's recent history; see Delivered. attempts bounds
+// the attempts of each API call (0: Config.MaxAttempts).
+func (s *Slack) find(ctx context.Context, dest destination, r scheduler.Reminder, attempts int) (scheduler.Receipt, bool, error) {
+	self, err := s.identity(ctx, attempts)
 	if err != nil {
 		return scheduler.Receipt{}, false, err
 	}
 	oldest := r.TriggerAt.Add(-clockSkew)
 	var found *slack.Message
-	more, err := s.history(ctx, dest.channel, oldest, time.Time{}, s.cfg.HistoryPages, func(m slack.Message) bool {
+	more, err := s.history(ctx, dest.channel, oldest, time.Time{}, s.cfg.HistoryPages, attempts, func(m slack.Message) bool {
 		if m.Metadata.EventType == EventType && payload(m, fieldKey) == r.Key &&
 			payload(m, fieldSubscription) == r.Subscription.ID && (m.BotID == self.BotID || m.User == self.UserID) {
 			found = &m
@@ -69,7 +83,7 @@ func (s *Slack) find(ctx context.Context, dest destination, r scheduler.Reminder
 	case found != nil:
 		return scheduler.Receipt{Channel: dest.channel, TS: found.Timestamp}, true, nil
 	case more:
-		return scheduler.Receipt{}, false, fmt.Errorf("conversations.history in %s: more than %d pages since %s", dest.label(), s.cfg.HistoryPages, oldest.UTC().Format(time.RFC3339))
+		return scheduler.Receipt{}, false, fmt.Errorf("conversations.history in %s: %w: more than %d pages since %s", dest.label(), errHistoryBound, s.cfg.HistoryPages, oldest.UTC().Format(time.RFC3339))
 	}
 	return scheduler.Receipt{}, false, nil
 }
@@ -84,7 +98,7 @@ func (s *Slack) Reminders(ctx context.Context, sub scheduler.Subscription, from,
 		return nil, fmt.Errorf("notify: subscription %q: %w", sub.ID, err)
 	}
 	var out []Sent
-	_, err = s.history(ctx, dest.channel, from, to, 0, func(m slack.Message) bool {
+	_, err = s.history(ctx, dest.channel, from, to, 0, 0, func(m slack.Message) bool {
 		if m.Metadata.EventType == EventType {
 			out = append(out, decode(dest.channel, m))
 		}
@@ -99,9 +113,10 @@ func (s *Slack) Reminders(ctx context.Context, sub scheduler.Subscription, from,
 
 // history calls visit with each message of channel posted in [oldest,
 // latest] (latest zero: up to now), newest first, until visit returns false
-// or maxPages pages (0: all) have been read. It reports whether unread
-// messages remain.
-func (s *Slack) history(ctx context.Context, channel string, oldest, latest time.Time, maxPages int, visit func(slack.Message) bool) (more bool, err error) {
+// or maxPages pages (0: all) have been read, making up to attempts attempts
+// per page (0: Config.MaxAttempts). It reports whether unread messages
+// remain.
+func (s *Slack) history(ctx context.Context, channel string, oldest, latest time.Time, maxPages, attempts int, visit func(slack.Message) bool) (more bool, err error) {
 	params := slack.GetConversationHistoryParameters{
 		ChannelID: channel, Limit: 200, Inclusive: true, IncludeAllMetadata: true, Oldest: formatTS(oldest),
 	}
@@ -110,7 +125,7 @@ func (s *Slack) history(ctx context.Context, channel string, oldest, latest time
 	}
 	for page := 0; maxPages == 0 || page < maxPages; page++ {
 		var resp *slack.GetConversationHistoryResponse
-		err := s.call(ctx, "conversations.history", "", nil, func(ctx context.Context) error {
+		err := s.call(ctx, "conversations.history", policy{attempts: attempts}, func(ctx context.Context) error {
 			var err error
 			resp, err = s.api.GetConversationHistoryContext(ctx, &params)
 			return err

@@ -67,7 +67,9 @@ func TestDeliveredUnknown(t *testing.T) {
 	}{
 		{"missing scope", "#standup", &slacktest.Fault{Error: "missing_scope"}, nil},
 		{"bot not in channel", "C0RANDOM01", nil, nil},
-		{"slack down", "#standup", &slacktest.Fault{Status: 503}, nil},
+		{"channel gone", "C0NOPE0001", nil, nil},
+		{"channel archived", "C0OLD00001", nil, nil},
+		{"token revoked", "#standup", &slacktest.Fault{Error: "token_revoked"}, nil},
 		{"history longer than the page bound", "#standup", nil, func(e *env) {
 			for i := range 250 {
 				e.srv.AddMessage(slacktest.Message{Channel: "C0STANDUP1", Text: fmt.Sprint("chatter ", i)})
@@ -96,6 +98,64 @@ func TestDeliveredUnknown(t *testing.T) {
 				t.Errorf("Delivered(%s) error %q does not name the subscription", tt.name, err)
 			}
 		})
+	}
+}
+
+// A temporary failure is not "history can never tell": the scheduler keeps
+// the claim and asks again, and asked again, Delivered finds the message.
+func TestDeliveredTemporaryFailure(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		dest   string
+		method string
+		fault  slacktest.Fault
+	}{
+		{"rate limited", "#standup", "conversations.history", slacktest.Fault{Status: 429, RetryAfter: 3}},
+		{"slack down", "#standup", "conversations.history", slacktest.Fault{Status: 503}},
+		{"bad gateway", "C0STANDUP1", "conversations.history", slacktest.Fault{Status: 502}},
+		{"internal_error", "#standup", "conversations.history", slacktest.Fault{Error: "internal_error"}},
+		{"connection dropped", "#standup", "conversations.history", slacktest.Fault{Drop: true}},
+		{"timeout", "#standup", "conversations.history", slacktest.Fault{Delay: 5 * time.Second}},
+		{"auth.test down", "#standup", "auth.test", slacktest.Fault{Status: 503}},
+		{"channel list down", "#standup", "conversations.list", slacktest.Fault{Status: 500}},
+		{"email lookup down", "bob@example.com", "users.lookupByEmail", slacktest.Fault{Status: 503}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, func(c *notify.Config) { c.MaxAttempts, c.CallTimeout = 2, 100*time.Millisecond })
+			r := reminder(sub(tt.dest), meeting(), 10*time.Minute)
+			channel := "C0STANDUP1"
+			if strings.Contains(tt.dest, "@") {
+				channel = "D0BOB00001"
+			}
+			ours := e.srv.AddMessage(slacktest.Message{Channel: channel, Text: "ours",
+				Metadata: &slacktest.Metadata{EventType: notify.EventType, EventPayload: map[string]any{"key": r.Key, "subscription": "team"}}})
+			e.srv.Fail(tt.method, "", tt.fault, tt.fault)
+			_, found, err := e.slack.Delivered(ctx, r)
+			switch {
+			case err == nil || found:
+				t.Fatalf("Delivered(%s) = found %v, %v, want an error", tt.name, found, err)
+			case errors.Is(err, scheduler.ErrUnknown) || scheduler.IsPermanent(err):
+				t.Errorf("Delivered(%s) error = %v, want a temporary error, not ErrUnknown or permanent: asking again can tell", tt.name, err)
+			case !strings.Contains(err.Error(), `subscription "team"`):
+				t.Errorf("Delivered(%s) error %q does not name the subscription", tt.name, err)
+			}
+			rc, found, err := e.slack.Delivered(ctx, r)
+			if err != nil || !found || rc.TS != ours.TS || rc.Channel != channel {
+				t.Errorf("Delivered(%s) asked again = %+v, %v, %v, want found at %s", tt.name, rc, found, err, ours.TS)
+			}
+		})
+	}
+}
+
+func TestDeliveredCanceled(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, found, err := e.slack.Delivered(ctx, reminder(sub("C0STANDUP1"), meeting(), 10*time.Minute))
+	if !errors.Is(err, context.Canceled) || errors.Is(err, scheduler.ErrUnknown) || found {
+		t.Errorf("Delivered(canceled) = found %v, %v, want context.Canceled, not ErrUnknown", found, err)
 	}
 }
 

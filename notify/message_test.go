@@ -27,6 +27,10 @@ func TestPayloadGolden(t *testing.T) {
 	hostile.JoinURL = "javascript:alert(1)"
 	bare := meeting()
 	bare.JoinURL, bare.Organizer, bare.Title = "", "", ""
+	long := meeting()
+	long.Title = strings.Repeat("&", 2600)
+	long.Organizer = strings.Repeat("<Mallory> ", 400)
+	long.JoinURL = "http://zoom.us/j/123?pwd=a&b"
 	tests := []struct {
 		name   string
 		rem    scheduler.Reminder
@@ -43,6 +47,7 @@ func TestPayloadGolden(t *testing.T) {
 		}(), meetingStart.Add(-3 * time.Minute)},
 		{"no_join_no_title", reminder(sub("#standup"), bare, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
 		{"hostile_title", reminder(sub("#standup"), hostile, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
+		{"long_fields", reminder(sub("#standup"), long, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -127,21 +127,22 @@ func New(cfg Config) *Slack {
 // one error that says where to find the right one; it is permanent
 // (scheduler.IsPermanent).
 func (s *Slack) Check(ctx context.Context) error {
-	if _, err := s.identity(ctx); err != nil {
+	if _, err := s.identity(ctx, 0); err != nil {
 		return fmt.Errorf("notify: check: %w", err)
 	}
 	return nil
 }
 
-// identity returns the bot's own IDs, asking auth.test once.
-func (s *Slack) identity(ctx context.Context) (*slack.AuthTestResponse, error) {
+// identity returns the bot's own IDs, asking auth.test once (in up to
+// attempts attempts; 0: Config.MaxAttempts).
+func (s *Slack) identity(ctx context.Context, attempts int) (*slack.AuthTestResponse, error) {
 	s.mu.Lock()
 	self := s.self
 	s.mu.Unlock()
 	if self != nil {
 		return self, nil
 	}
-	err := s.call(ctx, "auth.test", "", nil, func(ctx context.Context) error {
+	err := s.call(ctx, "auth.test", policy{attempts: attempts}, func(ctx context.Context) error {
 		var err error
 		self, err = s.api.AuthTestContext(ctx)
 		return err
@@ -157,11 +158,20 @@ func (s *Slack) identity(ctx context.Context) (*slack.AuthTestResponse, error) {
 
 // Notify posts r to its subscription's destination and returns the channel
 // and ts of the message. It waits out rate limits and paces posts per
-// channel; 5xx and network errors are retried with backoff, and before such
-// a retry it looks for the message in the channel's history, so a post whose
-// answer was lost is not posted twice. A post Slack accepted is never sent
-// again. Errors name the subscription; errors an operator must fix (bad
-// token, missing scope, bot not in channel, unknown user) are permanent
+// channel; 5xx and network errors are retried with backoff.
+//
+// A post is never made again while an earlier one may have landed: after a
+// 5xx, a timeout, a dropped connection or an "ok" without channel and ts,
+// Notify looks for the message in the channel's history first, and posts
+// again only when the lookup answers that it is not there. When the lookup
+// cannot answer (it fails, the deadline passes, or attempts run out), the
+// error wraps scheduler.ErrUnconfirmed: Slack may hold the message, and the
+// caller must ask Delivered before sending it again. Failures that prove
+// nothing was posted (a rate limit, a Slack error code, a refused
+// connection) are never unconfirmed.
+//
+// Errors name the subscription; errors an operator must fix (bad token,
+// missing scope, bot not in channel, unknown user) are permanent
 // (scheduler.IsPermanent) and say the fix.
 func (s *Slack) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, error) {
 	dest, err := s.resolve(ctx, r.Subscription)
@@ -177,24 +187,32 @@ func (s *Slack) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Rec
 		slack.MsgOptionDisableMediaUnfurl(),
 	}
 	var receipt scheduler.Receipt
-	// confirm runs before a retry that follows an answer Slack may have
-	// accepted: a lost response must not become a second reminder.
-	confirm := func(ctx context.Context) bool {
-		rc, found, err := s.find(ctx, dest, r)
+	// confirm runs before any post that follows one Slack may have
+	// accepted: a lost answer must not become a second reminder. It makes
+	// one attempt per call: Slack failing the lookup too is better answered
+	// by the scheduler's later lookup than by retries nested in retries,
+	// which would outlast the send's deadline.
+	confirm := func(ctx context.Context) (bool, error) {
+		rc, found, err := s.find(ctx, dest, r, 1)
 		if err != nil {
 			s.log.DebugContext(ctx, "slack lookup before retry failed", "subscription", r.Subscription.ID, "key", r.Key, "err", err)
+			return false, err
 		}
 		if found {
 			receipt = rc
 		}
-		return found
+		return found, nil
 	}
-	err = s.call(ctx, "chat.postMessage", dest.channel, confirm, func(ctx context.Context) error {
+	err = s.call(ctx, "chat.postMessage", policy{channel: dest.channel, confirm: confirm}, func(ctx context.Context) error {
 		ch, ts, err := s.api.PostMessageContext(ctx, dest.channel, opts...)
-		if err == nil {
-			receipt = scheduler.Receipt{Channel: ch, TS: ts}
+		switch {
+		case err != nil:
+			return err
+		case ch == "" || ts == "":
+			return errNoReference
 		}
-		return err
+		receipt = scheduler.Receipt{Channel: ch, TS: ts}
+		return nil
 	})
 	if errors.Is(err, errConfirmed) {
 		err = nil

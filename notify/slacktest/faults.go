@@ -2,6 +2,7 @@ package slacktest
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 )
@@ -10,6 +11,9 @@ import (
 // Status 429 answers "ratelimited" with a Retry-After header of RetryAfter
 // seconds; any other Status answers that HTTP status with an HTML body, as
 // Slack's edge does; Error answers HTTP 200 {"ok":false,"error":Error}.
+// A call failed by Status or Error has no effect (no message is stored)
+// unless Applied is set.
+//
 // Delay holds the response back: with no Status or Error the call still takes
 // effect at once (a message is stored) and only the answer is late, which is
 // what a client sees when Slack accepted a message but the response was lost.
@@ -18,6 +22,23 @@ type Fault struct {
 	RetryAfter int
 	Error      string
 	Delay      time.Duration
+	// Applied makes a Status or Error fault take effect first: Slack's edge
+	// answered 5xx after the backend had stored the message.
+	Applied bool
+	// Drop makes the call take effect and then closes the connection
+	// without an answer (after Delay): the client sees the connection
+	// reset or an unexpected EOF. Status and Error are ignored.
+	Drop bool
+	// Body, when set, makes the call take effect and answers HTTP 200 with
+	// Body verbatim instead of the method's answer, e.g. `{"ok":true}`
+	// without the channel and ts a client needs. Status and Error are
+	// ignored.
+	Body string
+}
+
+// effective reports whether a call with fault f still does its work.
+func (f Fault) effective() bool {
+	return f.Drop || f.Body != "" || f.Applied || (f.Status == 0 && f.Error == "")
 }
 
 type queuedFault struct {
@@ -49,6 +70,20 @@ func (s *Server) takeFault(method, channel string) (Fault, bool) {
 
 func writeFault(w http.ResponseWriter, f Fault) {
 	switch {
+	case f.Drop:
+		// Hijacking takes the connection from the server: closing it
+		// sends no status line at all.
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				conn.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler) // the server drops the connection
+	case f.Body != "":
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, f.Body)
 	case f.Status == http.StatusTooManyRequests:
 		w.Header().Set("Retry-After", fmt.Sprint(f.RetryAfter))
 		writeJSON(w, response{status: f.Status, body: map[string]any{"ok": false, "error": "ratelimited"}})

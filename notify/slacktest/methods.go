@@ -23,11 +23,15 @@ func (s *Server) postMessage(form url.Values) response {
 	if text == "" && blocks == "" {
 		return slackErr("no_text")
 	}
+	text, truncated := truncate(text)
 	msg := Message{Channel: channel, Text: text, User: BotUserID, BotID: BotID}
 	if blocks != "" {
 		var v []map[string]any
 		if json.Unmarshal([]byte(blocks), &v) != nil {
 			return slackErr("invalid_blocks")
+		}
+		if errs := checkBlocks(v); len(errs) > 0 {
+			return invalidBlocks(errs)
 		}
 		msg.Blocks = json.RawMessage(blocks)
 	}
@@ -41,9 +45,14 @@ func (s *Server) postMessage(form url.Values) response {
 	msg.Posted = s.now()
 	msg.TS = s.nextTS(msg.Posted.UnixMicro())
 	s.messages = append(s.messages, msg)
-	return response{status: 200, posted: &msg, body: map[string]any{
-		"ok": true, "channel": channel, "ts": msg.TS, "message": messageJSON(msg, false),
-	}}
+	body := map[string]any{"ok": true, "channel": channel, "ts": msg.TS, "message": messageJSON(msg, false)}
+	if truncated {
+		body["response_metadata"] = map[string]any{
+			"warnings": []string{"message_truncated"},
+			"messages": []string{fmt.Sprintf("[WARN] Your message was truncated but still posted. The `text` field accepts up to %d characters.", maxText)},
+		}
+	}
+	return response{status: 200, posted: &msg, body: body}
 }
 
 // nextTS hands out Slack-style "seconds.micros" timestamps, unique and

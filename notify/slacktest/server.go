@@ -5,10 +5,18 @@
 // wire format, so the real slack-go client can be pointed at it with
 // slack.OptionAPIURL(server.URL()).
 //
+// chat.postMessage checks blocks against Block Kit's limits as Slack does
+// (section text 3,000 characters, header 150, button text 75, button URL
+// 3,000 and https), refusing a message that breaks one with invalid_blocks
+// and the JSON pointer of each offending field, and cuts a text over 40,000
+// characters with a message_truncated warning.
+//
 // It is ordinary code, not test-only code: tests, the binary's demo mode and
 // the audit command's tests all use it. A Server keeps every posted message,
 // records every call, and can be told to fail the next calls of a method (a
-// 429 with Retry-After, a 5xx, a Slack error string, a slow response).
+// 429 with Retry-After, a 5xx, a Slack error string, a slow response, a
+// dropped connection, an answer that lacks what the client needs), before or
+// after the call took effect.
 package slacktest
 
 import (
@@ -246,7 +254,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	fault, faulted := s.takeFault(method, form.Get("channel"))
 	s.mu.Unlock()
 
-	if faulted && (fault.Status != 0 || fault.Error != "") {
+	if faulted && !fault.effective() {
 		if !s.wait(r, fault.Delay) {
 			return
 		}
@@ -272,6 +280,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if faulted && !s.wait(r, fault.Delay) {
+		return
+	}
+	if faulted && (fault.Drop || fault.Body != "" || fault.Status != 0 || fault.Error != "") {
+		writeFault(w, fault)
 		return
 	}
 	writeJSON(w, resp)

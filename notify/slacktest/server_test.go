@@ -263,3 +263,115 @@ func TestJSONBody(t *testing.T) {
 		t.Errorf("Messages() = %+v, want the JSON-posted message", msgs)
 	}
 }
+
+// Faults after the work: the message is stored, the client cannot tell.
+func TestFaultsAfterTheWork(t *testing.T) {
+	s := seeded(t)
+	api := slack.New(slacktest.Token, slack.OptionAPIURL(s.URL()))
+	ctx := context.Background()
+	s.Fail("chat.postMessage", "",
+		slacktest.Fault{Status: 503, Applied: true},
+		slacktest.Fault{Drop: true},
+		slacktest.Fault{Body: `{"ok":true}`},
+		slacktest.Fault{Error: "internal_error", Applied: true})
+	var sc slack.StatusCodeError
+	if _, _, err := api.PostMessageContext(ctx, "C0GENERAL1", slack.MsgOptionText("one", false)); !errors.As(err, &sc) || sc.Code != 503 {
+		t.Errorf("send with an applied 503 error = %v, want 503", err)
+	}
+	_, _, err := api.PostMessageContext(ctx, "C0GENERAL1", slack.MsgOptionText("two", false))
+	var se slack.SlackErrorResponse
+	if err == nil || errors.As(err, &sc) || errors.As(err, &se) {
+		t.Errorf("send with a dropped connection error = %v, want a transport error", err)
+	}
+	if ch, ts, err := api.PostMessageContext(ctx, "C0GENERAL1", slack.MsgOptionText("three", false)); err != nil || ch != "" || ts != "" {
+		t.Errorf(`send answered {"ok":true} = %q, %q, %v, want no channel, no ts, no error`, ch, ts, err)
+	}
+	if _, _, err := api.PostMessageContext(ctx, "C0GENERAL1", slack.MsgOptionText("four", false)); err == nil || err.Error() != "internal_error" {
+		t.Errorf("send with an applied internal_error = %v, want internal_error", err)
+	}
+	var texts []string
+	for _, m := range s.Messages() {
+		texts = append(texts, m.Text)
+	}
+	if want := []string{"one", "two", "three", "four"}; !slices.Equal(texts, want) {
+		t.Errorf("stored messages = %v, want %v: each fault came after the work", texts, want)
+	}
+}
+
+// The emulator refuses what Slack refuses, so a test sees a message that
+// would never reach anyone.
+func TestBlockKitLimits(t *testing.T) {
+	s := seeded(t)
+	section := func(text string) string {
+		b, _ := json.Marshal([]map[string]any{{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": text}}})
+		return string(b)
+	}
+	button := func(text, u string) string {
+		b, _ := json.Marshal([]map[string]any{{"type": "divider"}, {"type": "actions", "elements": []map[string]any{
+			{"type": "button", "action_id": "join", "text": map[string]any{"type": "plain_text", "text": text}, "url": u}}}})
+		return string(b)
+	}
+	header := func(text string) string {
+		b, _ := json.Marshal([]map[string]any{{"type": "header", "text": map[string]any{"type": "plain_text", "text": text}}})
+		return string(b)
+	}
+	longURL := func(n int) string { return "https://example.com/" + strings.Repeat("a", n-len("https://example.com/")) }
+	many := "[" + strings.TrimSuffix(strings.Repeat(`{"type":"divider"},`, 51), ",") + "]"
+	tests := []struct {
+		name    string
+		blocks  string
+		wantErr string // "" when accepted; else the first entry of errors
+	}{
+		{"section at the limit", section(strings.Repeat("a", 3000)), ""},
+		{"section of 3000 two-byte characters", section(strings.Repeat("é", 3000)), ""},
+		{"section over the limit", section(strings.Repeat("a", 3001)), "must be less than 3001 characters [json-pointer:/blocks/0/text/text]"},
+		{"empty section", section(""), "must be more than 0 characters [json-pointer:/blocks/0/text/text]"},
+		{"header at the limit", header(strings.Repeat("h", 150)), ""},
+		{"header over the limit", header(strings.Repeat("h", 151)), "must be less than 151 characters [json-pointer:/blocks/0/text/text]"},
+		{"button text over the limit", button(strings.Repeat("b", 76), "https://example.com/"), "must be less than 76 characters [json-pointer:/blocks/1/elements/0/text/text]"},
+		{"button URL at the limit", button("Join", longURL(3000)), ""},
+		{"button URL over the limit", button("Join", longURL(3001)), "invalid url [json-pointer:/blocks/1/elements/0/url]"},
+		{"button URL over http", button("Join", "http://example.com/j/1"), "invalid url [json-pointer:/blocks/1/elements/0/url]"},
+		{"button URL without a host", button("Join", "https:///j/1"), "invalid url [json-pointer:/blocks/1/elements/0/url]"},
+		{"button URL with a space", button("Join", "https://example.com/a b"), "invalid url [json-pointer:/blocks/1/elements/0/url]"},
+		{"button URL of another scheme", button("Join", "javascript:alert(1)"), "invalid url [json-pointer:/blocks/1/elements/0/url]"},
+		{"too many blocks", many, "no more than 50 items allowed [json-pointer:/blocks]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := len(s.Messages())
+			_, got := post(t, s, "chat.postMessage", url.Values{"token": {slacktest.Token}, "channel": {"C0GENERAL1"}, "text": {"fallback"}, "blocks": {tt.blocks}})
+			stored := len(s.Messages()) - before
+			if tt.wantErr == "" {
+				if got["ok"] != true || stored != 1 {
+					t.Errorf("chat.postMessage(%s) = %v, stored %d, want ok and stored", tt.name, got, stored)
+				}
+				return
+			}
+			errs, _ := got["errors"].([]any)
+			msgs, _ := got["response_metadata"].(map[string]any)["messages"].([]any)
+			if got["ok"] != false || got["error"] != "invalid_blocks" || len(errs) == 0 || errs[0] != tt.wantErr || len(msgs) != len(errs) || stored != 0 {
+				t.Errorf("chat.postMessage(%s) = %v, stored %d, want invalid_blocks with %q and nothing stored", tt.name, got, stored, tt.wantErr)
+			}
+		})
+	}
+	// slack-go hands the code to its caller, which classes it permanent.
+	api := slack.New(slacktest.Token, slack.OptionAPIURL(s.URL()))
+	_, _, err := api.PostMessageContext(context.Background(), "C0GENERAL1", slack.MsgOptionBlocks(
+		slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, strings.Repeat("&amp;", 1000), false, false), nil, nil)))
+	var se slack.SlackErrorResponse
+	if !errors.As(err, &se) || se.Err != "invalid_blocks" || len(se.Errors) != 1 {
+		t.Errorf("PostMessage(5000-character section) error = %#v, want invalid_blocks with one error", err)
+	}
+}
+
+// A text beyond 40,000 characters is cut, posted, and warned about.
+func TestLongTextTruncated(t *testing.T) {
+	s := seeded(t)
+	_, got := post(t, s, "chat.postMessage", url.Values{"token": {slacktest.Token}, "channel": {"C0GENERAL1"}, "text": {strings.Repeat("ü", 40001)}})
+	msgs := s.Messages()
+	warnings, _ := got["response_metadata"].(map[string]any)["warnings"].([]any)
+	if got["ok"] != true || len(msgs) != 1 || msgs[0].Text != strings.Repeat("ü", 40000) || len(warnings) != 1 || warnings[0] != "message_truncated" {
+		t.Errorf("chat.postMessage(40,001 characters) = %v, stored %d characters, want ok, 40,000 stored and a message_truncated warning", got, len([]rune(msgs[0].Text)))
+	}
+}

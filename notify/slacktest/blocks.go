@@ -1,0 +1,152 @@
+package slacktest
+
+import (
+	"fmt"
+	"net/url"
+	"unicode/utf8"
+)
+
+// Limits of Block Kit and chat.postMessage that Slack enforces, in
+// characters (Unicode code points), from Slack's Block Kit reference
+// (https://docs.slack.dev/reference/block-kit/) and its note on truncating
+// long messages. A message over a block limit is refused with invalid_blocks;
+// a text over maxText is cut and posted with a message_truncated warning.
+const (
+	maxBlocks       = 50
+	maxBlockID      = 255
+	maxSectionText  = 3000
+	maxSectionField = 2000
+	maxHeaderText   = 150
+	maxButtonText   = 75
+	maxActionID     = 255
+	maxButtonValue  = 2000
+	maxURL          = 3000
+	maxText         = 40000
+)
+
+// checkBlocks returns Slack's complaints about blocks, each ending in the
+// JSON pointer of the offending field as Slack writes it, or nil.
+func checkBlocks(blocks []map[string]any) []string {
+	var errs []string
+	add := func(ptr, format string, args ...any) {
+		errs = append(errs, fmt.Sprintf(format, args...)+" [json-pointer:"+ptr+"]")
+	}
+	length := func(ptr string, v any, minLen, maxLen int) {
+		s, ok := v.(string)
+		if !ok {
+			add(ptr, "must be a string")
+			return
+		}
+		switch n := utf8.RuneCountInString(s); {
+		case n < minLen:
+			add(ptr, "must be more than %d characters", minLen-1)
+		case n > maxLen:
+			add(ptr, "must be less than %d characters", maxLen+1)
+		}
+	}
+	text := func(ptr string, v any, maxLen int) {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			add(ptr, "must be an object")
+			return
+		}
+		length(ptr+"/text", obj["text"], 1, maxLen)
+	}
+	element := func(ptr string, v any) {
+		el, ok := v.(map[string]any)
+		if !ok {
+			add(ptr, "must be an object")
+			return
+		}
+		if el["type"] != "button" {
+			return // the bot uses no other element
+		}
+		text(ptr+"/text", el["text"], maxButtonText)
+		if id, ok := el["action_id"]; ok {
+			length(ptr+"/action_id", id, 1, maxActionID)
+		}
+		if v, ok := el["value"]; ok {
+			length(ptr+"/value", v, 1, maxButtonValue)
+		}
+		if u, ok := el["url"]; ok {
+			if s, _ := u.(string); !validURL(s) {
+				add(ptr+"/url", "invalid url")
+			}
+		}
+	}
+	if len(blocks) > maxBlocks {
+		add("/blocks", "no more than %d items allowed", maxBlocks)
+	}
+	for i, b := range blocks {
+		ptr := fmt.Sprintf("/blocks/%d", i)
+		if id, ok := b["block_id"]; ok {
+			length(ptr+"/block_id", id, 1, maxBlockID)
+		}
+		switch b["type"] {
+		case "section":
+			if t, ok := b["text"]; ok {
+				text(ptr+"/text", t, maxSectionText)
+			}
+			if fields, ok := b["fields"].([]any); ok {
+				for j, f := range fields {
+					text(fmt.Sprintf("%s/fields/%d", ptr, j), f, maxSectionField)
+				}
+			}
+			if acc, ok := b["accessory"]; ok {
+				element(ptr+"/accessory", acc)
+			}
+		case "header":
+			text(ptr+"/text", b["text"], maxHeaderText)
+		case "actions":
+			elements, _ := b["elements"].([]any)
+			for j, el := range elements {
+				element(fmt.Sprintf("%s/elements/%d", ptr, j), el)
+			}
+		}
+	}
+	return errs
+}
+
+// validURL reports whether Slack takes u as a link button's URL: an https
+// URL with a host, at most maxURL characters, without spaces, control or
+// non-ASCII characters (which a URL must percent-encode).
+func validURL(u string) bool {
+	if u == "" || utf8.RuneCountInString(u) > maxURL {
+		return false
+	}
+	for i := 0; i < len(u); i++ {
+		if u[i] <= ' ' || u[i] >= 0x7f {
+			return false
+		}
+	}
+	p, err := url.Parse(u)
+	return err == nil && p.Scheme == "https" && p.Host != "" && p.Opaque == ""
+}
+
+// invalidBlocks is Slack's answer to blocks it refuses.
+func invalidBlocks(errs []string) response {
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = "[ERROR] " + e
+	}
+	r := slackErr("invalid_blocks")
+	r.body["errors"] = errs
+	r.body["response_metadata"] = map[string]any{"messages": msgs}
+	return r
+}
+
+// truncate cuts text to maxText characters, as Slack does, and reports
+// whether it did.
+func truncate(text string) (string, bool) {
+	if utf8.RuneCountInString(text) <= maxText {
+		return text, false
+	}
+	n := 0
+	for i := range text {
+		if n == maxText {
+			return text[:i], true
+		}
+		n++
+	}
+	return text, false
+}
