@@ -230,7 +230,7 @@ func expect(in Input, sub scheduler.Subscription, meetings []scheduler.Meeting) 
 	for _, m := range meetings {
 		byEvent[m.ID] = m
 		for _, o := range sub.Offsets {
-			it := itemOf(sub.ID, scheduler.Key(m.ID, o, m.Start), m.ID, m.Start, o)
+			it := itemOf(sub.ID, scheduler.Key(m.KeyID(), o, m.Start), m.ID, m.Start, o)
 			if !inPeriod(it.Trigger, in) || it.Trigger.After(in.Now) {
 				continue
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"time"
 
 	"google.golang.org/api/calendar/v3"
@@ -13,7 +14,7 @@ import (
 
 // eventFields is the fields mask of events.list: only what meeting reads
 // travels.
-const eventFields = "nextPageToken,items(id,status,eventType,summary,start(date,dateTime),end(date,dateTime)," +
+const eventFields = "nextPageToken,items(id,recurringEventId,originalStartTime(dateTime),status,eventType,summary,start(date,dateTime),end(date,dateTime)," +
 	"htmlLink,hangoutLink,conferenceData(entryPoints(entryPointType,uri)),location,description," +
 	"organizer(email,displayName),attendees(self,responseStatus),updated)"
 
@@ -50,6 +51,9 @@ func meeting(ev *calendar.Event) (m scheduler.Meeting, ok bool, err error) {
 		HTMLLink: ev.HtmlLink,
 		JoinURL:  joinURL(ev),
 	}
+	if inst := occurrence(ev); inst != ev.Id {
+		m.Instance = inst
+	}
 	if m.Title == "" {
 		m.Title = "(No title)"
 	}
@@ -73,6 +77,35 @@ func meeting(ev *calendar.Event) (m scheduler.Meeting, ok bool, err error) {
 		m.Updated, _ = time.Parse(time.RFC3339, ev.Updated)
 	}
 	return m, true, nil
+}
+
+// splitSuffix is what Google Calendar appends to a series' id when "this
+// and following events" splits a series in two: the id of the series split
+// off is the old one, "_R" and the split instant (e.g.
+// "abc_R20261130T090000"). IDs that clients choose are base32hex (a-v and
+// 0-9), so "_R" cannot come from them.
+var splitSuffix = regexp.MustCompile(`_R[0-9]{8}(T[0-9]{6}Z?)?$`)
+
+// occurrence names an event for ledger keys so that a split series alone
+// never makes its meetings new work. An instance of a series split off
+// another is named as the original series named it: the first series' id,
+// "_" and the original start in UTC, which is Google's instance id form
+// ("abc_20261130T090000Z"). Every other event is named by its id, so keys
+// stay what they were; and a moved instance keeps its name but changes its
+// start, so its key changes as a moved meeting's must.
+func occurrence(ev *calendar.Event) string {
+	root := ev.RecurringEventId
+	for splitSuffix.MatchString(root) {
+		root = splitSuffix.ReplaceAllString(root, "")
+	}
+	if root == ev.RecurringEventId || ev.OriginalStartTime == nil {
+		return ev.Id
+	}
+	orig, err := time.Parse(time.RFC3339, ev.OriginalStartTime.DateTime)
+	if err != nil {
+		return ev.Id
+	}
+	return root + "_" + orig.UTC().Format("20060102T150405Z")
 }
 
 // appendMeetings appends the meetings of items starting in (from, to],

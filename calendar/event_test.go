@@ -98,8 +98,44 @@ func TestAppendMeetingsFixture(t *testing.T) {
 
 // sameMeeting compares meetings by instants, not zones.
 func sameMeeting(a, b scheduler.Meeting) bool {
-	return a.ID == b.ID && a.Title == b.Title && a.Start.Equal(b.Start) && a.End.Equal(b.End) &&
+	return a.ID == b.ID && a.Instance == b.Instance && a.Title == b.Title && a.Start.Equal(b.Start) && a.End.Equal(b.End) &&
 		a.HTMLLink == b.HTMLLink && a.JoinURL == b.JoinURL && a.Organizer == b.Organizer && a.Updated.Equal(b.Updated)
+}
+
+// TestMeetingInstanceAcrossSplit names an instance of a series split off
+// another ("this and following events") as the first series named it, and
+// leaves every other event to its id.
+func TestMeetingInstanceAcrossSplit(t *testing.T) {
+	orig := &calendar.EventDateTime{DateTime: "2026-12-01T10:00:00+01:00", TimeZone: "Europe/Berlin"}
+	tests := []struct {
+		id, series string
+		orig       *calendar.EventDateTime
+		want       string // Meeting.Instance; "" for the ID
+	}{
+		{"single0001", "", nil, ""},
+		{"abc_20261201T090000Z", "abc", orig, ""}, // an unsplit series
+		{"abc_R20261130T090000_20261201T090000Z", "abc_R20261130T090000", orig, "abc_20261201T090000Z"},
+		{"abc_R20261130T090000Z_20261201T090000Z", "abc_R20261130T090000Z", orig, "abc_20261201T090000Z"},
+		{"abc_R20261130_20261201T090000Z", "abc_R20261130", orig, "abc_20261201T090000Z"},
+		// Split twice: the first series still names it.
+		{"abc_R20261130T090000_R20261201T090000_20261201T090000Z", "abc_R20261130T090000_R20261201T090000", orig, "abc_20261201T090000Z"},
+		// Moved after the split: the original start names it, the start moves its keys.
+		{"abc_R20261130T090000_20261201T090000Z", "abc_R20261130T090000", &calendar.EventDateTime{DateTime: "2026-12-01T09:00:00Z"}, "abc_20261201T090000Z"},
+		{"abc_R20261130T090000_20261201T090000Z", "abc_R20261130T090000", nil, ""},
+		{"abc_R20261130T090000_20261201T090000Z", "abc_R20261130T090000", &calendar.EventDateTime{DateTime: "soon"}, ""},
+		{"abc_Rxyz_20261201T090000Z", "abc_Rxyz", orig, ""}, // not Google's split form
+	}
+	for _, tt := range tests {
+		ev := &calendar.Event{
+			Id: tt.id, Status: "confirmed", RecurringEventId: tt.series, OriginalStartTime: tt.orig,
+			Start: &calendar.EventDateTime{DateTime: "2026-12-01T11:00:00+01:00"},
+			End:   &calendar.EventDateTime{DateTime: "2026-12-01T11:30:00+01:00"},
+		}
+		m, ok, err := meeting(ev)
+		if !ok || err != nil || m.ID != tt.id || m.Instance != tt.want {
+			t.Errorf("meeting(%s of %s) = ID %q, Instance %q, %v, %v; want ID %q, Instance %q", tt.id, tt.series, m.ID, m.Instance, ok, err, tt.id, tt.want)
+		}
+	}
 }
 
 func TestMeetingFilters(t *testing.T) {

@@ -149,6 +149,9 @@ func Parse(getenv func(string) string) (Config, error) {
 	case !hasSlack && !hasGoogle:
 		p.add("SLACK_BOT_TOKEN and GOOGLE_APPLICATION_CREDENTIALS", `missing: CALENDARS is set, so both are needed, e.g. SLACK_BOT_TOKEN=xoxb-1234-5678-abcd GOOGLE_APPLICATION_CREDENTIALS=/secrets/key.json (unset CALENDARS to run the demo)`)
 	}
+	if !p.reported("TICK_INTERVAL") && !p.reported("REMINDER_OFFSETS") {
+		p.tickFits(c.TickInterval, p.get("TICK_INTERVAL") == "", c.Offsets)
+	}
 	if !c.Demo {
 		c.Subscriptions = p.calendars("CALENDARS", c.Offsets)
 	}

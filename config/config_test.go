@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -194,8 +195,67 @@ func TestParseReportsEveryProblemAtOnce(t *testing.T) {
 	assert.ElementsMatch(t, []string{"TICK_INTERVAL", "LOG_LEVEL", "HTTP_ADDR", "REMINDER_OFFSETS"}, vars)
 }
 
+// TestTickThatCanMissAReminder refuses, in one line naming both variables,
+// every tick interval under which a reminder can fall between two ticks: a
+// reminder for an offset above 0 may go out only in the offset before the
+// start, and a "starting now" (0) one only in the StartGrace after it.
+func TestTickThatCanMissAReminder(t *testing.T) {
+	tests := []struct {
+		tick, offsets string
+		want          string // "" when the combination is fine
+	}{
+		{"", "", ""}, // the defaults: 30s, 10m
+		{"5m", "10m", ""},
+		{"10m", "10m", ""}, // a tick as long as the window still lands in it
+		{"1m", "1m,0", ""}, // and as long as the grace of a 0 offset
+		{"30s", "10m,1m,0", ""},
+		{"3s", "3s,0", ""},
+		{"1s", "1s", ""},
+		{"5m", "1m,0", "a sweep every 5m can miss every 1m reminder, which can go out only in the 1m before its meeting starts; " +
+			"make TICK_INTERVAL at most the smallest offset above 0 (and at most 1m when 0 is one), e.g. TICK_INTERVAL=30s REMINDER_OFFSETS=1m,0"},
+		{"5m", "10m,0", "a sweep every 5m can miss every 0 (starting now) reminder, which can go out only in the first 1m after its meeting starts; " +
+			"make TICK_INTERVAL at most the smallest offset above 0 (and at most 1m when 0 is one), e.g. TICK_INTERVAL=30s REMINDER_OFFSETS=10m,0"},
+		{"61s", "0", "a sweep every 61s can miss every 0 (starting now) reminder"},
+		{"2m", "10m,90s", "a sweep every 2m can miss every 90s reminder, which can go out only in the 90s before its meeting starts"},
+		{"", "10s", "a sweep every 30s (the default) can miss every 10s reminder"},
+		{"10s", "5s", "e.g. TICK_INTERVAL=5s REMINDER_OFFSETS=5s"},
+	}
+	for _, tt := range tests {
+		_, err := config.Parse(prod("TICK_INTERVAL="+tt.tick, "REMINDER_OFFSETS="+tt.offsets))
+		name := fmt.Sprintf("TICK_INTERVAL=%s REMINDER_OFFSETS=%s", tt.tick, tt.offsets)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("Parse(%s) = %v, want no problem", name, err)
+			}
+			continue
+		}
+		const prefix = "TICK_INTERVAL and REMINDER_OFFSETS: "
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if !config.IsConfig(err) || strings.Contains(got, "\n") || !strings.HasPrefix(got, prefix) || !strings.Contains(got, tt.want) {
+			t.Errorf("Parse(%s) = %q, want one line %q…%q", name, got, prefix, tt.want)
+		}
+	}
+}
+
+// TestTickCheckWaitsForValidValues checks that a malformed tick or offset
+// is reported alone, not again as a combination.
+func TestTickCheckWaitsForValidValues(t *testing.T) {
+	for _, kv := range [][]string{
+		{"TICK_INTERVAL=1h", "REMINDER_OFFSETS=1m"},
+		{"TICK_INTERVAL=5m", "REMINDER_OFFSETS=1m,-1m"},
+	} {
+		_, err := config.Parse(prod(kv...))
+		if err == nil || strings.Contains(err.Error(), "\n") || strings.HasPrefix(err.Error(), "TICK_INTERVAL and") {
+			t.Errorf("Parse(%v) = %v, want one problem naming the malformed variable", kv, err)
+		}
+	}
+}
+
 func TestOffsetZeroAndSeconds(t *testing.T) {
-	c, err := config.Parse(prod("REMINDER_OFFSETS=3s, 0"))
+	c, err := config.Parse(prod("REMINDER_OFFSETS=3s, 0", "TICK_INTERVAL=2s"))
 	require.NoError(t, err)
 	assert.Equal(t, []time.Duration{0, 3 * time.Second}, c.Offsets)
 }

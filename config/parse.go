@@ -148,6 +148,51 @@ func (p *parser) interval(name string) time.Duration {
 	return d
 }
 
+// reported reports whether a problem names the variable.
+func (p *parser) reported(name string) bool {
+	return slices.ContainsFunc(p.problems, func(pr Problem) bool { return pr.Var == name })
+}
+
+// tickFits refuses a tick interval under which a reminder can fall between
+// two sweeps and never go out. A reminder for an offset o above 0 may go
+// out only in the o before its meeting starts, and a 0 ("starting now") one
+// only in the scheduler.StartGrace after the start; a sweep lands in every
+// window of a length only when the tick is no longer than it. offsets are
+// ascending; isDefault says TICK_INTERVAL was not set.
+func (p *parser) tickFits(tick time.Duration, isDefault bool, offsets []time.Duration) {
+	var limit time.Duration
+	var missed string
+	for _, o := range offsets {
+		if o > 0 {
+			limit = o
+			missed = fmt.Sprintf("every %s reminder, which can go out only in the %s before its meeting starts", scheduler.FormatOffset(o), scheduler.FormatOffset(o))
+			break
+		}
+	}
+	if slices.Contains(offsets, 0) && (limit == 0 || scheduler.StartGrace < limit) {
+		limit = scheduler.StartGrace
+		missed = fmt.Sprintf("every 0 (starting now) reminder, which can go out only in the first %s after its meeting starts", scheduler.FormatOffset(scheduler.StartGrace))
+	}
+	if limit == 0 || tick <= limit {
+		return
+	}
+	sweep := "a sweep every " + scheduler.FormatOffset(tick)
+	if isDefault {
+		sweep += " (the default)"
+	}
+	offs := make([]string, len(offsets))
+	for i, o := range offsets {
+		offs[len(offsets)-1-i] = scheduler.FormatOffset(o) // largest first, as people write them
+		if o == 0 {
+			offs[len(offsets)-1-i] = "0"
+		}
+	}
+	p.add("TICK_INTERVAL and REMINDER_OFFSETS", fmt.Sprintf(
+		"%s can miss %s; make TICK_INTERVAL at most the smallest offset above 0 (and at most %s when 0 is one), e.g. TICK_INTERVAL=%s REMINDER_OFFSETS=%s",
+		sweep, missed, scheduler.FormatOffset(scheduler.StartGrace),
+		scheduler.FormatOffset(min(DefaultTickInterval, limit)), strings.Join(offs, ",")))
+}
+
 func (p *parser) databasePath(name string) string {
 	v := p.get(name)
 	if v == "" {

@@ -58,6 +58,10 @@ func (s Subscription) MinOffset() time.Duration {
 type Meeting struct {
 	// ID is the event instance ID (e.g. "abc_20261130T010000Z").
 	ID string
+	// Instance, when set, names the occurrence in ledger keys instead of
+	// ID, for a source whose IDs change without the meeting changing (a
+	// split recurring series gets new instance IDs). See KeyID.
+	Instance string
 	// Title is the event summary, unescaped; "(No title)" when empty.
 	Title string
 	// Start and End are instants; compare them, never their zones.
@@ -70,6 +74,15 @@ type Meeting struct {
 	Organizer string
 	// Updated is when the event was last modified.
 	Updated time.Time
+}
+
+// KeyID returns what names m in its ledger keys: Instance, or ID when
+// Instance is empty.
+func (m Meeting) KeyID() string {
+	if m.Instance != "" {
+		return m.Instance
+	}
+	return m.ID
 }
 
 // Reminder is one due trigger: a meeting, one offset, for one subscription.

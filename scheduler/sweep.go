@@ -96,7 +96,7 @@ func dueReminders(sub Subscription, meetings []Meeting, from, c, now time.Time, 
 				continue
 			}
 			due = append(due, Reminder{
-				Key:          Key(m.ID, o, m.Start),
+				Key:          Key(m.KeyID(), o, m.Start),
 				Subscription: sub,
 				Meeting:      m,
 				Offset:       o,

@@ -3,9 +3,9 @@ package calendartest
 import (
 	"cmp"
 	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,6 +109,17 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 		writeBadRequest(w, reason, message)
 		return
 	}
+	var mask fieldMask
+	if f := r.URL.Query().Get("fields"); f != "" {
+		var err error
+		if mask, err = parseFields(f); err == nil {
+			err = mask.check(reflect.TypeFor[calendar.Events]())
+		}
+		if err != nil {
+			writeBadRequest(w, "invalidParameter", err.Error())
+			return
+		}
+	}
 	items := c.list(lq)
 	resp := &calendar.Events{
 		Kind:             "calendar#events",
@@ -137,8 +148,15 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 			resp.NextSyncToken = "CPDAlvWDx70CEPDAlvWDx70CGAU="
 		}
 	}
+	// Only the fields asked for travel, as the API's partial responses do:
+	// a client that forgets one in its mask sees it missing here too.
+	b, err := encodeFields(resp, mask)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "global", "backendError", "Backend Error")
+		return
+	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	json.NewEncoder(w).Encode(resp)
+	w.Write(b)
 }
 
 // list returns the events matching lq, in the requested order. The
