@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"time"
-
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // Exit statuses of Command.
@@ -19,19 +17,6 @@ const (
 	ExitUsage      = 2 // bad flags, or the configuration could not be loaded
 	ExitIncomplete = 3 // no problem found, but a calendar or the ledger could not be read
 )
-
-// Deps is what the audit command reads, built from the same environment
-// as the bot: the configured subscriptions, the Calendar source, the
-// SQLite ledger, the Slack client (nil: ledger only), the tick interval,
-// and the clock (time.Now if nil).
-type Deps struct {
-	Subscriptions []scheduler.Subscription
-	Source        scheduler.Source
-	Ledger        Ledger
-	Slack         Slack
-	Interval      time.Duration
-	Now           func() time.Time
-}
 
 // Command runs `bot audit` with args, the arguments after "audit":
 //
@@ -59,15 +44,13 @@ func Command(ctx context.Context, args []string, open func(context.Context) (Dep
 		fmt.Fprintf(stderr, "bot audit: %v\n", err)
 		return ExitUsage
 	}
-	now := time.Now
-	if deps.Now != nil {
-		now = deps.Now
+	if deps.Now == nil {
+		deps.Now = time.Now
 	}
-	in := Input{
-		Subscriptions: deps.Subscriptions, Source: deps.Source, Ledger: deps.Ledger, Slack: deps.Slack,
-		Now: now().UTC(), Interval: deps.Interval,
-	}
-	in.From, in.To = a.window(in.Now)
+	now := deps.Now().UTC()
+	deps.Now = func() time.Time { return now } // one instant for the window and the audit
+	in := Input{Deps: deps}
+	in.From, in.To = a.window(now)
 	if !in.From.Before(in.To) {
 		fmt.Fprintf(stderr, "bot audit: --from %s is not before --to %s (see bot audit -h)\n", in.From.Format(time.RFC3339), in.To.Format(time.RFC3339))
 		return ExitUsage

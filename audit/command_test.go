@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 func (e *env) deps(now time.Time) audit.Deps {
 	return audit.Deps{
-		Subscriptions: []scheduler.Subscription{team}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
+		Subscriptions: []meetingbot.Subscription{team}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
 		Interval: 30 * time.Second, Now: func() time.Time { return now },
 	}
 }

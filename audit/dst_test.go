@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/scheduler"
@@ -21,7 +22,7 @@ func TestReconcileDSTFallBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEnv(t)
-	night := scheduler.Subscription{ID: "night", CalendarID: "ny@example.com", Destination: "#standup", Offsets: []time.Duration{10 * time.Minute}}
+	night := meetingbot.Subscription{ID: "night", CalendarID: "ny@example.com", Destination: "#standup", Offsets: []time.Duration{10 * time.Minute}}
 	first := time.Date(2026, 10, 30, 1, 30, 0, 0, ny)
 	ev := calendartest.NewEvent("standup", "Standup", first, first.Add(30*time.Minute))
 	ev.Recurrence = []string{"RRULE:FREQ=DAILY"}
@@ -30,7 +31,7 @@ func TestReconcileDSTFallBack(t *testing.T) {
 	const tick = 5 * time.Minute
 	from := time.Date(2026, 10, 31, 0, 0, 0, 0, ny) // 04:00Z
 	to := time.Date(2026, 11, 3, 0, 0, 0, 0, ny)    // 05:00Z: 73 hours later
-	sched, err := scheduler.New([]scheduler.Subscription{night}, e.cal.src, e.slack, e.store, scheduler.Options{
+	sched, err := scheduler.New([]meetingbot.Subscription{night}, e.cal.src, e.slack, e.store, scheduler.Options{
 		Now: e.clock.Now, Interval: tick, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -44,8 +45,11 @@ func TestReconcileDSTFallBack(t *testing.T) {
 	}
 
 	r, err := audit.Reconcile(context.Background(), audit.Input{
-		Subscriptions: []scheduler.Subscription{night}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
-		From: from, To: to, Now: to, Interval: tick,
+		Deps: audit.Deps{
+			Subscriptions: []meetingbot.Subscription{night}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
+			Interval: tick, Now: func() time.Time { return to },
+		},
+		From: from, To: to,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -9,10 +9,9 @@
 // when history cannot be read. The same reconciliation backs the `bot audit`
 // command (Command) and a check inside the running bot (Watcher).
 //
-// The binary wires both from its configuration: Command gets a function
-// that parses the environment and returns Deps{cfg.Subscriptions, the
-// *calendar.Source, the *storage.Store, the *notify.Slack, cfg.TickInterval};
-// serve starts NewWatcher(WatcherConfig{...the same...}, its registry).Run.
+// The package reads through three small interfaces of its own: a Source of
+// meetings, a Ledger of entries and the Slack messages (Slack); it imports
+// only the root package's words.
 package audit
 
 import (
@@ -23,48 +22,61 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meetingbot/meetingbot/notify"
-	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot"
 )
+
+// Source reads the meetings of a subscription's calendar that start in
+// (from, to]; *calendar.Source provides it.
+type Source interface {
+	Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error)
+}
 
 // Ledger lists the ledger rows of a subscription whose trigger time is in
 // [from, to); *storage.Store provides it.
 type Ledger interface {
-	Range(ctx context.Context, subscription string, from, to time.Time) ([]storage.Entry, error)
+	Range(ctx context.Context, subscription string, from, to time.Time) ([]meetingbot.Entry, error)
 }
-
-// The packages that provide what Reconcile reads.
-var (
-	_ Ledger = (*storage.Store)(nil)
-	_ Slack  = (*notify.Slack)(nil)
-)
 
 // Slack lists the reminder messages in a subscription's destination posted
 // in [from, to]; *notify.Slack provides it.
 type Slack interface {
-	Reminders(ctx context.Context, sub scheduler.Subscription, from, to time.Time) ([]notify.Sent, error)
+	Reminders(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Delivery, error)
 }
 
-// Input is what Reconcile needs.
-type Input struct {
-	Subscriptions []scheduler.Subscription
-	Source        scheduler.Source
+// Deps is what an audit reads, built from the same configuration as the
+// bot: its subscriptions, the Calendar source, the ledger, the Slack client,
+// the tick interval and the clock.
+type Deps struct {
+	Subscriptions []meetingbot.Subscription
+	Source        Source
 	Ledger        Ledger
 	// Slack reads the delivered messages back. Nil audits against the
 	// ledger alone, which cannot see a crash duplicate. Pass a nil
 	// interface, not a nil *notify.Slack.
 	Slack Slack
-	// From and To bound the trigger times audited: [From, To).
-	From, To time.Time
-	// Now is the instant of the audit; triggers after it are not due yet.
-	// Zero means time.Now().
-	Now time.Time
 	// Interval is the bot's tick interval (TICK_INTERVAL); 30s if zero. A
-	// reminder delivered more than Interval+5s after its trigger is late,
-	// and one due within that span of Now and not delivered yet is pending.
+	// reminder delivered more than Interval+LateSlack after its trigger is
+	// late, and one due within that span of now and not delivered yet is
+	// pending.
 	Interval time.Duration
+	// Now is the clock; time.Now if nil. Triggers after its reading are
+	// not due yet.
+	Now func() time.Time
 }
+
+// Input is one reconciliation: Deps over the trigger times [From, To).
+type Input struct {
+	Deps
+	From, To time.Time
+}
+
+// period is an Input read once: its bounds and its instant, in UTC.
+type period struct {
+	Deps
+	from, to, now time.Time
+}
+
+func (p period) contains(t time.Time) bool { return !t.Before(p.from) && t.Before(p.to) }
 
 // historyMargin widens the span of Slack history read on both sides: clocks
 // disagree a little, and a send may take a while.
@@ -82,22 +94,27 @@ func Reconcile(ctx context.Context, in Input) (Report, error) {
 	if !in.From.Before(in.To) {
 		return Report{}, fmt.Errorf("audit: empty period [%s, %s)", in.From.UTC().Format(time.RFC3339), in.To.UTC().Format(time.RFC3339))
 	}
-	if in.Now.IsZero() {
-		in.Now = time.Now()
+	p := period{Deps: in.Deps, from: in.From.UTC(), to: in.To.UTC()}
+	if p.Now == nil {
+		p.Now = time.Now
 	}
-	if in.Interval <= 0 {
-		in.Interval = 30 * time.Second
+	if p.Interval <= 0 {
+		p.Interval = DefaultInterval
 	}
-	in.From, in.To, in.Now = in.From.UTC(), in.To.UTC(), in.Now.UTC()
-	r := Report{From: in.From, To: in.To, Now: in.Now, Interval: Duration(in.Interval)}
-	for _, sub := range in.Subscriptions {
+	p.now = p.Now().UTC()
+	r := Report{From: p.from, To: p.to, Now: p.now, Interval: Duration(p.Interval)}
+	for _, sub := range p.Subscriptions {
 		if err := ctx.Err(); err != nil {
 			return Report{}, fmt.Errorf("audit: %w", err)
 		}
-		r.Subscriptions = append(r.Subscriptions, reconcileSub(ctx, in, sub))
+		r.Subscriptions = append(r.Subscriptions, reconcileSub(ctx, p, sub))
 	}
 	return r, nil
 }
+
+// DefaultInterval is the tick interval assumed when Deps.Interval is zero:
+// the bot's default TICK_INTERVAL.
+const DefaultInterval = 30 * time.Second
 
 // expectation is one reminder the contract says was due.
 type expectation struct {
@@ -105,33 +122,52 @@ type expectation struct {
 	pending bool // due so recently that the bot may not have swept yet
 }
 
-func reconcileSub(ctx context.Context, in Input, sub scheduler.Subscription) SubReport {
+// reconcileSub audits one subscription: it reads the calendar and the
+// ledger, finds what was delivered, and judges each reminder.
+func reconcileSub(ctx context.Context, p period, sub meetingbot.Subscription) SubReport {
 	sr := SubReport{Subscription: sub.ID, CountedFrom: FromLedger}
-
-	// A trigger in [From, To) belongs to a meeting starting in
-	// [From+minOffset, To+maxOffset); the source reads (from, to].
-	meetings, err := in.Source.Meetings(ctx, sub, in.From.Add(sub.MinOffset()-time.Second), in.To.Add(sub.MaxOffset()))
+	// A trigger in [from, to) belongs to a meeting starting in
+	// [from+minOffset, to+maxOffset); the source reads (from, to].
+	meetings, err := p.Source.Meetings(ctx, sub, p.from.Add(sub.MinOffset()-time.Second), p.to.Add(sub.MaxOffset()))
 	if err != nil {
 		sr.Error = fmt.Sprintf("read calendar %s: %v", sub.CalendarID, err)
 		return sr
 	}
-	entries, err := in.Ledger.Range(ctx, sub.ID, in.From, in.To)
+	entries, err := p.Ledger.Range(ctx, sub.ID, p.from, p.to)
 	if err != nil {
 		sr.Error = fmt.Sprintf("read ledger: %v", err)
 		return sr
 	}
-	ledger := make(map[string]storage.Entry, len(entries))
+	ledger := make(map[string]meetingbot.Entry, len(entries))
 	for _, e := range entries {
 		ledger[e.Key] = e
 	}
-
-	expected, byEvent := expect(in, sub, meetings)
+	expected, byEvent := expect(p, sub, meetings)
 	sr.Expected = len(expected)
+	d := readDeliveries(ctx, p, sub, entries, &sr)
+	judgeExpected(p, expected, d, ledger, &sr)
+	judgeUnexpected(p, sub, expected, byEvent, d, ledger, &sr)
+	for _, l := range []*[]Item{&sr.Delivered, &sr.Missing, &sr.Duplicated, &sr.Late, &sr.Superseded, &sr.Unexpected, &sr.Pending} {
+		slices.SortFunc(*l, byTrigger)
+	}
+	return sr
+}
 
-	delivered := map[string][]Delivery{}
-	info := map[string]Item{} // what a delivery says about its reminder
-	if in.Slack != nil {
-		sent, err := in.Slack.Reminders(ctx, sub, in.From.Add(-historyMargin), in.To.Add(sub.MaxOffset()+scheduler.StartGrace+historyMargin))
+// delivered is what reached Slack in the period, by key, and what each
+// delivery says about its reminder.
+type delivered struct {
+	by   map[string][]Delivery
+	info map[string]Item
+}
+
+// readDeliveries reads the subscription's reminders back from Slack or, when
+// Slack cannot be read, from the ledger's sent entries, and notes which in
+// sr.CountedFrom. A message without readable metadata goes to
+// sr.Unexpected.
+func readDeliveries(ctx context.Context, p period, sub meetingbot.Subscription, entries []meetingbot.Entry, sr *SubReport) delivered {
+	d := delivered{by: map[string][]Delivery{}, info: map[string]Item{}}
+	if p.Slack != nil {
+		sent, err := p.Slack.Reminders(ctx, sub, p.from.Add(-historyMargin), p.to.Add(sub.MaxOffset()+meetingbot.StartGrace+historyMargin))
 		if err != nil {
 			sr.SlackError = err.Error()
 		} else {
@@ -141,34 +177,38 @@ func reconcileSub(ctx context.Context, in Input, sub scheduler.Subscription) Sub
 					continue // another subscription sharing the destination
 				}
 				it := itemOf(sub.ID, s.Key, s.EventID, s.Start, s.Offset)
-				if s.Start.IsZero() && inPeriod(s.Posted, in) {
+				if s.Start.IsZero() && p.contains(s.Posted) {
 					// Without a start there is no key to match; show it.
 					it.Trigger, it.Reason = time.Time{}, "reminder metadata unreadable"
 					it.Deliveries = []Delivery{{Channel: s.Channel, TS: s.TS, Posted: s.Posted.UTC(), From: FromSlack}}
 					sr.Unexpected = append(sr.Unexpected, it)
 					continue
 				}
-				if !inPeriod(it.Trigger, in) {
+				if !p.contains(it.Trigger) {
 					continue
 				}
-				info[s.Key] = it
-				delivered[s.Key] = append(delivered[s.Key], Delivery{Channel: s.Channel, TS: s.TS, Posted: s.Posted.UTC(), From: FromSlack})
+				d.info[s.Key] = it
+				d.by[s.Key] = append(d.by[s.Key], Delivery{Channel: s.Channel, TS: s.TS, Posted: s.Posted.UTC(), From: FromSlack})
 			}
+			return d
 		}
 	}
-	if sr.CountedFrom == FromLedger {
-		for _, e := range entries {
-			if e.Outcome == storage.Sent {
-				info[e.Key] = itemOf(sub.ID, e.Key, e.EventID, e.Start, e.Offset)
-				delivered[e.Key] = []Delivery{{Channel: e.Channel, TS: e.MessageTS, Posted: e.SettledAt, From: FromLedger}}
-			}
+	for _, e := range entries {
+		if e.Outcome == meetingbot.Sent {
+			d.info[e.Key] = itemOf(sub.ID, e.Key, e.EventID, e.Start, e.Offset)
+			d.by[e.Key] = []Delivery{{Channel: e.Channel, TS: e.MessageTS, Posted: e.RecordedAt, From: FromLedger}}
 		}
 	}
+	return d
+}
 
-	lateAfter := in.Interval + scheduler.LateSlack
+// judgeExpected sorts each expected reminder into delivered, duplicated,
+// late, missing or pending.
+func judgeExpected(p period, expected map[string]expectation, d delivered, ledger map[string]meetingbot.Entry, sr *SubReport) {
+	lateAfter := p.Interval + meetingbot.LateSlack
 	for _, x := range expected {
 		it := x.item
-		ds := delivered[it.Key]
+		ds := d.by[it.Key]
 		e, inLedger := ledger[it.Key]
 		switch {
 		case len(ds) == 0 && x.pending:
@@ -193,22 +233,25 @@ func reconcileSub(ctx context.Context, in Input, sub scheduler.Subscription) Sub
 			}
 		}
 	}
+}
 
-	// Deliveries nobody expected: a meeting moved or cancelled after its
-	// reminder went out, or something wrong.
-	for key, ds := range delivered {
+// judgeUnexpected sorts the deliveries nobody expected: a meeting moved or
+// cancelled after its reminder went out (superseded), or something wrong.
+func judgeUnexpected(p period, sub meetingbot.Subscription, expected map[string]expectation, byEvent map[string]meetingbot.Meeting, d delivered, ledger map[string]meetingbot.Entry, sr *SubReport) {
+	for key, ds := range d.by {
 		if _, ok := expected[key]; ok {
 			continue
 		}
-		it := info[key]
+		it := d.info[key]
 		it.Title = byEvent[it.EventID].Title
 		it.Deliveries = ds
 		it.Delay = Duration(ds[0].Posted.Sub(it.Trigger))
-		superseded, why := unexpectedReason(it, sub, byEvent, in.Now)
+		superseded, why := unexpectedReason(it, sub, byEvent, p.now)
 		it.Reason = why
+		e, inLedger := ledger[key]
 		switch {
 		case len(ds) > 1:
-			it.Reason = duplicateReason(len(ds), ledger[key], hasKey(ledger, key)) + "; " + why
+			it.Reason = duplicateReason(len(ds), e, inLedger) + "; " + why
 			sr.Duplicated = append(sr.Duplicated, it)
 		case superseded:
 			sr.Superseded = append(sr.Superseded, it)
@@ -216,26 +259,22 @@ func reconcileSub(ctx context.Context, in Input, sub scheduler.Subscription) Sub
 			sr.Unexpected = append(sr.Unexpected, it)
 		}
 	}
-	for _, l := range []*[]Item{&sr.Delivered, &sr.Missing, &sr.Duplicated, &sr.Late, &sr.Superseded, &sr.Unexpected, &sr.Pending} {
-		slices.SortFunc(*l, byTrigger)
-	}
-	return sr
 }
 
 // expect derives the reminders due in the period from the meetings as the
 // calendar has them now, by key, and indexes the meetings by event ID.
-func expect(in Input, sub scheduler.Subscription, meetings []scheduler.Meeting) (map[string]expectation, map[string]scheduler.Meeting) {
+func expect(p period, sub meetingbot.Subscription, meetings []meetingbot.Meeting) (map[string]expectation, map[string]meetingbot.Meeting) {
 	expected := map[string]expectation{}
-	byEvent := make(map[string]scheduler.Meeting, len(meetings))
+	byEvent := make(map[string]meetingbot.Meeting, len(meetings))
 	for _, m := range meetings {
 		byEvent[m.ID] = m
 		for _, o := range sub.Offsets {
-			it := itemOf(sub.ID, scheduler.Key(m.KeyID(), o, m.Start), m.ID, m.Start, o)
-			if !inPeriod(it.Trigger, in) || it.Trigger.After(in.Now) {
+			it := itemOf(sub.ID, meetingbot.Key(m.KeyID(), o, m.Start), m.ID, m.Start, o)
+			if !p.contains(it.Trigger) || it.Trigger.After(p.now) {
 				continue
 			}
 			it.Title = m.Title
-			expected[it.Key] = expectation{item: it, pending: in.Now.Sub(it.Trigger) <= in.Interval+scheduler.LateSlack}
+			expected[it.Key] = expectation{item: it, pending: p.now.Sub(it.Trigger) <= p.Interval+meetingbot.LateSlack}
 		}
 	}
 	return expected, byEvent
@@ -246,53 +285,44 @@ func itemOf(sub, key, eventID string, start time.Time, offset time.Duration) Ite
 	return Item{Subscription: sub, Key: key, EventID: eventID, Start: start, Offset: Duration(offset), Trigger: start.Add(-offset)}
 }
 
-func inPeriod(t time.Time, in Input) bool {
-	return !t.Before(in.From) && t.Before(in.To)
-}
-
-func hasKey(m map[string]storage.Entry, key string) bool {
-	_, ok := m[key]
-	return ok
-}
-
 func byTrigger(a, b Item) int {
 	return cmp.Or(a.Trigger.Compare(b.Trigger), strings.Compare(a.Key, b.Key))
 }
 
 // missingReason says what the ledger knows of an expected reminder that was
 // not delivered.
-func missingReason(e storage.Entry, found bool, countedFrom string) string {
+func missingReason(e meetingbot.Entry, found bool, countedFrom string) string {
 	if !found {
 		return "unknown: no ledger row (the bot never saw it due)"
 	}
 	switch {
-	case e.Outcome == storage.Skipped && e.Reason == "started":
+	case e.Outcome == meetingbot.Skipped && e.Code == meetingbot.ReasonStarted:
 		return "skipped: the bot was down until the meeting started"
-	case e.Outcome == storage.Skipped:
+	case e.Outcome == meetingbot.Skipped:
 		return "skipped: " + e.Reason
-	case e.Outcome == storage.Failed && e.Retryable:
+	case e.Outcome == meetingbot.Failed && e.Retryable:
 		return "failed, retrying: " + e.Reason
-	case e.Outcome == storage.Failed:
+	case e.Outcome == meetingbot.Failed:
 		return "failed permanently: " + e.Reason
-	case e.Outcome == storage.Sending:
+	case e.Outcome == meetingbot.Sending:
 		return "claimed at " + stamp(e.ClaimedAt) + " and never settled (a send in flight, or a crash)"
-	case e.Outcome == storage.Sent && countedFrom == FromSlack:
+	case e.Outcome == meetingbot.Sent && countedFrom == FromSlack:
 		return fmt.Sprintf("the ledger says sent (ts %s) but the message is not in Slack (deleted?)", e.MessageTS)
 	}
 	return fmt.Sprintf("ledger outcome %q", e.Outcome)
 }
 
-func duplicateReason(n int, e storage.Entry, found bool) string {
+func duplicateReason(n int, e meetingbot.Entry, found bool) string {
 	switch {
 	case !found:
 		return fmt.Sprintf("in Slack %d times; no ledger row", n)
-	case e.Outcome == storage.Sent:
+	case e.Outcome == meetingbot.Sent:
 		return fmt.Sprintf("in Slack %d times, once in the ledger (ts %s): a send repeated after a crash or a lost answer", n, e.MessageTS)
 	}
 	return fmt.Sprintf("in Slack %d times; ledger outcome %q", n, e.Outcome)
 }
 
-func lateReason(it Item, e storage.Entry, found bool) string {
+func lateReason(it Item, e meetingbot.Entry, found bool) string {
 	why := "delivered " + time.Duration(it.Delay).Round(time.Second).String() + " after its trigger"
 	if found && e.Late {
 		why += "; found due after its time had passed (bot down or stalled, or the meeting created or moved late)"
@@ -303,7 +333,7 @@ func lateReason(it Item, e storage.Entry, found bool) string {
 // unexpectedReason says why a delivered reminder was not expected, and
 // whether that is the calendar changing after the fact (superseded) rather
 // than an error.
-func unexpectedReason(it Item, sub scheduler.Subscription, byEvent map[string]scheduler.Meeting, now time.Time) (superseded bool, why string) {
+func unexpectedReason(it Item, sub meetingbot.Subscription, byEvent map[string]meetingbot.Meeting, now time.Time) (superseded bool, why string) {
 	m, ok := byEvent[it.EventID]
 	switch {
 	case it.Trigger.After(now):

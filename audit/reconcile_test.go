@@ -8,12 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
 )
 
 // seedDay lives through a morning of team's calendar (offset 10m, tick 30s)
@@ -39,7 +38,7 @@ import (
 func seedDay(t *testing.T) *env {
 	e := newEnv(t)
 	cal := team.CalendarID
-	put := func(id string, start time.Time) scheduler.Meeting {
+	put := func(id string, start time.Time) meetingbot.Meeting {
 		m := meeting(id, strings.TrimPrefix(id, "evt-"), start)
 		e.cal.put(cal, calendartest.NewEvent(m.ID, m.Title, m.Start, m.End))
 		return m
@@ -54,13 +53,13 @@ func seedDay(t *testing.T) *env {
 	e.post(reminder(team, ontime, 5*time.Minute), at(8, 25, 0))
 
 	down := put("evt-down", at(9, 0, 0))
-	e.settle(e.claim(reminder(team, down, ten), at(9, 3, 0)), storage.Skipped, "started", scheduler.Receipt{}, at(9, 3, 0))
+	e.record(e.claim(reminder(team, down, ten), at(9, 3, 0)), meetingbot.Skipped, meetingbot.ReasonStarted, "started", meetingbot.Receipt{}, at(9, 3, 0))
 
 	dup := reminder(team, put("evt-dup", at(9, 30, 0)), ten)
 	e.claim(dup, at(9, 20, 1))
 	e.post(dup, at(9, 20, 1)) // killed here, before the ledger write
 	en := e.claim(dup, at(9, 21, 0))
-	e.settle(en, storage.Sent, "resent after an interrupted send", e.post(dup, at(9, 21, 0)), at(9, 21, 0))
+	e.record(en, meetingbot.Sent, meetingbot.ReasonResent, "resent after an interrupted send", e.post(dup, at(9, 21, 0)), at(9, 21, 0))
 
 	e.deliver(reminder(team, put("evt-late", at(10, 0, 0)), ten), at(9, 53, 0))
 
@@ -70,8 +69,8 @@ func seedDay(t *testing.T) *env {
 	e.deliver(reminder(team, moved, ten), at(10, 50, 0))
 
 	failed := reminder(team, put("evt-failed", at(10, 45, 0)), ten)
-	e.settle(e.claim(failed, at(10, 35, 0)), storage.Failed,
-		`notify: subscription "team": channel_not_found: invite the bot`, scheduler.Receipt{}, at(10, 35, 1))
+	e.record(e.claim(failed, at(10, 35, 0)), meetingbot.Failed, meetingbot.ReasonPermanent,
+		`notify: subscription "team": channel_not_found: invite the bot`, meetingbot.Receipt{}, at(10, 35, 1))
 
 	cancel := put("evt-cancel", at(11, 30, 0))
 	e.deliver(reminder(team, cancel, ten), at(11, 20, 0))
@@ -230,7 +229,7 @@ func TestReconcileLedgerOnly(t *testing.T) {
 			}
 			late, _ := find(s.Late, "evt-late")
 			if len(late.Deliveries) != 1 || late.Deliveries[0].From != audit.FromLedger || late.Deliveries[0].Posted != at(9, 53, 0) {
-				t.Errorf("Reconcile(%s) evt-late deliveries = %+v, want the ledger's SettledAt 09:53", tt.name, late.Deliveries)
+				t.Errorf("Reconcile(%s) evt-late deliveries = %+v, want the ledger's RecordedAt 09:53", tt.name, late.Deliveries)
 			}
 		})
 	}
@@ -270,8 +269,8 @@ func TestReconcileWindow(t *testing.T) {
 // failingSource is a calendar that cannot be read.
 type failingSource struct{}
 
-func (failingSource) Meetings(context.Context, scheduler.Subscription, time.Time, time.Time) ([]scheduler.Meeting, error) {
-	return nil, scheduler.Permanent(fmt.Errorf("calendar: 404 notFound: share the calendar"))
+func (failingSource) Meetings(context.Context, meetingbot.Subscription, time.Time, time.Time) ([]meetingbot.Meeting, error) {
+	return nil, meetingbot.Permanent(fmt.Errorf("calendar: 404 notFound: share the calendar"))
 }
 
 func TestReconcileCalendarUnreadable(t *testing.T) {
@@ -295,7 +294,7 @@ func TestReconcileOddities(t *testing.T) {
 	m := meeting("evtgone", "Deleted message", at(9, 0, 0))
 	e.cal.put(team.CalendarID, calendartest.NewEvent(m.ID, m.Title, m.Start, m.End))
 	r := reminder(team, m, 10*time.Minute)
-	e.settle(e.claim(r, at(8, 50, 0)), storage.Sent, "", scheduler.Receipt{Channel: "C0STANDUP1", TS: "1772441400.000000"}, at(8, 50, 0))
+	e.record(e.claim(r, at(8, 50, 0)), meetingbot.Sent, "", "", meetingbot.Receipt{Channel: "C0STANDUP1", TS: "1772441400.000000"}, at(8, 50, 0))
 	e.clock.Set(at(8, 55, 0))
 	e.srv.AddMessage(slacktest.Message{Channel: "C0STANDUP1", Text: "reminder",
 		Metadata: &slacktest.Metadata{EventType: notify.EventType, EventPayload: map[string]any{"key": "garbled", "subscription": "team"}}})

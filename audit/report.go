@@ -7,16 +7,16 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/meetingbot/meetingbot/scheduler"
+	"github.com/meetingbot/meetingbot"
 )
 
 // Duration is a time.Duration that reads and writes as text ("10m",
 // "1h30m0s") in JSON, so a report stays readable and round-trips.
 type Duration time.Duration
 
-// MarshalText writes d compactly, as scheduler.FormatOffset does.
+// MarshalText writes d compactly, as meetingbot.FormatOffset does.
 func (d Duration) MarshalText() ([]byte, error) {
-	return []byte(scheduler.FormatOffset(time.Duration(d))), nil
+	return []byte(meetingbot.FormatOffset(time.Duration(d))), nil
 }
 
 // UnmarshalText reads any time.ParseDuration text.
@@ -30,14 +30,14 @@ func (d *Duration) UnmarshalText(b []byte) error {
 }
 
 // String returns the compact form, e.g. "10m".
-func (d Duration) String() string { return scheduler.FormatOffset(time.Duration(d)) }
+func (d Duration) String() string { return meetingbot.FormatOffset(time.Duration(d)) }
 
 // Delivery is one sign that a reminder reached Slack: a message in the
 // destination's history, or, when history cannot be read, a "sent" ledger row.
 type Delivery struct {
 	Channel string    `json:"channel,omitempty"`
 	TS      string    `json:"ts,omitempty"`
-	Posted  time.Time `json:"posted"` // Slack's post time, or the ledger's SettledAt
+	Posted  time.Time `json:"posted"` // Slack's post time, or the ledger's RecordedAt
 	From    string    `json:"from"`   // "slack" or "ledger"
 }
 

@@ -10,12 +10,12 @@ import (
 
 	gcal "google.golang.org/api/calendar/v3"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
 )
 
@@ -126,24 +126,24 @@ func at(hh, mm, ss int) time.Time {
 	return day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute + time.Duration(ss)*time.Second)
 }
 
-var team = scheduler.Subscription{
+var team = meetingbot.Subscription{
 	ID: "team", CalendarID: "alice@example.com", Destination: "#standup",
 	Offsets: []time.Duration{10 * time.Minute},
 }
 
-func meeting(id, title string, start time.Time) scheduler.Meeting {
-	return scheduler.Meeting{ID: id, Title: title, Start: start, End: start.Add(30 * time.Minute)}
+func meeting(id, title string, start time.Time) meetingbot.Meeting {
+	return meetingbot.Meeting{ID: id, Title: title, Start: start, End: start.Add(30 * time.Minute)}
 }
 
-func reminder(sub scheduler.Subscription, m scheduler.Meeting, offset time.Duration) scheduler.Reminder {
-	return scheduler.Reminder{
-		Key: scheduler.Key(m.ID, offset, m.Start), Subscription: sub, Meeting: m,
+func reminder(sub meetingbot.Subscription, m meetingbot.Meeting, offset time.Duration) meetingbot.Reminder {
+	return meetingbot.Reminder{
+		Key: meetingbot.Key(m.ID, offset, m.Start), Subscription: sub, Meeting: m,
 		Offset: offset, TriggerAt: m.Start.Add(-offset),
 	}
 }
 
 // post sends r through the real notifier at instant when.
-func (e *env) post(r scheduler.Reminder, when time.Time) scheduler.Receipt {
+func (e *env) post(r meetingbot.Reminder, when time.Time) meetingbot.Receipt {
 	e.t.Helper()
 	e.clock.Set(when)
 	rc, err := e.slack.Notify(context.Background(), r)
@@ -154,41 +154,44 @@ func (e *env) post(r scheduler.Reminder, when time.Time) scheduler.Receipt {
 }
 
 // claim takes r's key in the ledger at instant when, as a sweep does.
-func (e *env) claim(r scheduler.Reminder, when time.Time) storage.Entry {
+func (e *env) claim(r meetingbot.Reminder, when time.Time) meetingbot.Entry {
 	e.t.Helper()
-	en := storage.Entry{
+	en := meetingbot.Entry{
 		Subscription: r.Subscription.ID, Key: r.Key, EventID: r.Meeting.ID, Offset: r.Offset,
 		Start: r.Meeting.Start.UTC(), TriggerAt: r.TriggerAt.UTC(), Late: when.Sub(r.TriggerAt) > 35*time.Second,
 	}
 	st, _, err := e.store.Claim(context.Background(), en, when, when.Add(2*time.Minute))
-	if err != nil || (st != storage.Claimed && st != storage.Orphaned) {
+	if err != nil || (st != meetingbot.Claimed && st != meetingbot.Orphaned) {
 		e.t.Fatalf("Claim(%s) = %v, %v, want claimed", r.Key, st, err)
 	}
 	return en
 }
 
 // settle records the outcome of a claim at instant when.
-func (e *env) settle(en storage.Entry, outcome storage.Outcome, reason string, rc scheduler.Receipt, when time.Time) {
+func (e *env) record(en meetingbot.Entry, outcome meetingbot.Outcome, code meetingbot.ReasonCode, reason string, rc meetingbot.Receipt, when time.Time) {
 	e.t.Helper()
-	en.Outcome, en.Reason, en.Channel, en.MessageTS = outcome, reason, rc.Channel, rc.TS
-	if err := e.store.Settle(context.Background(), en, when); err != nil {
-		e.t.Fatalf("Settle(%s) = %v", en.Key, err)
+	en.Outcome, en.Code, en.Reason, en.Channel, en.MessageTS = outcome, code, reason, rc.Channel, rc.TS
+	if err := e.store.Record(context.Background(), en, when); err != nil {
+		e.t.Fatalf("Record(%s) = %v", en.Key, err)
 	}
 }
 
 // deliver does what a sweep does for a reminder sent at instant when:
 // claim, post, record.
-func (e *env) deliver(r scheduler.Reminder, when time.Time) scheduler.Receipt {
+func (e *env) deliver(r meetingbot.Reminder, when time.Time) meetingbot.Receipt {
 	e.t.Helper()
 	en := e.claim(r, when)
 	rc := e.post(r, when)
-	e.settle(en, storage.Sent, "", rc, when)
+	e.record(en, meetingbot.Sent, "", "", rc, when)
 	return rc
 }
 
 func (e *env) input(from, to, now time.Time) audit.Input {
 	return audit.Input{
-		Subscriptions: []scheduler.Subscription{team}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
-		From: from, To: to, Now: now, Interval: 30 * time.Second,
+		Deps: audit.Deps{
+			Subscriptions: []meetingbot.Subscription{team}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
+			Interval: 30 * time.Second, Now: func() time.Time { return now },
+		},
+		From: from, To: to,
 	}
 }

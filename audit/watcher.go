@@ -9,26 +9,16 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // WatcherConfig configures a Watcher. Zero values take the defaults on each
 // field.
 type WatcherConfig struct {
-	Subscriptions []scheduler.Subscription
-	Source        scheduler.Source
-	Ledger        Ledger
-	// Slack reads delivered messages back; nil audits the ledger alone.
-	Slack Slack
-	// Interval is the bot's tick interval; 30s by default.
-	Interval time.Duration
+	Deps
 	// Every is how often the check runs; 5m by default.
 	Every time.Duration
 	// Window is how far back each check looks; 1h by default.
 	Window time.Duration
-	// Now is the clock; time.Now by default.
-	Now func() time.Time
 	// Logger receives a warning when a check finds something; discarded if nil.
 	Logger *slog.Logger
 }
@@ -54,7 +44,7 @@ func NewWatcher(cfg WatcherConfig, reg prometheus.Registerer) (*Watcher, error) 
 		return nil, fmt.Errorf("audit: watcher needs a calendar source and a ledger")
 	}
 	if cfg.Interval <= 0 {
-		cfg.Interval = 30 * time.Second
+		cfg.Interval = DefaultInterval
 	}
 	if cfg.Every <= 0 {
 		cfg.Every = 5 * time.Minute
@@ -119,10 +109,9 @@ func (w *Watcher) Run(ctx context.Context) {
 // cannot be read keeps its previous gauges and is logged once per error.
 func (w *Watcher) Check(ctx context.Context) (Report, error) {
 	now := w.cfg.Now()
-	r, err := Reconcile(ctx, Input{
-		Subscriptions: w.cfg.Subscriptions, Source: w.cfg.Source, Ledger: w.cfg.Ledger, Slack: w.cfg.Slack,
-		From: now.Add(-w.cfg.Window), To: now, Now: now, Interval: w.cfg.Interval,
-	})
+	deps := w.cfg.Deps
+	deps.Now = func() time.Time { return now }
+	r, err := Reconcile(ctx, Input{Deps: deps, From: now.Add(-w.cfg.Window), To: now})
 	if err != nil {
 		return Report{}, err
 	}

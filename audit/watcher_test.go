@@ -12,8 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/audit"
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // syncBuffer is a log destination safe for the Run goroutine and the test.
@@ -61,8 +61,11 @@ func TestWatcherCheck(t *testing.T) {
 	logs := &syncBuffer{}
 	reg := prometheus.NewRegistry()
 	w, err := audit.NewWatcher(audit.WatcherConfig{
-		Subscriptions: []scheduler.Subscription{team}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
-		Interval: 30 * time.Second, Window: 4 * time.Hour, Now: c.Now,
+		Deps: audit.Deps{
+			Subscriptions: []meetingbot.Subscription{team}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
+			Interval: 30 * time.Second, Now: c.Now,
+		},
+		Window: 4 * time.Hour,
 		Logger: slog.New(slog.NewTextHandler(logs, nil)),
 	}, reg)
 	if err != nil {
@@ -111,7 +114,7 @@ func TestWatcherCheck(t *testing.T) {
 		t.Errorf("Check() warning does not name the subscription and the key:\n%s", out)
 	}
 
-	if _, err := audit.NewWatcher(audit.WatcherConfig{Source: e.cal.src, Ledger: e.store}, reg); err == nil {
+	if _, err := audit.NewWatcher(audit.WatcherConfig{Deps: audit.Deps{Source: e.cal.src, Ledger: e.store}}, reg); err == nil {
 		t.Errorf("NewWatcher() on a registry that has the gauges = nil error, want one")
 	}
 }
@@ -120,8 +123,11 @@ func TestWatcherRun(t *testing.T) {
 	e := seedDay(t)
 	reg := prometheus.NewRegistry()
 	w, err := audit.NewWatcher(audit.WatcherConfig{
-		Subscriptions: []scheduler.Subscription{team}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
-		Every: 10 * time.Millisecond, Window: 4 * time.Hour, Now: func() time.Time { return at(12, 0, 0) },
+		Deps: audit.Deps{
+			Subscriptions: []meetingbot.Subscription{team}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
+			Now: func() time.Time { return at(12, 0, 0) },
+		},
+		Every: 10 * time.Millisecond, Window: 4 * time.Hour,
 	}, reg)
 	if err != nil {
 		t.Fatal(err)

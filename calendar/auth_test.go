@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 func TestServiceAccountReadsSharedCalendar(t *testing.T) {
@@ -63,7 +63,7 @@ func TestImpersonationRefused(t *testing.T) {
 	src, _ := newSource(t, srv, func(c *calendar.Config) { c.Impersonate = true })
 	_, err := src.Meetings(context.Background(), sub(alice), window[0], window[1])
 	want := "calendar alice@example.com: impersonation refused: in the Google Workspace Admin console (Security > API controls > Domain-wide delegation) authorize client ID 101234567890123456789 for the scope https://www.googleapis.com/auth/calendar.readonly"
-	if !scheduler.IsPermanent(err) || !strings.Contains(err.Error(), want) {
+	if !meetingbot.IsPermanent(err) || !strings.Contains(err.Error(), want) {
 		t.Errorf("Meetings() error = %v, want permanent, containing %q", err, want)
 	}
 }
@@ -105,7 +105,7 @@ func TestAuthorizedUserRefreshRevoked(t *testing.T) {
 	})
 	_, err := src.Meetings(context.Background(), sub(alice), window[0], window[1])
 	for _, want := range []string{"refresh token refused (invalid_grant)", "GOOGLE_CREDENTIALS_JSON"} {
-		if !scheduler.IsPermanent(err) || !strings.Contains(err.Error(), want) {
+		if !meetingbot.IsPermanent(err) || !strings.Contains(err.Error(), want) {
 			t.Errorf("Meetings() error = %v, want permanent, containing %q", err, want)
 		}
 	}

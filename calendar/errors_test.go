@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 var window = [2]time.Time{time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
@@ -80,7 +80,7 @@ func TestMeetingsGivesUpAfterMaxAttempts(t *testing.T) {
 	srv.QueueFaults(alice, calendartest.ServerError, calendartest.ServerError, calendartest.ServerError, calendartest.ServerError)
 	src, _ := newSource(t, srv, func(c *calendar.Config) { c.MaxAttempts = 3 })
 	_, err := src.Meetings(context.Background(), sub(alice), window[0], window[1])
-	if err == nil || scheduler.IsPermanent(err) {
+	if err == nil || meetingbot.IsPermanent(err) {
 		t.Fatalf("Meetings() error = %v, want a transient error", err)
 	}
 	if n := srv.Requests(alice); n != 3 {
@@ -97,7 +97,7 @@ func TestMeetingsStopsWithContext(t *testing.T) {
 		c.Sleep = func(context.Context, time.Duration) error { cancel(); return context.Canceled }
 	})
 	_, err := src.Meetings(ctx, sub(alice), window[0], window[1])
-	if !errors.Is(err, context.Canceled) || scheduler.IsPermanent(err) {
+	if !errors.Is(err, context.Canceled) || meetingbot.IsPermanent(err) {
 		t.Errorf("Meetings() error = %v, want context.Canceled, not permanent", err)
 	}
 	if n := srv.Requests(alice); n != 1 {
@@ -115,7 +115,7 @@ func TestMeetingsRetryAfterPastDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err := src.Meetings(ctx, sub(alice), window[0], window[1])
-	if err == nil || scheduler.IsPermanent(err) || len(rec.sleeps) != 0 {
+	if err == nil || meetingbot.IsPermanent(err) || len(rec.sleeps) != 0 {
 		t.Errorf("Meetings() = %v after sleeps %v, want a transient error at once", err, rec.sleeps)
 	}
 }
@@ -147,7 +147,7 @@ func TestMeetingsPermanentErrors(t *testing.T) {
 			tt.setup(srv)
 			src, rec := newSource(t, srv, nil)
 			_, err := src.Meetings(context.Background(), sub(alice), window[0], window[1])
-			if !scheduler.IsPermanent(err) {
+			if !meetingbot.IsPermanent(err) {
 				t.Fatalf("Meetings() error = %v, want a permanent error", err)
 			}
 			for _, text := range tt.wantText {
@@ -185,7 +185,7 @@ func TestMeetingsFailureIsolated(t *testing.T) {
 		wg.Go(func() { _, errs[i] = src.Meetings(context.Background(), sub(cal), window[0], window[1]) })
 	}
 	wg.Wait()
-	if errs[0] != nil || !scheduler.IsPermanent(errs[1]) || errs[2] == nil || scheduler.IsPermanent(errs[2]) {
+	if errs[0] != nil || !meetingbot.IsPermanent(errs[1]) || errs[2] == nil || meetingbot.IsPermanent(errs[2]) {
 		t.Fatalf("Meetings(alice, bob, carol) errors = %v, want nil, permanent, transient", errs)
 	}
 	for _, cal := range []string{alice, carol} {

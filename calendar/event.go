@@ -7,9 +7,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"google.golang.org/api/calendar/v3"
-
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // eventFields is the fields mask of events.list: only what meeting reads
@@ -29,7 +28,7 @@ var notMeetings = map[string]bool{
 // meeting converts a listed event. ok is false for events that are not
 // meetings (cancelled, all-day, declined, not a meeting type); err reports
 // an event that cannot be read.
-func meeting(ev *calendar.Event) (m scheduler.Meeting, ok bool, err error) {
+func meeting(ev *calendar.Event) (m meetingbot.Meeting, ok bool, err error) {
 	switch {
 	case ev.Id == "":
 		return m, false, errors.New("missing id")
@@ -45,7 +44,7 @@ func meeting(ev *calendar.Event) (m scheduler.Meeting, ok bool, err error) {
 			return m, false, nil
 		}
 	}
-	m = scheduler.Meeting{
+	m = meetingbot.Meeting{
 		ID:       ev.Id,
 		Title:    ev.Summary,
 		HTMLLink: ev.HtmlLink,
@@ -110,7 +109,7 @@ func occurrence(ev *calendar.Event) string {
 
 // appendMeetings appends the meetings of items starting in (from, to],
 // logging and skipping the events it cannot read.
-func appendMeetings(dst []scheduler.Meeting, items []*calendar.Event, from, to time.Time, calendarID string, log *slog.Logger) []scheduler.Meeting {
+func appendMeetings(dst []meetingbot.Meeting, items []*calendar.Event, from, to time.Time, calendarID string, log *slog.Logger) []meetingbot.Meeting {
 	for _, ev := range items {
 		if ev == nil {
 			continue

@@ -12,9 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"google.golang.org/api/calendar/v3"
-
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 var fixturePage = filepath.Join("..", "testdata", "calendar", "events_page.json")
@@ -61,7 +60,7 @@ func TestAppendMeetingsFixture(t *testing.T) {
 	}
 
 	berlin := time.FixedZone("", 3600)
-	wantFirst := scheduler.Meeting{
+	wantFirst := meetingbot.Meeting{
 		ID:        "4u1h0bq5k0mfkhq6u3e0g8p2cs_20261130T090000Z",
 		Title:     "Team sync",
 		Start:     time.Date(2026, 11, 30, 10, 0, 0, 0, berlin),
@@ -74,7 +73,7 @@ func TestAppendMeetingsFixture(t *testing.T) {
 	if m := got[0]; !sameMeeting(m, wantFirst) {
 		t.Errorf("appendMeetings(fixture)[0] = %+v, want %+v", m, wantFirst)
 	}
-	byID := map[string]scheduler.Meeting{}
+	byID := map[string]meetingbot.Meeting{}
 	for _, m := range got {
 		byID[m.ID] = m
 	}
@@ -97,7 +96,7 @@ func TestAppendMeetingsFixture(t *testing.T) {
 }
 
 // sameMeeting compares meetings by instants, not zones.
-func sameMeeting(a, b scheduler.Meeting) bool {
+func sameMeeting(a, b meetingbot.Meeting) bool {
 	return a.ID == b.ID && a.Instance == b.Instance && a.Title == b.Title && a.Start.Equal(b.Start) && a.End.Equal(b.End) &&
 		a.HTMLLink == b.HTMLLink && a.JoinURL == b.JoinURL && a.Organizer == b.Organizer && a.Updated.Equal(b.Updated)
 }

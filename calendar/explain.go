@@ -6,21 +6,20 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/meetingbot/meetingbot"
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
-
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // explain turns a permanent failure into an error that tells the operator
-// what to do, marked scheduler.Permanent.
+// what to do, marked meetingbot.Permanent.
 func (s *Source) explain(calendarID string, err error) error {
 	fix := s.fix(calendarID, err)
 	var rerr *oauth2.RetrieveError
 	if errors.As(err, &rerr) {
 		err = tokenError{rerr}
 	}
-	return scheduler.Permanent(fmt.Errorf("calendar %s: %s: %w", calendarID, fix, concise(err)))
+	return meetingbot.Permanent(fmt.Errorf("calendar %s: %s: %w", calendarID, fix, concise(err)))
 }
 
 // tokenError words a token endpoint's refusal on one line; oauth2's own

@@ -14,8 +14,8 @@ import (
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/attempt"
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // Classes of an HTTP attempt, as reported to Config.Observe.
@@ -33,7 +33,7 @@ const callEventsList = "events.list"
 // classify says what a failed attempt means, and how long the server asked
 // to wait (0 when it did not say).
 func classify(err error) (class string, retryAfter time.Duration) {
-	if scheduler.IsPermanent(err) {
+	if meetingbot.IsPermanent(err) {
 		return ClassPermanent, 0
 	}
 	var gerr *googleapi.Error
@@ -110,7 +110,7 @@ func backoff(n int, base, maxDelay time.Duration) time.Duration {
 
 // retry runs attempt until it succeeds, fails permanently, runs out of
 // attempts or ctx is done, reporting each attempt's class to Observe. A
-// permanent failure comes back explained and marked scheduler.Permanent.
+// permanent failure comes back explained and marked meetingbot.Permanent.
 func (s *Source) retry(ctx context.Context, calendarID string, attempt func() error) error {
 	renewed := false
 	for n := 1; ; n++ {

@@ -7,7 +7,7 @@
 // is not a meeting (cancelled, all-day, declined, out of office, focus
 // time, working location, birthdays) and retries rate limits, server and
 // network errors with backoff. Failures no retry can cure are returned as
-// scheduler.Permanent errors that say what the operator should do.
+// meetingbot.Permanent errors that say what the operator should do.
 package calendar
 
 import (
@@ -26,8 +26,8 @@ import (
 	"google.golang.org/api/calendar/v3"
 	"google.golang.org/api/option"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/attempt"
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // DefaultEndpoint is the Calendar API base URL.
@@ -178,9 +178,9 @@ const maxPages = 1000
 // Meetings returns the meetings of sub's calendar that start in (from, to],
 // sorted by start: a meeting starting exactly at from is excluded, one
 // starting exactly at to included. Recurring meetings come as one Meeting
-// per instance. An error marked scheduler.Permanent needs the operator
+// per instance. An error marked meetingbot.Permanent needs the operator
 // (a calendar not shared, credentials refused); any other is transient.
-func (s *Source) Meetings(ctx context.Context, sub scheduler.Subscription, from, to time.Time) ([]scheduler.Meeting, error) {
+func (s *Source) Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
 	if !to.After(from) {
 		return nil, nil
 	}
@@ -188,14 +188,14 @@ func (s *Source) Meetings(ctx context.Context, sub scheduler.Subscription, from,
 	// both drop milliseconds: ask for a little more and filter on start.
 	timeMin := from.UTC().Truncate(time.Second).Format(time.RFC3339)
 	timeMax := to.UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
-	var out []scheduler.Meeting
+	var out []meetingbot.Meeting
 	pageToken := ""
 	for range maxPages {
 		var page *calendar.Events
 		err := s.retry(ctx, sub.CalendarID, func() error {
 			svc, err := s.service(ctx, sub.CalendarID)
 			if err != nil {
-				return scheduler.Permanent(err)
+				return meetingbot.Permanent(err)
 			}
 			call := svc.Events.List(sub.CalendarID).
 				SingleEvents(true).
@@ -216,7 +216,7 @@ func (s *Source) Meetings(ctx context.Context, sub scheduler.Subscription, from,
 		}
 		out = appendMeetings(out, page.Items, from, to, sub.CalendarID, s.log)
 		if page.NextPageToken == "" {
-			slices.SortStableFunc(out, func(a, b scheduler.Meeting) int {
+			slices.SortStableFunc(out, func(a, b meetingbot.Meeting) int {
 				return cmp.Or(a.Start.Compare(b.Start), strings.Compare(a.ID, b.ID))
 			})
 			return out, nil

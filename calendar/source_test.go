@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 const alice = "alice@example.com"
@@ -77,8 +77,8 @@ func newSource(t *testing.T, srv *calendartest.Server, edit func(*calendar.Confi
 	return src, rec
 }
 
-func sub(calendarID string) scheduler.Subscription {
-	return scheduler.Subscription{ID: calendarID, CalendarID: calendarID, Offsets: []time.Duration{10 * time.Minute}}
+func sub(calendarID string) meetingbot.Subscription {
+	return meetingbot.Subscription{ID: calendarID, CalendarID: calendarID, Offsets: []time.Duration{10 * time.Minute}}
 }
 
 func put(t *testing.T, srv *calendartest.Server, calendarID, id string, start time.Time, d time.Duration) {
@@ -88,7 +88,7 @@ func put(t *testing.T, srv *calendartest.Server, calendarID, id string, start ti
 	}
 }
 
-func ids(ms []scheduler.Meeting) []string {
+func ids(ms []meetingbot.Meeting) []string {
 	var out []string
 	for _, m := range ms {
 		out = append(out, m.ID)

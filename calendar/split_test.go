@@ -10,6 +10,7 @@ import (
 
 	gcal "google.golang.org/api/calendar/v3"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
@@ -77,9 +78,9 @@ func newSplitWorld(t *testing.T) *splitWorld {
 		Token: slacktest.Token, APIURL: w.slack.URL(), Now: w.clock.Now,
 		Interval: -1, MaxAttempts: 1, CallTimeout: 5 * time.Second,
 	})
-	sub := scheduler.Subscription{ID: "standup", CalendarID: standupCal, Destination: "#standup",
+	sub := meetingbot.Subscription{ID: "standup", CalendarID: standupCal, Destination: "#standup",
 		Offsets: []time.Duration{10 * time.Minute, time.Minute}}
-	w.sched, err = scheduler.New([]scheduler.Subscription{sub}, src, slack, store, scheduler.Options{
+	w.sched, err = scheduler.New([]meetingbot.Subscription{sub}, src, slack, store, scheduler.Options{
 		Now: w.clock.Now, Interval: 30 * time.Second, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

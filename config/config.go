@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meetingbot/meetingbot/scheduler"
+	"github.com/meetingbot/meetingbot"
 )
 
 // Defaults of the variables that have one.
@@ -43,7 +43,7 @@ type Config struct {
 	// Subscriptions come from CALENDARS, each with Offsets; their IDs are
 	// the entries as written (trimmed), so they stay the same across
 	// restarts as long as the entry does.
-	Subscriptions []scheduler.Subscription
+	Subscriptions []meetingbot.Subscription
 	// Offsets is REMINDER_OFFSETS, ascending.
 	Offsets []time.Duration
 	// TickInterval is TICK_INTERVAL.
@@ -69,7 +69,7 @@ func (c Config) String() string {
 	}
 	offs := make([]string, len(c.Offsets))
 	for i, o := range c.Offsets {
-		offs[i] = scheduler.FormatOffset(o)
+		offs[i] = meetingbot.FormatOffset(o)
 	}
 	return fmt.Sprintf("calendars=[%s] offsets=[%s] tick=%v db=%s http=%s slack=%s google=%s impersonate=%v",
 		strings.Join(ids, " "), strings.Join(offs, ","), c.TickInterval, c.DatabasePath, c.HTTPAddr,

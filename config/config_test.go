@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/config"
-	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -45,7 +45,7 @@ func TestParseDefaults(t *testing.T) {
 		SlackAPIURL:     "https://slack.com/api/",
 		CredentialsJSON: []byte(saJSON),
 		GoogleEndpoint:  "https://www.googleapis.com/calendar/v3/",
-		Subscriptions: []scheduler.Subscription{
+		Subscriptions: []meetingbot.Subscription{
 			{ID: "alice@example.com", CalendarID: "alice@example.com", Offsets: []time.Duration{10 * time.Minute}},
 		},
 		Offsets:      []time.Duration{10 * time.Minute},

@@ -17,7 +17,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/meetingbot/meetingbot/scheduler"
+	"github.com/meetingbot/meetingbot"
 )
 
 // Bounds of the durations the bot accepts.
@@ -156,7 +156,7 @@ func (p *parser) reported(name string) bool {
 // tickFits refuses a tick interval under which a reminder can fall between
 // two sweeps and never go out. A reminder for an offset o above 0 may go
 // out only in the o before its meeting starts, and a 0 ("starting now") one
-// only in the scheduler.StartGrace after the start; a sweep lands in every
+// only in the meetingbot.StartGrace after the start; a sweep lands in every
 // window of a length only when the tick is no longer than it. offsets are
 // ascending; isDefault says TICK_INTERVAL was not set.
 func (p *parser) tickFits(tick time.Duration, isDefault bool, offsets []time.Duration) {
@@ -165,32 +165,32 @@ func (p *parser) tickFits(tick time.Duration, isDefault bool, offsets []time.Dur
 	for _, o := range offsets {
 		if o > 0 {
 			limit = o
-			missed = fmt.Sprintf("every %s reminder, which can go out only in the %s before its meeting starts", scheduler.FormatOffset(o), scheduler.FormatOffset(o))
+			missed = fmt.Sprintf("every %s reminder, which can go out only in the %s before its meeting starts", meetingbot.FormatOffset(o), meetingbot.FormatOffset(o))
 			break
 		}
 	}
-	if slices.Contains(offsets, 0) && (limit == 0 || scheduler.StartGrace < limit) {
-		limit = scheduler.StartGrace
-		missed = fmt.Sprintf("every 0 (starting now) reminder, which can go out only in the first %s after its meeting starts", scheduler.FormatOffset(scheduler.StartGrace))
+	if slices.Contains(offsets, 0) && (limit == 0 || meetingbot.StartGrace < limit) {
+		limit = meetingbot.StartGrace
+		missed = fmt.Sprintf("every 0 (starting now) reminder, which can go out only in the first %s after its meeting starts", meetingbot.FormatOffset(meetingbot.StartGrace))
 	}
 	if limit == 0 || tick <= limit {
 		return
 	}
-	sweep := "a sweep every " + scheduler.FormatOffset(tick)
+	sweep := "a sweep every " + meetingbot.FormatOffset(tick)
 	if isDefault {
 		sweep += " (the default)"
 	}
 	offs := make([]string, len(offsets))
 	for i, o := range offsets {
-		offs[len(offsets)-1-i] = scheduler.FormatOffset(o) // largest first, as people write them
+		offs[len(offsets)-1-i] = meetingbot.FormatOffset(o) // largest first, as people write them
 		if o == 0 {
 			offs[len(offsets)-1-i] = "0"
 		}
 	}
 	p.add("TICK_INTERVAL and REMINDER_OFFSETS", fmt.Sprintf(
 		"%s can miss %s; make TICK_INTERVAL at most the smallest offset above 0 (and at most %s when 0 is one), e.g. TICK_INTERVAL=%s REMINDER_OFFSETS=%s",
-		sweep, missed, scheduler.FormatOffset(scheduler.StartGrace),
-		scheduler.FormatOffset(min(DefaultTickInterval, limit)), strings.Join(offs, ",")))
+		sweep, missed, meetingbot.FormatOffset(meetingbot.StartGrace),
+		meetingbot.FormatOffset(min(DefaultTickInterval, limit)), strings.Join(offs, ",")))
 }
 
 func (p *parser) databasePath(name string) string {
@@ -321,14 +321,14 @@ var (
 	email       = regexp.MustCompile(`^[^@\s]+@[^@\s]+$`)
 )
 
-func (p *parser) calendars(name string, offsets []time.Duration) []scheduler.Subscription {
+func (p *parser) calendars(name string, offsets []time.Duration) []meetingbot.Subscription {
 	v := p.get(name)
 	example := "e.g. " + name + "=alice@example.com,team@example.com=#eng"
 	if v == "" {
 		p.add(name, "missing: name at least one calendar, "+example)
 		return nil
 	}
-	var subs []scheduler.Subscription
+	var subs []meetingbot.Subscription
 	seen := map[string]bool{}
 	for i, entry := range strings.Split(v, ",") {
 		entry = strings.TrimSpace(entry)
@@ -359,7 +359,7 @@ func (p *parser) calendars(name string, offsets []time.Duration) []scheduler.Sub
 			continue
 		}
 		seen[id] = true
-		subs = append(subs, scheduler.Subscription{
+		subs = append(subs, meetingbot.Subscription{
 			ID: id, CalendarID: cal, Destination: dest, Offsets: slices.Clone(offsets),
 		})
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/meetingbot/meetingbot/scheduler"
+	"github.com/meetingbot/meetingbot"
 )
 
 // Var documents one environment variable: its name, its default as shown to
@@ -27,8 +27,8 @@ var Vars = []Var{
 	{"GOOGLE_API_ENDPOINT", DefaultGoogleEndpoint, "Google Calendar API base URL (a proxy or a local emulator)"},
 	{"GOOGLE_IMPERSONATE", "false", "true: the service account reads each calendar as its owner (domain-wide delegation)"},
 	{"CALENDARS", "none", "comma-separated calendarId[=destination]; destination C…/G… (channel ID), #name, U…/W… (user ID) or an email; none = DM the calendar's owner by email. Required unless the demo runs"},
-	{"REMINDER_OFFSETS", "10m", "comma-separated Go durations before each meeting's start, whole seconds, no duplicates; 0 = starting now, sent up to " + scheduler.FormatOffset(scheduler.StartGrace) + " after the start"},
-	{"TICK_INTERVAL", "30s", "how often the calendars are swept, from 1s to 10m; at most the smallest REMINDER_OFFSETS above 0, and at most " + scheduler.FormatOffset(scheduler.StartGrace) + " when 0 is one, or a reminder could fall between two sweeps (start-up refuses it)"},
+	{"REMINDER_OFFSETS", "10m", "comma-separated Go durations before each meeting's start, whole seconds, no duplicates; 0 = starting now, sent up to " + meetingbot.FormatOffset(meetingbot.StartGrace) + " after the start"},
+	{"TICK_INTERVAL", "30s", "how often the calendars are swept, from 1s to 10m; at most the smallest REMINDER_OFFSETS above 0, and at most " + meetingbot.FormatOffset(meetingbot.StartGrace) + " when 0 is one, or a reminder could fall between two sweeps (start-up refuses it)"},
 	{"DATABASE_PATH", DefaultDatabasePath, "SQLite file holding cursors and the ledger of sent reminders"},
 	{"HTTP_ADDR", DefaultHTTPAddr, "listen address of /healthz and /metrics"},
 	{"LOG_LEVEL", "info", "debug, info, warn or error"},

@@ -1,8 +1,7 @@
 package monitor
 
 import (
-	"strings"
-
+	"github.com/meetingbot/meetingbot"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -96,13 +95,11 @@ func newMetrics() *metrics {
 	return m
 }
 
-// skipLabel maps a ledger reason to a label value of bounded cardinality.
-func skipLabel(reason string) string {
-	switch {
-	case strings.HasPrefix(reason, "started"):
-		return "started"
-	case strings.Contains(reason, "no longer due"):
-		return "no_longer_due"
+// skipLabel maps a ledger entry's reason code to a label value.
+func skipLabel(code meetingbot.ReasonCode) string {
+	switch code {
+	case meetingbot.ReasonStarted, meetingbot.ReasonNoLongerDue, meetingbot.ReasonSubscriptionRemoved:
+		return string(code)
 	default:
 		return "other"
 	}

@@ -17,9 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/attempt"
-	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
 )
 
 // StaleAfter is how many tick intervals a subscription may go without a
@@ -30,7 +29,7 @@ const StaleAfter = 3
 type Options struct {
 	// Subscriptions are the subscriptions the scheduler sweeps; each must
 	// sweep to stay healthy.
-	Subscriptions []scheduler.Subscription
+	Subscriptions []meetingbot.Subscription
 	// Interval is the scheduler's tick interval.
 	Interval time.Duration
 	// Now is the clock; time.Now if nil.
@@ -70,21 +69,21 @@ func New(opts Options) *Monitor {
 	return m
 }
 
-// Settled counts a ledger outcome: sent (and how late), skipped by reason,
-// failed by class.
-func (m *Monitor) Settled(e storage.Entry) {
+// Recorded counts a ledger outcome: sent (and how late), skipped by reason
+// code, failed by class.
+func (m *Monitor) Recorded(e meetingbot.Entry) {
 	switch e.Outcome {
-	case storage.Sent:
+	case meetingbot.Sent:
 		m.metrics.sent.Inc()
 		if e.Late {
 			m.metrics.late.Inc()
 		}
-		if !e.SettledAt.IsZero() && !e.TriggerAt.IsZero() {
-			m.metrics.lateness.Observe(max(0, e.SettledAt.Sub(e.TriggerAt).Seconds()))
+		if !e.RecordedAt.IsZero() && !e.TriggerAt.IsZero() {
+			m.metrics.lateness.Observe(max(0, e.RecordedAt.Sub(e.TriggerAt).Seconds()))
 		}
-	case storage.Skipped:
-		m.metrics.skipped.WithLabelValues(skipLabel(e.Reason)).Inc()
-	case storage.Failed:
+	case meetingbot.Skipped:
+		m.metrics.skipped.WithLabelValues(skipLabel(e.Code)).Inc()
+	case meetingbot.Failed:
 		class := "permanent"
 		if e.Retryable {
 			class = "transient"
@@ -94,7 +93,7 @@ func (m *Monitor) Settled(e storage.Entry) {
 }
 
 // Swept records one subscription's sweep: a nil err means it completed.
-func (m *Monitor) Swept(sub scheduler.Subscription, now time.Time, err error) {
+func (m *Monitor) Swept(sub meetingbot.Subscription, now time.Time, err error) {
 	at := m.opts.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/monitor"
-	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
@@ -38,15 +37,15 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 var (
-	alice = scheduler.Subscription{ID: "alice@example.com", CalendarID: "alice@example.com", Offsets: []time.Duration{time.Minute}}
-	team  = scheduler.Subscription{ID: "team@example.com=#eng", CalendarID: "team@example.com", Destination: "#eng", Offsets: []time.Duration{time.Minute}}
+	alice = meetingbot.Subscription{ID: "alice@example.com", CalendarID: "alice@example.com", Offsets: []time.Duration{time.Minute}}
+	team  = meetingbot.Subscription{ID: "team@example.com=#eng", CalendarID: "team@example.com", Destination: "#eng", Offsets: []time.Duration{time.Minute}}
 	t0    = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 )
 
 func start(t *testing.T) (*monitor.Monitor, *clock, *httptest.Server) {
 	t.Helper()
 	clk := &clock{t: t0}
-	m := monitor.New(monitor.Options{Subscriptions: []scheduler.Subscription{alice, team}, Interval: 10 * time.Second, Now: clk.Now})
+	m := monitor.New(monitor.Options{Subscriptions: []meetingbot.Subscription{alice, team}, Interval: 10 * time.Second, Now: clk.Now})
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
 	return m, clk, srv
@@ -130,14 +129,14 @@ func (c counter) Count(context.Context) (int64, error) { return c.n, nil }
 func TestMetrics(t *testing.T) {
 	m, clk, srv := start(t)
 	trig := t0.Add(-time.Minute)
-	m.Settled(storage.Entry{Outcome: storage.Sent, TriggerAt: trig, SettledAt: trig.Add(2 * time.Second)})
-	m.Settled(storage.Entry{Outcome: storage.Sent, Late: true, TriggerAt: trig, SettledAt: trig.Add(90 * time.Second)})
-	m.Settled(storage.Entry{Outcome: storage.Skipped, Reason: "started"})
-	m.Settled(storage.Entry{Outcome: storage.Skipped, Reason: "started; an interrupted send was not confirmed"})
-	m.Settled(storage.Entry{Outcome: storage.Skipped, Reason: "meeting no longer due; an interrupted send was not confirmed"})
-	m.Settled(storage.Entry{Outcome: storage.Failed, Reason: "channel_not_found"})
-	m.Settled(storage.Entry{Outcome: storage.Failed, Retryable: true, Reason: "timeout"})
-	m.Settled(storage.Entry{Outcome: storage.Failed, Retryable: true, Reason: "timeout"})
+	m.Recorded(meetingbot.Entry{Outcome: meetingbot.Sent, TriggerAt: trig, RecordedAt: trig.Add(2 * time.Second)})
+	m.Recorded(meetingbot.Entry{Outcome: meetingbot.Sent, Late: true, TriggerAt: trig, RecordedAt: trig.Add(90 * time.Second)})
+	m.Recorded(meetingbot.Entry{Outcome: meetingbot.Skipped, Code: meetingbot.ReasonStarted, Reason: "started"})
+	m.Recorded(meetingbot.Entry{Outcome: meetingbot.Skipped, Code: meetingbot.ReasonStarted, Reason: "started; an interrupted send was not confirmed"})
+	m.Recorded(meetingbot.Entry{Outcome: meetingbot.Skipped, Code: meetingbot.ReasonNoLongerDue, Reason: "meeting no longer due; an interrupted send was not confirmed"})
+	m.Recorded(meetingbot.Entry{Outcome: meetingbot.Failed, Code: meetingbot.ReasonPermanent, Reason: "channel_not_found"})
+	m.Recorded(meetingbot.Entry{Outcome: meetingbot.Failed, Code: meetingbot.ReasonTransient, Retryable: true, Reason: "timeout"})
+	m.Recorded(meetingbot.Entry{Outcome: meetingbot.Failed, Code: meetingbot.ReasonTransient, Retryable: true, Reason: "timeout"})
 	m.Ticked(clk.Now(), 30*time.Millisecond)
 	m.Ticked(clk.Now(), 3*time.Second)
 	m.Swept(alice, clk.Now(), nil)

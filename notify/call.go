@@ -11,8 +11,8 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/attempt"
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // Outcome classes of one Slack API attempt, as Config.Observe receives them.
@@ -103,7 +103,7 @@ func mayHaveLanded(err error) bool {
 
 // unconfirmedError is the end of a call whose attempt may have done its
 // work when no lookup could say whether it did. It matches
-// scheduler.ErrUnconfirmed and the attempt's error, never the lookup's: a
+// meetingbot.ErrUnconfirmed and the attempt's error, never the lookup's: a
 // lookup refused for good (a missing history scope) must not make the send
 // look permanently failed while Slack may hold the message.
 type unconfirmedError struct {
@@ -112,10 +112,10 @@ type unconfirmedError struct {
 }
 
 func (e *unconfirmedError) Error() string {
-	return fmt.Sprintf("%v: Slack may hold the message: %v; looking for it failed: %v", scheduler.ErrUnconfirmed, e.attempt, e.lookup)
+	return fmt.Sprintf("%v: Slack may hold the message: %v; looking for it failed: %v", meetingbot.ErrUnconfirmed, e.attempt, e.lookup)
 }
 
-func (e *unconfirmedError) Unwrap() []error { return []error{scheduler.ErrUnconfirmed, e.attempt} }
+func (e *unconfirmedError) Unwrap() []error { return []error{meetingbot.ErrUnconfirmed, e.attempt} }
 
 // policy says how call makes its attempts.
 type policy struct {

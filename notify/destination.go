@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/slack-go/slack"
-
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // destination is a subscription's destination resolved to a conversation.
@@ -22,7 +21,7 @@ type destination struct {
 // resolve finds the conversation for sub: its Destination as configured, or
 // a DM to the user whose email is the CalendarID when Destination is empty.
 // Resolutions are cached for the life of s; failures are not.
-func (s *Slack) resolve(ctx context.Context, sub scheduler.Subscription) (destination, error) {
+func (s *Slack) resolve(ctx context.Context, sub meetingbot.Subscription) (destination, error) {
 	raw := strings.TrimSpace(sub.Destination)
 	if raw == "" {
 		raw = strings.TrimSpace(sub.CalendarID)
@@ -34,7 +33,7 @@ func (s *Slack) resolve(ctx context.Context, sub scheduler.Subscription) (destin
 	var err error
 	switch {
 	case raw == "":
-		return d, scheduler.Permanent(fmt.Errorf("no destination and no calendar ID: set a destination in CALENDARS"))
+		return d, meetingbot.Permanent(fmt.Errorf("no destination and no calendar ID: set a destination in CALENDARS"))
 	case strings.HasPrefix(raw, "#"):
 		d.name = raw
 		d.channel, err = s.channelID(ctx, strings.TrimPrefix(raw, "#"))
@@ -47,7 +46,7 @@ func (s *Slack) resolve(ctx context.Context, sub scheduler.Subscription) (destin
 		d.user = raw
 		err = s.openDM(ctx, &d)
 	default:
-		return d, scheduler.Permanent(fmt.Errorf("destination %q is not a channel ID (C…), #channel, user ID (U…) or email: fix CALENDARS", raw))
+		return d, meetingbot.Permanent(fmt.Errorf("destination %q is not a channel ID (C…), #channel, user ID (U…) or email: fix CALENDARS", raw))
 	}
 	if err != nil {
 		return d, err

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/slack-go/slack"
-
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // scopes names the bot scope each method needs, for missing_scope errors
@@ -31,7 +30,7 @@ func (e *fixError) Error() string { return e.msg }
 func (e *fixError) Unwrap() error { return e.err }
 
 // explain turns the error of a Slack call into one an operator can act on:
-// permanent errors are marked scheduler.Permanent and say the fix; others
+// permanent errors are marked meetingbot.Permanent and say the fix; others
 // are wrapped with the method name. dest says where the call was aimed.
 func (s *Slack) explain(method string, dest destination, err error) error {
 	if err == nil || errors.Is(err, errConfirmed) {
@@ -48,17 +47,17 @@ func (s *Slack) explain(method string, dest destination, err error) error {
 	if !errors.As(err, &se) {
 		var sc slack.StatusCodeError
 		if errors.As(err, &sc) {
-			return scheduler.Permanent(&fixError{fmt.Sprintf("%s: Slack answered HTTP %d: check SLACK_API_URL (%s)", where, sc.Code, s.cfg.APIURL), err})
+			return meetingbot.Permanent(&fixError{fmt.Sprintf("%s: Slack answered HTTP %d: check SLACK_API_URL (%s)", where, sc.Code, s.cfg.APIURL), err})
 		}
-		return scheduler.Permanent(fmt.Errorf("%s: %w", where, err))
+		return meetingbot.Permanent(fmt.Errorf("%s: %w", where, err))
 	}
 	bot := "@" + s.botName()
 	var fix string
 	switch code := se.Err; code {
 	case "invalid_auth", "not_authed":
-		return scheduler.Permanent(&fixError{fmt.Sprintf("SLACK_BOT_TOKEN was rejected by Slack (%s): copy the Bot User OAuth Token (xoxb-…) from your app's OAuth & Permissions page", code), err})
+		return meetingbot.Permanent(&fixError{fmt.Sprintf("SLACK_BOT_TOKEN was rejected by Slack (%s): copy the Bot User OAuth Token (xoxb-…) from your app's OAuth & Permissions page", code), err})
 	case "token_revoked", "token_expired", "account_inactive":
-		return scheduler.Permanent(&fixError{fmt.Sprintf("SLACK_BOT_TOKEN no longer works (%s): the app was uninstalled or its token revoked; reinstall the app and copy its new Bot User OAuth Token (xoxb-…)", code), err})
+		return meetingbot.Permanent(&fixError{fmt.Sprintf("SLACK_BOT_TOKEN no longer works (%s): the app was uninstalled or its token revoked; reinstall the app and copy its new Bot User OAuth Token (xoxb-…)", code), err})
 	case "missing_scope":
 		scope := se.Needed
 		if scope == "" {
@@ -84,9 +83,9 @@ func (s *Slack) explain(method string, dest destination, err error) error {
 	case "cannot_dm_bot":
 		fix = "that user is a bot and cannot get DMs: set a destination in CALENDARS"
 	default:
-		return scheduler.Permanent(fmt.Errorf("%s: %w", where, err))
+		return meetingbot.Permanent(fmt.Errorf("%s: %w", where, err))
 	}
-	return scheduler.Permanent(&fixError{fmt.Sprintf("%s: %s: %s", where, se.Err, fix), err})
+	return meetingbot.Permanent(&fixError{fmt.Sprintf("%s: %s: %s", where, se.Err, fix), err})
 }
 
 // botName is the bot's user name for /invite hints: from auth.test when it

@@ -9,9 +9,9 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 func TestErrorClassification(t *testing.T) {
@@ -62,7 +62,7 @@ func TestErrorClassification(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Notify(%s) = nil error, want one", tt.name)
 			}
-			if got := scheduler.IsPermanent(err); got != tt.permanent {
+			if got := meetingbot.IsPermanent(err); got != tt.permanent {
 				t.Errorf("IsPermanent(%v) = %v, want %v", err, got, tt.permanent)
 			}
 			if !strings.Contains(err.Error(), tt.wantMsg) || !strings.Contains(err.Error(), `subscription "team"`) {

@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 func ExampleMessage() {
 	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	m := scheduler.Meeting{ID: "abc", Title: "Design review & Q&A", Start: start, End: start.Add(time.Hour)}
-	r := scheduler.Reminder{Key: scheduler.Key(m.ID, 10*time.Minute, start), Meeting: m, Offset: 10 * time.Minute, TriggerAt: start.Add(-10 * time.Minute)}
+	m := meetingbot.Meeting{ID: "abc", Title: "Design review & Q&A", Start: start, End: start.Add(time.Hour)}
+	r := meetingbot.Reminder{Key: meetingbot.Key(m.ID, 10*time.Minute, start), Meeting: m, Offset: 10 * time.Minute, TriggerAt: start.Add(-10 * time.Minute)}
 	text, blocks := notify.Message(r, r.TriggerAt)
 	fmt.Println(text)
 	fmt.Println(len(blocks), "blocks")

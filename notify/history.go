@@ -9,27 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/slack-go/slack"
-
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // clockSkew is how far before a trigger time Delivered starts reading
 // history: a reminder is never posted before its trigger, but Slack's clock
 // and ours may disagree a little.
 const clockSkew = 5 * time.Minute
-
-// Sent is one reminder found in Slack, decoded from its message metadata.
-type Sent struct {
-	Key          string
-	Subscription string
-	EventID      string
-	Start        time.Time
-	Offset       time.Duration
-	Channel      string
-	TS           string
-	Posted       time.Time // when Slack stored the message, from its ts
-}
 
 // errHistoryBound says that more history followed r's trigger time than a
 // lookup reads, so the reminder may be there unseen.
@@ -41,31 +28,31 @@ var errHistoryBound = errors.New("more history than the lookup reads")
 //
 // When history can never tell (a missing scope, the bot not in the channel,
 // the channel gone or archived, a rejected token: anything IsPermanent), or
-// the page bound is reached first, the error wraps scheduler.ErrUnknown. A
+// the page bound is reached first, the error wraps meetingbot.ErrUnknown. A
 // temporary failure that outlasts the retries (rate limit, 5xx, timeout,
 // network) returns an error that does not: asking again later can tell, and
 // until then the reminder must not be sent again.
-func (s *Slack) Delivered(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, bool, error) {
+func (s *Slack) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, bool, error) {
 	dest, err := s.resolve(ctx, r.Subscription)
 	if err == nil {
-		var rc scheduler.Receipt
+		var rc meetingbot.Receipt
 		var found bool
 		if rc, found, err = s.find(ctx, dest, r, 0); err == nil {
 			return rc, found, nil
 		}
 	}
-	if scheduler.IsPermanent(err) || errors.Is(err, errHistoryBound) {
-		return scheduler.Receipt{}, false, fmt.Errorf("notify: subscription %q: %w: %w", r.Subscription.ID, scheduler.ErrUnknown, err)
+	if meetingbot.IsPermanent(err) || errors.Is(err, errHistoryBound) {
+		return meetingbot.Receipt{}, false, fmt.Errorf("notify: subscription %q: %w: %w", r.Subscription.ID, meetingbot.ErrUnknown, err)
 	}
-	return scheduler.Receipt{}, false, fmt.Errorf("notify: subscription %q: look for %s: %w", r.Subscription.ID, r.Key, err)
+	return meetingbot.Receipt{}, false, fmt.Errorf("notify: subscription %q: look for %s: %w", r.Subscription.ID, r.Key, err)
 }
 
 // find looks for r in dest's recent history; see Delivered. attempts bounds
 // the attempts of each API call (0: Config.MaxAttempts).
-func (s *Slack) find(ctx context.Context, dest destination, r scheduler.Reminder, attempts int) (scheduler.Receipt, bool, error) {
+func (s *Slack) find(ctx context.Context, dest destination, r meetingbot.Reminder, attempts int) (meetingbot.Receipt, bool, error) {
 	self, err := s.identity(ctx, attempts)
 	if err != nil {
-		return scheduler.Receipt{}, false, err
+		return meetingbot.Receipt{}, false, err
 	}
 	oldest := r.TriggerAt.Add(-clockSkew)
 	var found *slack.Message
@@ -79,25 +66,25 @@ func (s *Slack) find(ctx context.Context, dest destination, r scheduler.Reminder
 	})
 	switch {
 	case err != nil:
-		return scheduler.Receipt{}, false, s.explain("conversations.history", dest, err)
+		return meetingbot.Receipt{}, false, s.explain("conversations.history", dest, err)
 	case found != nil:
-		return scheduler.Receipt{Channel: dest.channel, TS: found.Timestamp}, true, nil
+		return meetingbot.Receipt{Channel: dest.channel, TS: found.Timestamp}, true, nil
 	case more:
-		return scheduler.Receipt{}, false, fmt.Errorf("conversations.history in %s: %w: more than %d pages since %s", dest.label(), errHistoryBound, s.cfg.HistoryPages, oldest.UTC().Format(time.RFC3339))
+		return meetingbot.Receipt{}, false, fmt.Errorf("conversations.history in %s: %w: more than %d pages since %s", dest.label(), errHistoryBound, s.cfg.HistoryPages, oldest.UTC().Format(time.RFC3339))
 	}
-	return scheduler.Receipt{}, false, nil
+	return meetingbot.Receipt{}, false, nil
 }
 
 // Reminders returns every meeting_reminder message in sub's destination
 // posted in [from, to], oldest first, following all history pages. Messages
-// from other subscriptions sharing the destination are included; Sent names
+// from other subscriptions sharing the destination are included; meetingbot.Delivery names
 // each one's subscription.
-func (s *Slack) Reminders(ctx context.Context, sub scheduler.Subscription, from, to time.Time) ([]Sent, error) {
+func (s *Slack) Reminders(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Delivery, error) {
 	dest, err := s.resolve(ctx, sub)
 	if err != nil {
 		return nil, fmt.Errorf("notify: subscription %q: %w", sub.ID, err)
 	}
-	var out []Sent
+	var out []meetingbot.Delivery
 	_, err = s.history(ctx, dest.channel, from, to, 0, 0, func(m slack.Message) bool {
 		if m.Metadata.EventType == EventType {
 			out = append(out, decode(dest.channel, m))
@@ -153,10 +140,10 @@ func payload(m slack.Message, field string) string {
 
 // decode reads a reminder's metadata; fields that do not parse stay zero,
 // so an audit still sees the message.
-func decode(channel string, m slack.Message) Sent {
+func decode(channel string, m slack.Message) meetingbot.Delivery {
 	start, _ := time.Parse(time.RFC3339, payload(m, fieldStart))
 	offset, _ := time.ParseDuration(payload(m, fieldOffset))
-	return Sent{
+	return meetingbot.Delivery{
 		Key:          payload(m, fieldKey),
 		Subscription: payload(m, fieldSubscription),
 		EventID:      payload(m, fieldEventID),

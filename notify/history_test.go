@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 func TestDelivered(t *testing.T) {
@@ -33,7 +33,7 @@ func TestDelivered(t *testing.T) {
 
 	tests := []struct {
 		name  string
-		r     scheduler.Reminder
+		r     meetingbot.Reminder
 		found bool
 	}{
 		{"the sent reminder", sent, true},
@@ -91,7 +91,7 @@ func TestDeliveredUnknown(t *testing.T) {
 				tt.setup(e)
 			}
 			_, found, err := e.slack.Delivered(ctx, r)
-			if !errors.Is(err, scheduler.ErrUnknown) || found {
+			if !errors.Is(err, meetingbot.ErrUnknown) || found {
 				t.Errorf("Delivered(%s) = found %v, %v, want ErrUnknown", tt.name, found, err)
 			}
 			if err != nil && !strings.Contains(err.Error(), `subscription "team"`) {
@@ -136,7 +136,7 @@ func TestDeliveredTemporaryFailure(t *testing.T) {
 			switch {
 			case err == nil || found:
 				t.Fatalf("Delivered(%s) = found %v, %v, want an error", tt.name, found, err)
-			case errors.Is(err, scheduler.ErrUnknown) || scheduler.IsPermanent(err):
+			case errors.Is(err, meetingbot.ErrUnknown) || meetingbot.IsPermanent(err):
 				t.Errorf("Delivered(%s) error = %v, want a temporary error, not ErrUnknown or permanent: asking again can tell", tt.name, err)
 			case !strings.Contains(err.Error(), `subscription "team"`):
 				t.Errorf("Delivered(%s) error %q does not name the subscription", tt.name, err)
@@ -154,7 +154,7 @@ func TestDeliveredCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, found, err := e.slack.Delivered(ctx, reminder(sub("C0STANDUP1"), meeting(), 10*time.Minute))
-	if !errors.Is(err, context.Canceled) || errors.Is(err, scheduler.ErrUnknown) || found {
+	if !errors.Is(err, context.Canceled) || errors.Is(err, meetingbot.ErrUnknown) || found {
 		t.Errorf("Delivered(canceled) = found %v, %v, want context.Canceled, not ErrUnknown", found, err)
 	}
 }
@@ -195,7 +195,7 @@ func TestReminders(t *testing.T) {
 		}
 	}
 	first := got[0]
-	wantFirst := notify.Sent{
+	wantFirst := meetingbot.Delivery{
 		Key: want[0], Subscription: "team", EventID: "evt000", Start: meetingStart, Offset: 10 * time.Minute,
 		Channel: "C0STANDUP1", TS: first.TS, Posted: from,
 	}

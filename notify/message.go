@@ -7,9 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/slack-go/slack"
-
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // lateAfter is how far past its trigger time a reminder may go out and still
@@ -45,7 +44,7 @@ const ellipsis = "…"
 // title and the organizer are cut (never inside an entity, a <!date> token
 // or a UTF-8 sequence, and marked with "…") so that every field fits its
 // Block Kit limit, while what says when the meeting starts stays whole.
-func Message(r scheduler.Reminder, now time.Time) (text string, blocks []slack.Block) {
+func Message(r meetingbot.Reminder, now time.Time) (text string, blocks []slack.Block) {
 	m := r.Meeting
 	title := escape(m.Title)
 	if strings.TrimSpace(m.Title) == "" {
@@ -131,7 +130,7 @@ func fit(s string, n int) string {
 
 // headline says how long until the meeting starts: from the offset while the
 // reminder is on time, from the start instant once it is late.
-func headline(r scheduler.Reminder, now time.Time) string {
+func headline(r meetingbot.Reminder, now time.Time) string {
 	if isLate(r, now) {
 		return "starts at " + dateToken(r.Meeting.Start, "{time}", "15:04 UTC")
 	}
@@ -141,7 +140,7 @@ func headline(r scheduler.Reminder, now time.Time) string {
 	return "starts in " + humanDuration(r.Offset)
 }
 
-func isLate(r scheduler.Reminder, now time.Time) bool {
+func isLate(r meetingbot.Reminder, now time.Time) bool {
 	return r.Late || now.Sub(r.TriggerAt) > lateAfter
 }
 
@@ -210,7 +209,7 @@ func linkURL(u string) bool {
 
 // EventType is the message metadata event type of every reminder. Its
 // payload holds key, subscription, event_id, start (RFC 3339, UTC) and offset
-// (scheduler.FormatOffset), so the bot after a crash and the audit can find
+// (meetingbot.FormatOffset), so the bot after a crash and the audit can find
 // reminders in Slack.
 const EventType = "meeting_reminder"
 
@@ -222,12 +221,12 @@ const (
 	fieldOffset       = "offset"
 )
 
-func metadata(r scheduler.Reminder) slack.SlackMetadata {
+func metadata(r meetingbot.Reminder) slack.SlackMetadata {
 	return slack.SlackMetadata{EventType: EventType, EventPayload: map[string]any{
 		fieldKey:          r.Key,
 		fieldSubscription: r.Subscription.ID,
 		fieldEventID:      r.Meeting.ID,
 		fieldStart:        r.Meeting.Start.UTC().Format(time.RFC3339),
-		fieldOffset:       scheduler.FormatOffset(r.Offset),
+		fieldOffset:       meetingbot.FormatOffset(r.Offset),
 	}}
 }

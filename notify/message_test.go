@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/notify")
@@ -33,14 +33,14 @@ func TestPayloadGolden(t *testing.T) {
 	long.JoinURL = "http://zoom.us/j/123?pwd=a&b"
 	tests := []struct {
 		name   string
-		rem    scheduler.Reminder
+		rem    meetingbot.Reminder
 		sendAt time.Time
 	}{
 		{"on_time_10m", reminder(sub("#standup"), meeting(), 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
 		{"starting_now", reminder(sub("#standup"), meeting(), 0), meetingStart},
 		{"seconds_offset", reminder(sub("#standup"), meeting(), 90*time.Second), meetingStart.Add(-90 * time.Second)},
 		{"long_offset", reminder(sub("#standup"), meeting(), 90*time.Minute), meetingStart.Add(-90 * time.Minute)},
-		{"late", func() scheduler.Reminder {
+		{"late", func() meetingbot.Reminder {
 			r := reminder(sub("#standup"), meeting(), 10*time.Minute)
 			r.Late = true
 			return r

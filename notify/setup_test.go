@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // fakeClock is shared by the notifier and the emulator, so waits cost no
@@ -94,12 +94,12 @@ func newEnv(t *testing.T, tweak ...func(*notify.Config)) *env {
 	return &env{srv: srv, slack: notify.New(cfg), clock: clock, obs: obs}
 }
 
-func sub(dest string) scheduler.Subscription {
-	return scheduler.Subscription{ID: "team", CalendarID: "alice@example.com", Destination: dest, Offsets: []time.Duration{10 * time.Minute}}
+func sub(dest string) meetingbot.Subscription {
+	return meetingbot.Subscription{ID: "team", CalendarID: "alice@example.com", Destination: dest, Offsets: []time.Duration{10 * time.Minute}}
 }
 
-func meeting() scheduler.Meeting {
-	return scheduler.Meeting{
+func meeting() meetingbot.Meeting {
+	return meetingbot.Meeting{
 		ID: "evt123_20260302T090000Z", Title: "Weekly sync",
 		Start: meetingStart, End: meetingStart.Add(30 * time.Minute),
 		HTMLLink:  "https://www.google.com/calendar/event?eid=ZXZ0MTIz",
@@ -108,9 +108,9 @@ func meeting() scheduler.Meeting {
 	}
 }
 
-func reminder(s scheduler.Subscription, m scheduler.Meeting, offset time.Duration) scheduler.Reminder {
-	return scheduler.Reminder{
-		Key: scheduler.Key(m.ID, offset, m.Start), Subscription: s, Meeting: m,
+func reminder(s meetingbot.Subscription, m meetingbot.Meeting, offset time.Duration) meetingbot.Reminder {
+	return meetingbot.Reminder{
+		Key: meetingbot.Key(m.ID, offset, m.Start), Subscription: s, Meeting: m,
 		Offset: offset, TriggerAt: m.Start.Add(-offset),
 	}
 }

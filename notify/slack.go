@@ -19,8 +19,8 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/attempt"
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // DefaultAPIURL is the Slack Web API base URL.
@@ -61,9 +61,6 @@ type Config struct {
 	// (200 messages each); 10 if zero.
 	HistoryPages int
 }
-
-// Slack is the scheduler's Notifier.
-var _ scheduler.Notifier = (*Slack)(nil)
 
 // Slack posts reminders to Slack. It is safe for concurrent use.
 type Slack struct {
@@ -125,7 +122,7 @@ func New(cfg Config) *Slack {
 
 // Check calls auth.test to make sure the token works. A rejected token gives
 // one error that says where to find the right one; it is permanent
-// (scheduler.IsPermanent).
+// (meetingbot.IsPermanent).
 func (s *Slack) Check(ctx context.Context) error {
 	if _, err := s.identity(ctx, 0); err != nil {
 		return fmt.Errorf("notify: check: %w", err)
@@ -165,18 +162,18 @@ func (s *Slack) identity(ctx context.Context, attempts int) (*slack.AuthTestResp
 // Notify looks for the message in the channel's history first, and posts
 // again only when the lookup answers that it is not there. When the lookup
 // cannot answer (it fails, the deadline passes, or attempts run out), the
-// error wraps scheduler.ErrUnconfirmed: Slack may hold the message, and the
+// error wraps meetingbot.ErrUnconfirmed: Slack may hold the message, and the
 // caller must ask Delivered before sending it again. Failures that prove
 // nothing was posted (a rate limit, a Slack error code, a refused
 // connection) are never unconfirmed.
 //
 // Errors name the subscription; errors an operator must fix (bad token,
 // missing scope, bot not in channel, unknown user) are permanent
-// (scheduler.IsPermanent) and say the fix.
-func (s *Slack) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, error) {
+// (meetingbot.IsPermanent) and say the fix.
+func (s *Slack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, error) {
 	dest, err := s.resolve(ctx, r.Subscription)
 	if err != nil {
-		return scheduler.Receipt{}, fmt.Errorf("notify: subscription %q: %w", r.Subscription.ID, err)
+		return meetingbot.Receipt{}, fmt.Errorf("notify: subscription %q: %w", r.Subscription.ID, err)
 	}
 	text, blocks := Message(r, s.cfg.Now())
 	opts := []slack.MsgOption{
@@ -186,7 +183,7 @@ func (s *Slack) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Rec
 		slack.MsgOptionDisableLinkUnfurl(),
 		slack.MsgOptionDisableMediaUnfurl(),
 	}
-	var receipt scheduler.Receipt
+	var receipt meetingbot.Receipt
 	// confirm runs before any post that follows one Slack may have
 	// accepted: a lost answer must not become a second reminder. It makes
 	// one attempt per call: Slack failing the lookup too is better answered
@@ -211,14 +208,14 @@ func (s *Slack) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Rec
 		case ch == "" || ts == "":
 			return errNoReference
 		}
-		receipt = scheduler.Receipt{Channel: ch, TS: ts}
+		receipt = meetingbot.Receipt{Channel: ch, TS: ts}
 		return nil
 	})
 	if errors.Is(err, errConfirmed) {
 		err = nil
 	}
 	if err != nil {
-		return scheduler.Receipt{}, fmt.Errorf("notify: subscription %q: %w", r.Subscription.ID, s.explain("chat.postMessage", dest, err))
+		return meetingbot.Receipt{}, fmt.Errorf("notify: subscription %q: %w", r.Subscription.ID, s.explain("chat.postMessage", dest, err))
 	}
 	s.log.DebugContext(ctx, "reminder posted", "subscription", r.Subscription.ID, "key", r.Key, "channel", receipt.Channel, "ts", receipt.TS)
 	return receipt, nil

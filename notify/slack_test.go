@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 func TestDestinations(t *testing.T) {
@@ -113,7 +113,7 @@ func TestGivesUpAfterMaxAttempts(t *testing.T) {
 	e := newEnv(t, func(c *notify.Config) { c.MaxAttempts = 3 })
 	e.srv.Fail("chat.postMessage", "", slacktest.Fault{Status: 502}, slacktest.Fault{Status: 502}, slacktest.Fault{Status: 502})
 	_, err := e.slack.Notify(context.Background(), reminder(sub("C0STANDUP1"), meeting(), 10*time.Minute))
-	if err == nil || scheduler.IsPermanent(err) || !strings.Contains(err.Error(), `subscription "team"`) {
+	if err == nil || meetingbot.IsPermanent(err) || !strings.Contains(err.Error(), `subscription "team"`) {
 		t.Fatalf("Notify() error = %v, want a transient error naming the subscription", err)
 	}
 	if n := len(e.srv.CallsTo("chat.postMessage")); n != 3 {
@@ -220,7 +220,7 @@ func TestCheck(t *testing.T) {
 		switch {
 		case tt.wantErr == "" && err != nil:
 			t.Errorf("Check(%q) = %v, want nil", tt.token, err)
-		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || !scheduler.IsPermanent(err)):
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || !meetingbot.IsPermanent(err)):
 			t.Errorf("Check(%q) = %v, want permanent error containing %q", tt.token, err, tt.wantErr)
 		}
 		if tt.token != "" && (strings.Contains(logs.String(), tt.token) || (err != nil && strings.Contains(err.Error(), tt.token))) {
@@ -247,7 +247,7 @@ func TestContextCancelStopsRetries(t *testing.T) {
 	})
 	e.srv.Fail("chat.postMessage", "", slacktest.Fault{Status: 429, RetryAfter: 30})
 	_, err := e.slack.Notify(ctx, reminder(sub("C0STANDUP1"), meeting(), 10*time.Minute))
-	if !errors.Is(err, context.Canceled) || scheduler.IsPermanent(err) {
+	if !errors.Is(err, context.Canceled) || meetingbot.IsPermanent(err) {
 		t.Errorf("Notify(canceled during Retry-After) = %v, want context.Canceled, not permanent", err)
 	}
 	if n := len(e.srv.CallsTo("chat.postMessage")); n != 1 {

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/scheduler"
 )
 
 // The post is stored, its answer is lost, and the one lookup that could tell
@@ -36,9 +36,9 @@ func TestAmbiguousPostNotPostedAgain(t *testing.T) {
 			r := reminder(sub("#standup"), meeting(), 10*time.Minute)
 			rc, err := e.slack.Notify(context.Background(), r)
 			switch {
-			case !errors.Is(err, scheduler.ErrUnconfirmed):
+			case !errors.Is(err, meetingbot.ErrUnconfirmed):
 				t.Errorf("Notify(%s) = %+v, %v, want an error matching ErrUnconfirmed", tt.name, rc, err)
-			case errors.Is(err, scheduler.ErrUnknown) || scheduler.IsPermanent(err):
+			case errors.Is(err, meetingbot.ErrUnknown) || meetingbot.IsPermanent(err):
 				t.Errorf("Notify(%s) error = %v, want neither ErrUnknown nor permanent", tt.name, err)
 			case !strings.Contains(err.Error(), `subscription "team"`):
 				t.Errorf("Notify(%s) error %q does not name the subscription", tt.name, err)
@@ -109,7 +109,7 @@ func TestAmbiguousLastAttempt(t *testing.T) {
 			e.srv.Fail("chat.postMessage", "", tt.post...)
 			e.srv.Fail("conversations.history", "", tt.history...)
 			_, err := e.slack.Notify(context.Background(), reminder(sub("C0STANDUP1"), meeting(), 10*time.Minute))
-			if err == nil || errors.Is(err, scheduler.ErrUnconfirmed) != tt.wantUnconfirmed || scheduler.IsPermanent(err) {
+			if err == nil || errors.Is(err, meetingbot.ErrUnconfirmed) != tt.wantUnconfirmed || meetingbot.IsPermanent(err) {
 				t.Errorf("Notify(%s) error = %v, want unconfirmed %v, not permanent", tt.name, err, tt.wantUnconfirmed)
 			}
 			if n := len(e.srv.Messages()); n != tt.wantMessages {
@@ -130,7 +130,7 @@ func TestAmbiguousPostCutOff(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	_, err := e.slack.Notify(ctx, reminder(sub("C0STANDUP1"), meeting(), 10*time.Minute))
-	if !errors.Is(err, scheduler.ErrUnconfirmed) || len(e.srv.Messages()) != 1 {
+	if !errors.Is(err, meetingbot.ErrUnconfirmed) || len(e.srv.Messages()) != 1 {
 		t.Errorf("Notify(cut off after storing) error = %v with %d messages, want ErrUnconfirmed and 1", err, len(e.srv.Messages()))
 	}
 }
@@ -151,7 +151,7 @@ func TestNotPostedFailures(t *testing.T) {
 			e := newEnv(t, func(c *notify.Config) { c.MaxAttempts = 2 })
 			e.srv.Fail("chat.postMessage", "", tt.fault, tt.fault)
 			_, err := e.slack.Notify(context.Background(), reminder(sub("C0STANDUP1"), meeting(), 10*time.Minute))
-			if err == nil || errors.Is(err, scheduler.ErrUnconfirmed) || scheduler.IsPermanent(err) {
+			if err == nil || errors.Is(err, meetingbot.ErrUnconfirmed) || meetingbot.IsPermanent(err) {
 				t.Errorf("Notify(%s twice) error = %v, want a transient error that is not ErrUnconfirmed", tt.name, err)
 			}
 			if n := len(e.srv.CallsTo("conversations.history")); n != 0 {
@@ -197,7 +197,7 @@ func TestRefusedConnectionNotUnconfirmed(t *testing.T) {
 	}
 	refuse.Store(100)
 	_, err = e.slack.Notify(ctx, reminder(sub("C0STANDUP1"), meeting(), time.Minute))
-	if err == nil || errors.Is(err, scheduler.ErrUnconfirmed) {
+	if err == nil || errors.Is(err, meetingbot.ErrUnconfirmed) {
 		t.Errorf("Notify(every dial refused) error = %v, want a transient error that is not ErrUnconfirmed", err)
 	}
 	if calls := e.srv.Calls(); len(calls) != 1 || calls[0].Method != "chat.postMessage" {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
 )
@@ -23,30 +24,30 @@ type benchSource struct {
 	tick atomic.Int64
 }
 
-func (s *benchSource) Meetings(ctx context.Context, sub scheduler.Subscription, from, to time.Time) ([]scheduler.Meeting, error) {
+func (s *benchSource) Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
 	now := s.now()
 	lead := time.Hour
 	if s.due {
 		lead = 5 * time.Minute
 	}
 	n := s.tick.Load()
-	out := make([]scheduler.Meeting, 20)
+	out := make([]meetingbot.Meeting, 20)
 	for i := range out {
 		start := now.Add(lead + time.Duration(i)*time.Second)
-		out[i] = scheduler.Meeting{ID: fmt.Sprintf("ev%d_%d", n, i), Title: "Weekly sync", Start: start, End: start.Add(30 * time.Minute)}
+		out[i] = meetingbot.Meeting{ID: fmt.Sprintf("ev%d_%d", n, i), Title: "Weekly sync", Start: start, End: start.Add(30 * time.Minute)}
 	}
 	return out, nil
 }
 
 type nopNotifier struct{ sent atomic.Int64 }
 
-func (n *nopNotifier) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, error) {
+func (n *nopNotifier) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, error) {
 	n.sent.Add(1)
-	return scheduler.Receipt{Channel: "C1", TS: "1.1"}, nil
+	return meetingbot.Receipt{Channel: "C1", TS: "1.1"}, nil
 }
 
-func (n *nopNotifier) Delivered(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, bool, error) {
-	return scheduler.Receipt{}, false, nil
+func (n *nopNotifier) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, bool, error) {
+	return meetingbot.Receipt{}, false, nil
 }
 
 // peakHeap samples the live heap until stop is closed and returns its maximum.
@@ -95,9 +96,9 @@ func benchTick(b *testing.B, n int, due bool) {
 		b.Fatal(err)
 	}
 	defer store.Close()
-	subs := make([]scheduler.Subscription, n)
+	subs := make([]meetingbot.Subscription, n)
 	for i := range subs {
-		subs[i] = scheduler.Subscription{ID: fmt.Sprintf("sub%05d", i), CalendarID: fmt.Sprintf("user%05d@example.com", i), Offsets: []time.Duration{10 * time.Minute}}
+		subs[i] = meetingbot.Subscription{ID: fmt.Sprintf("sub%05d", i), CalendarID: fmt.Sprintf("user%05d@example.com", i), Offsets: []time.Duration{10 * time.Minute}}
 	}
 	c := &clock{t: t0}
 	src := &benchSource{now: c.Now, due: due}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
 	"github.com/stretchr/testify/assert"
@@ -43,7 +44,7 @@ func TestLiveClaimNotTakenOverMidSend(t *testing.T) {
 	}
 	b := e.second(e.opts)
 	sends := 0
-	e.slack.before = func(r scheduler.Reminder) {
+	e.slack.before = func(r meetingbot.Reminder) {
 		sends++
 		if sends == 3 {
 			e.clock.Set(at("08:52:15"))
@@ -59,7 +60,7 @@ func TestLiveClaimNotTakenOverMidSend(t *testing.T) {
 	}
 	assert.Len(t, e.slack.Deliveries(), 3)
 	for _, row := range e.ledger() {
-		assert.Equal(t, storage.Sent, row.Outcome, "%s", row.Key)
+		assert.Equal(t, meetingbot.Sent, row.Outcome, "%s", row.Key)
 	}
 }
 
@@ -74,7 +75,7 @@ func TestClaimOfLiveOwnerPastLeaseIsBusy(t *testing.T) {
 	// A stalls after its claim: its Slack call hangs until released.
 	release := make(chan struct{})
 	entered := make(chan struct{})
-	e.slack.before = func(scheduler.Reminder) {
+	e.slack.before = func(meetingbot.Reminder) {
 		close(entered)
 		<-release
 	}
@@ -108,10 +109,10 @@ func TestUnconfirmedSendLooksBeforeResending(t *testing.T) {
 			e := newEnv(t)
 			e.meeting(cal, "sync", at("09:00"))
 			e.tickAt(at("08:45"))
-			ambiguous := fmt.Errorf("slack: 503 after posting: %w", scheduler.ErrUnconfirmed)
+			ambiguous := fmt.Errorf("slack: 503 after posting: %w", meetingbot.ErrUnconfirmed)
 			if tt.accepted {
 				// Slack keeps the post, but the answer is lost.
-				e.slack.before = func(r scheduler.Reminder) {
+				e.slack.before = func(r meetingbot.Reminder) {
 					e.slack.before = nil
 					e.slack.Notify(context.Background(), r)
 					e.slack.FailNext("alice", ambiguous)
@@ -125,7 +126,7 @@ func TestUnconfirmedSendLooksBeforeResending(t *testing.T) {
 			assert.Len(t, e.slack.Deliveries(), tt.want, "deliveries")
 			rows := e.ledger()
 			require.Len(t, rows, 1)
-			assert.Equal(t, storage.Sent, rows[0].Outcome)
+			assert.Equal(t, meetingbot.Sent, rows[0].Outcome)
 			e.restart()
 			e.tickEvery(at("08:56"), at("09:05"), time.Minute)
 			assert.Len(t, e.slack.Deliveries(), tt.want, "deliveries after a restart")
@@ -185,7 +186,7 @@ func TestClockJumpForwardBelievedWhenItHolds(t *testing.T) {
 	assert.Equal(t, at("10:02:30"), got[0].At, "sent at the first tick JumpConfirm after the jump was seen (10:00:30)")
 	rows := e.ledger()
 	require.Len(t, rows, 2)
-	assert.Equal(t, storage.Skipped, rows[0].Outcome, "the 10:00 meeting, started by then")
+	assert.Equal(t, meetingbot.Skipped, rows[0].Outcome, "the 10:00 meeting, started by then")
 }
 
 // The claims a removed subscription left in flight are settled, not
@@ -195,13 +196,13 @@ func TestRemovedSubscriptionsClaimsAreSettled(t *testing.T) {
 	e.meeting("bob@example.com", "b", at("09:00"))
 	dying, err := storage.Open(context.Background(), e.path)
 	require.NoError(t, err)
-	en := storage.Entry{Subscription: "bob", Key: scheduler.Key("b", 10*time.Minute, at("09:00")), EventID: "b",
+	en := meetingbot.Entry{Subscription: "bob", Key: meetingbot.Key("b", 10*time.Minute, at("09:00")), EventID: "b",
 		Offset: 10 * time.Minute, Start: at("09:00"), TriggerAt: at("08:50")}
 	_, _, err = dying.Claim(context.Background(), en, at("08:50"), at("08:52"))
 	require.NoError(t, err)
 	require.NoError(t, dying.Close()) // killed mid-send
 
-	e.subs = []scheduler.Subscription{sub("alice")} // bob removed from CALENDARS
+	e.subs = []meetingbot.Subscription{sub("alice")} // bob removed from CALENDARS
 	e.restart()
 	e.tickAt(at("08:51"))
 	orphans, err := e.store.Orphans(context.Background(), at("08:51"))
@@ -209,7 +210,7 @@ func TestRemovedSubscriptionsClaimsAreSettled(t *testing.T) {
 	assert.Empty(t, orphans, "orphans after a tick")
 	rows := e.ledger()
 	require.Len(t, rows, 1)
-	assert.Equal(t, storage.Skipped, rows[0].Outcome)
+	assert.Equal(t, meetingbot.Skipped, rows[0].Outcome)
 	assert.Contains(t, rows[0].Reason, "subscription removed")
 	assert.Empty(t, e.slack.Deliveries())
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
 	"github.com/stretchr/testify/assert"
@@ -31,7 +32,7 @@ func TestDownBeforeTriggerRemindsLateOnRestart(t *testing.T) {
 	assert.True(t, got[0].Late, "Late = false, want true")
 	rows := e.ledger()
 	require.Len(t, rows, 1)
-	assert.Equal(t, storage.Sent, rows[0].Outcome)
+	assert.Equal(t, meetingbot.Sent, rows[0].Outcome)
 	assert.True(t, rows[0].Late, "ledger late flag")
 }
 
@@ -45,7 +46,7 @@ func TestDownAcrossWholeIntervalSkipsAsStarted(t *testing.T) {
 	assert.Empty(t, e.slack.Deliveries(), "deliveries")
 	rows := e.ledger()
 	require.Len(t, rows, 1, "ledger rows")
-	assert.Equal(t, storage.Skipped, rows[0].Outcome)
+	assert.Equal(t, meetingbot.Skipped, rows[0].Outcome)
 	assert.Equal(t, "started", rows[0].Reason)
 }
 
@@ -142,7 +143,7 @@ func TestTickDelayedSkippedOrRepeated(t *testing.T) {
 						want = true
 					}
 				}
-				k := scheduler.Key("sync", off, at("09:00"))
+				k := meetingbot.Key("sync", off, at("09:00"))
 				assert.Equal(t, want, keys[k] == 1, "delivered(%s) = %v, want %v", k, keys[k] == 1, want)
 			}
 		})
@@ -190,12 +191,12 @@ func TestKilledBetweenSendAndRecordIsConfirmedNotResent(t *testing.T) {
 		// message, and the process is killed before its ledger write.
 		dying, err := storage.Open(context.Background(), e.path)
 		require.NoError(t, err)
-		r := scheduler.Reminder{Key: scheduler.Key("sync", 10*time.Minute, at("09:00")), Subscription: e.subs[0],
-			Meeting: scheduler.Meeting{ID: "sync", Start: at("09:00")}, Offset: 10 * time.Minute, TriggerAt: at("08:50")}
-		st, _, err := dying.Claim(context.Background(), storage.Entry{Subscription: "alice", Key: r.Key, EventID: "sync",
+		r := meetingbot.Reminder{Key: meetingbot.Key("sync", 10*time.Minute, at("09:00")), Subscription: e.subs[0],
+			Meeting: meetingbot.Meeting{ID: "sync", Start: at("09:00")}, Offset: 10 * time.Minute, TriggerAt: at("08:50")}
+		st, _, err := dying.Claim(context.Background(), meetingbot.Entry{Subscription: "alice", Key: r.Key, EventID: "sync",
 			Offset: r.Offset, Start: at("09:00"), TriggerAt: at("08:50")}, at("08:50"), at("08:52"))
 		require.NoError(t, err)
-		require.Equal(t, storage.Claimed, st)
+		require.Equal(t, meetingbot.Claimed, st)
 		_, err = e.slack.Notify(context.Background(), r)
 		require.NoError(t, err)
 		require.NoError(t, dying.Close()) // SIGKILL: the kernel drops its lock
@@ -209,7 +210,7 @@ func TestKilledBetweenSendAndRecordIsConfirmedNotResent(t *testing.T) {
 		assert.Len(t, e.slack.Deliveries(), want, "deliveries with lookup=%v", canLookup)
 		rows := e.ledger()
 		require.Len(t, rows, 1)
-		assert.Equal(t, storage.Sent, rows[0].Outcome)
+		assert.Equal(t, meetingbot.Sent, rows[0].Outcome)
 		assert.NotEmpty(t, rows[0].Reason, "the ledger says how the interrupted send was resolved")
 		e.tickEvery(at("08:52"), at("09:10"), time.Minute)
 		assert.Len(t, e.slack.Deliveries(), want, "no further sends")
@@ -224,8 +225,8 @@ func TestDSTFallBackOneReminderPerInstance(t *testing.T) {
 	first := time.Date(2026, 11, 1, 1, 0, 0, 0, ny)
 	second := first.Add(time.Hour)
 	require.Equal(t, first.Hour(), second.In(ny).Hour(), "both are 01:00 local")
-	e.cal.Put(cal, scheduler.Meeting{ID: "owl_20261101T050000Z", Title: "owl", Start: first})
-	e.cal.Put(cal, scheduler.Meeting{ID: "owl_20261101T060000Z", Title: "owl", Start: second})
+	e.cal.Put(cal, meetingbot.Meeting{ID: "owl_20261101T050000Z", Title: "owl", Start: first})
+	e.cal.Put(cal, meetingbot.Meeting{ID: "owl_20261101T060000Z", Title: "owl", Start: second})
 	e.tickEvery(first.Add(-time.Hour), second.Add(time.Hour), 30*time.Second)
 
 	got := e.slack.Deliveries()
@@ -241,7 +242,7 @@ func TestSlackTransientRetriedPermanentRecordedOthersGoOn(t *testing.T) {
 		e.meeting(who+"@example.com", who+"-1on1", at("09:00"))
 	}
 	e.slack.FailNext("alice", errors.New("slack: 503 service unavailable"), errors.New("slack: timeout"))
-	e.slack.FailNext("bob", scheduler.Permanent(errors.New("channel_not_found: invite the bot")))
+	e.slack.FailNext("bob", meetingbot.Permanent(errors.New("channel_not_found: invite the bot")))
 	e.tickEvery(at("08:49"), at("08:53"), 30*time.Second)
 
 	bySub := map[string]int{}
@@ -249,13 +250,13 @@ func TestSlackTransientRetriedPermanentRecordedOthersGoOn(t *testing.T) {
 		bySub[d.Subscription.ID]++
 	}
 	assert.Equal(t, map[string]int{"alice": 1, "carol": 1}, bySub)
-	var bob storage.Entry
+	var bob meetingbot.Entry
 	for _, r := range e.ledger() {
 		if r.Subscription == "bob" {
 			bob = r
 		}
 	}
-	assert.Equal(t, storage.Failed, bob.Outcome)
+	assert.Equal(t, meetingbot.Failed, bob.Outcome)
 	assert.False(t, bob.Retryable)
 	assert.Contains(t, bob.Reason, "channel_not_found")
 }
@@ -321,11 +322,11 @@ type hangingSlack struct {
 	called chan struct{}
 }
 
-func (h hangingSlack) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, error) {
+func (h hangingSlack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, error) {
 	h.slack.Notify(ctx, r)
 	close(h.called)
 	<-ctx.Done()
-	return scheduler.Receipt{}, ctx.Err()
+	return meetingbot.Receipt{}, ctx.Err()
 }
 
 func TestShutdownMidSendLeavesClaimForLookup(t *testing.T) {
@@ -351,12 +352,12 @@ func TestShutdownMidSendLeavesClaimForLookup(t *testing.T) {
 	}
 	rows := e.ledger()
 	require.Len(t, rows, 1)
-	assert.Equal(t, storage.Sending, rows[0].Outcome, "an unanswered send stays claimed")
+	assert.Equal(t, meetingbot.Sending, rows[0].Outcome, "an unanswered send stays claimed")
 
 	e.restart() // the next process finds the message in Slack: no second send
 	e.tickAt(at("08:56"))
 	assert.Len(t, e.slack.Deliveries(), 1)
 	rows = e.ledger()
 	require.Len(t, rows, 1)
-	assert.Equal(t, storage.Sent, rows[0].Outcome)
+	assert.Equal(t, meetingbot.Sent, rows[0].Outcome)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
 )
@@ -36,20 +37,20 @@ func (c *clock) Elapsed() time.Duration { c.mu.Lock(); defer c.mu.Unlock(); retu
 // calendar is an in-memory meeting source.
 type calendar struct {
 	mu     sync.Mutex
-	events map[string]map[string]scheduler.Meeting // calendar ID -> event ID -> meeting
-	fail   map[string]error                        // calendar ID -> error to return
+	events map[string]map[string]meetingbot.Meeting // calendar ID -> event ID -> meeting
+	fail   map[string]error                         // calendar ID -> error to return
 	reads  int
 }
 
 func newCalendar() *calendar {
-	return &calendar{events: map[string]map[string]scheduler.Meeting{}, fail: map[string]error{}}
+	return &calendar{events: map[string]map[string]meetingbot.Meeting{}, fail: map[string]error{}}
 }
 
-func (c *calendar) Put(cal string, m scheduler.Meeting) {
+func (c *calendar) Put(cal string, m meetingbot.Meeting) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.events[cal] == nil {
-		c.events[cal] = map[string]scheduler.Meeting{}
+		c.events[cal] = map[string]meetingbot.Meeting{}
 	}
 	if m.End.IsZero() {
 		m.End = m.Start.Add(30 * time.Minute)
@@ -73,14 +74,14 @@ func (c *calendar) Fail(cal string, err error) {
 	}
 }
 
-func (c *calendar) Meetings(ctx context.Context, sub scheduler.Subscription, from, to time.Time) ([]scheduler.Meeting, error) {
+func (c *calendar) Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.reads++
 	if err := c.fail[sub.CalendarID]; err != nil {
 		return nil, err
 	}
-	var out []scheduler.Meeting
+	var out []meetingbot.Meeting
 	for _, m := range c.events[sub.CalendarID] {
 		if m.Start.After(from) && !m.Start.After(to) {
 			out = append(out, m)
@@ -92,7 +93,7 @@ func (c *calendar) Meetings(ctx context.Context, sub scheduler.Subscription, fro
 
 // delivery is one reminder as the fake Slack received it.
 type delivery struct {
-	scheduler.Reminder
+	meetingbot.Reminder
 	At time.Time
 	TS string
 }
@@ -107,7 +108,7 @@ type slack struct {
 	seq       int
 	// before, if set, runs at the start of each Notify, outside the lock:
 	// a slow Slack, or another process acting while a send is in flight.
-	before func(r scheduler.Reminder)
+	before func(r meetingbot.Reminder)
 	// lookupFail, if set, answers Delivered before it looks.
 	lookupFail []error
 }
@@ -122,7 +123,7 @@ func (s *slack) FailNext(sub string, errs ...error) {
 	s.fail[sub] = append(s.fail[sub], errs...)
 }
 
-func (s *slack) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, error) {
+func (s *slack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, error) {
 	if s.before != nil {
 		s.before(r)
 	}
@@ -130,31 +131,31 @@ func (s *slack) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Rec
 	defer s.mu.Unlock()
 	if q := s.fail[r.Subscription.ID]; len(q) > 0 {
 		s.fail[r.Subscription.ID] = q[1:]
-		return scheduler.Receipt{}, q[0]
+		return meetingbot.Receipt{}, q[0]
 	}
 	s.seq++
 	d := delivery{Reminder: r, At: s.now(), TS: fmt.Sprintf("%d.000100", s.seq)}
 	s.got = append(s.got, d)
-	return scheduler.Receipt{Channel: "C-" + r.Subscription.ID, TS: d.TS}, nil
+	return meetingbot.Receipt{Channel: "C-" + r.Subscription.ID, TS: d.TS}, nil
 }
 
-func (s *slack) Delivered(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, bool, error) {
+func (s *slack) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.lookupFail) > 0 {
 		err := s.lookupFail[0]
 		s.lookupFail = s.lookupFail[1:]
-		return scheduler.Receipt{}, false, err
+		return meetingbot.Receipt{}, false, err
 	}
 	if !s.canLookup {
-		return scheduler.Receipt{}, false, scheduler.ErrUnknown
+		return meetingbot.Receipt{}, false, meetingbot.ErrUnknown
 	}
 	for _, d := range s.got {
 		if d.Key == r.Key && d.Subscription.ID == r.Subscription.ID {
-			return scheduler.Receipt{Channel: "C-" + r.Subscription.ID, TS: d.TS}, true, nil
+			return meetingbot.Receipt{Channel: "C-" + r.Subscription.ID, TS: d.TS}, true, nil
 		}
 	}
-	return scheduler.Receipt{}, false, nil
+	return meetingbot.Receipt{}, false, nil
 }
 
 func (s *slack) Deliveries() []delivery {
@@ -171,7 +172,7 @@ type env struct {
 	slack *slack
 	path  string
 	store *storage.Store
-	subs  []scheduler.Subscription
+	subs  []meetingbot.Subscription
 	opts  scheduler.Options
 	sched *scheduler.Scheduler
 }
@@ -191,17 +192,17 @@ func at(hhmm string) time.Time {
 	return t
 }
 
-func sub(id string, offsets ...time.Duration) scheduler.Subscription {
+func sub(id string, offsets ...time.Duration) meetingbot.Subscription {
 	if len(offsets) == 0 {
 		offsets = []time.Duration{10 * time.Minute}
 	}
-	return scheduler.Subscription{ID: id, CalendarID: id + "@example.com", Offsets: offsets}
+	return meetingbot.Subscription{ID: id, CalendarID: id + "@example.com", Offsets: offsets}
 }
 
-func newEnv(t *testing.T, subs ...scheduler.Subscription) *env {
+func newEnv(t *testing.T, subs ...meetingbot.Subscription) *env {
 	t.Helper()
 	if len(subs) == 0 {
-		subs = []scheduler.Subscription{sub("alice")}
+		subs = []meetingbot.Subscription{sub("alice")}
 	}
 	c := &clock{t: t0}
 	e := &env{t: t, clock: c, cal: newCalendar(), slack: newSlack(c.Now), path: filepath.Join(t.TempDir(), "bot.db"), subs: subs}
@@ -247,10 +248,10 @@ func (e *env) tickEvery(from, to time.Time, step time.Duration) {
 }
 
 func (e *env) meeting(cal, id string, start time.Time) {
-	e.cal.Put(cal, scheduler.Meeting{ID: id, Title: id, Start: start})
+	e.cal.Put(cal, meetingbot.Meeting{ID: id, Title: id, Start: start})
 }
 
-func (e *env) ledger() []storage.Entry {
+func (e *env) ledger() []meetingbot.Entry {
 	e.t.Helper()
 	rows, err := e.store.Range(context.Background(), "", time.Time{}, t0.Add(1000*time.Hour))
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
 )
@@ -98,12 +99,12 @@ type timeline struct {
 	versions []version
 }
 
-func (tl *timeline) Meetings(ctx context.Context, sub scheduler.Subscription, from, to time.Time) ([]scheduler.Meeting, error) {
+func (tl *timeline) Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
 	now := tl.now()
-	var out []scheduler.Meeting
+	var out []meetingbot.Meeting
 	for _, v := range tl.versions {
 		if !now.Before(v.from) && now.Before(v.to) && v.start.After(from) && !v.start.After(to) {
-			out = append(out, scheduler.Meeting{ID: v.id, Title: v.id, Start: v.start, End: v.start.Add(30 * time.Minute)})
+			out = append(out, meetingbot.Meeting{ID: v.id, Title: v.id, Start: v.start, End: v.start.Add(30 * time.Minute)})
 		}
 	}
 	return out, nil
@@ -173,37 +174,37 @@ func (l crashLedger) AdvanceCursors(ctx context.Context, c map[string]time.Time)
 	_, err := guard(l.p, func() (int, error) { return 0, l.Store.AdvanceCursors(ctx, c) })
 	return err
 }
-func (l crashLedger) Entries(ctx context.Context, sub string, keys []string) (map[string]storage.Entry, error) {
-	return guard(l.p, func() (map[string]storage.Entry, error) { return l.Store.Entries(ctx, sub, keys) })
+func (l crashLedger) Entries(ctx context.Context, sub string, keys []string) (map[string]meetingbot.Entry, error) {
+	return guard(l.p, func() (map[string]meetingbot.Entry, error) { return l.Store.Entries(ctx, sub, keys) })
 }
-func (l crashLedger) Orphans(ctx context.Context, now time.Time) ([]storage.Entry, error) {
-	return guard(l.p, func() ([]storage.Entry, error) { return l.Store.Orphans(ctx, now) })
+func (l crashLedger) Orphans(ctx context.Context, now time.Time) ([]meetingbot.Entry, error) {
+	return guard(l.p, func() ([]meetingbot.Entry, error) { return l.Store.Orphans(ctx, now) })
 }
-func (l crashLedger) Claim(ctx context.Context, e storage.Entry, now, until time.Time) (storage.ClaimStatus, storage.Entry, error) {
-	var prev storage.Entry
-	st, err := guard(l.p, func() (storage.ClaimStatus, error) {
+func (l crashLedger) Claim(ctx context.Context, e meetingbot.Entry, now, until time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error) {
+	var prev meetingbot.Entry
+	st, err := guard(l.p, func() (meetingbot.ClaimStatus, error) {
 		var err error
-		var st storage.ClaimStatus
+		var st meetingbot.ClaimStatus
 		st, prev, err = l.Store.Claim(ctx, e, now, until)
 		return st, err
 	})
 	return st, prev, err
 }
-func (l crashLedger) Settle(ctx context.Context, e storage.Entry, now time.Time) error {
+func (l crashLedger) Record(ctx context.Context, e meetingbot.Entry, now time.Time) error {
 	if ok, diedHere := l.p.enter(); !ok {
-		if diedHere && e.Outcome == storage.Sent {
+		if diedHere && e.Outcome == meetingbot.Sent {
 			l.atRisk[e.Subscription+"|"+e.Key]++ // Slack has it; the ledger will not
 		}
 		return errCrashed
 	}
-	_, err := guard(l.p, func() (int, error) { return 0, l.Store.Settle(ctx, e, now) })
+	_, err := guard(l.p, func() (int, error) { return 0, l.Store.Record(ctx, e, now) })
 	return err
 }
-func (l crashLedger) Renew(ctx context.Context, e storage.Entry, until time.Time) error {
+func (l crashLedger) Renew(ctx context.Context, e meetingbot.Entry, until time.Time) error {
 	_, err := guard(l.p, func() (int, error) { return 0, l.Store.Renew(ctx, e, until) })
 	return err
 }
-func (l crashLedger) Release(ctx context.Context, e storage.Entry, reason string) error {
+func (l crashLedger) Release(ctx context.Context, e meetingbot.Entry, reason string) error {
 	_, err := guard(l.p, func() (int, error) { return 0, l.Store.Release(ctx, e, reason) })
 	return err
 }
@@ -232,15 +233,15 @@ type crashNotifier struct {
 	t      *trouble
 }
 
-func (n crashNotifier) Notify(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, error) {
+func (n crashNotifier) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, error) {
 	if ok, _ := n.p.enter(); !ok {
-		return scheduler.Receipt{}, errCrashed
+		return meetingbot.Receipt{}, errCrashed
 	}
 	k := r.Subscription.ID + "|" + r.Key
 	if n.t.midSend != nil && n.t.rng.IntN(3) == 0 {
 		n.t.midSend()
 	}
-	var rc scheduler.Receipt
+	var rc meetingbot.Receipt
 	var err error
 	if n.t.rng.IntN(100) < n.t.unconfirmed {
 		n.t.troubled[k] = true
@@ -249,22 +250,22 @@ func (n crashNotifier) Notify(ctx context.Context, r scheduler.Reminder) (schedu
 			n.slack.Notify(ctx, r)
 			n.atRisk[k]++
 		}
-		err = fmt.Errorf("slack: answer lost: %w", scheduler.ErrUnconfirmed)
+		err = fmt.Errorf("slack: answer lost: %w", meetingbot.ErrUnconfirmed)
 	} else {
 		rc, err = n.slack.Notify(ctx, r)
 	}
 	if !n.p.leave() {
 		n.atRisk[k]++
-		return scheduler.Receipt{}, errCrashed
+		return meetingbot.Receipt{}, errCrashed
 	}
 	return rc, err
 }
 
-func (n crashNotifier) Delivered(ctx context.Context, r scheduler.Reminder) (scheduler.Receipt, bool, error) {
+func (n crashNotifier) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, bool, error) {
 	if ok, _ := n.p.enter(); !ok {
-		return scheduler.Receipt{}, false, errCrashed
+		return meetingbot.Receipt{}, false, errCrashed
 	}
-	var rc scheduler.Receipt
+	var rc meetingbot.Receipt
 	var ok bool
 	var err error
 	if n.t.rng.IntN(100) < n.t.lookupFail {
@@ -275,7 +276,7 @@ func (n crashNotifier) Delivered(ctx context.Context, r scheduler.Reminder) (sch
 		rc, ok, err = n.slack.Delivered(ctx, r)
 	}
 	if !n.p.leave() {
-		return scheduler.Receipt{}, false, errCrashed
+		return meetingbot.Receipt{}, false, errCrashed
 	}
 	return rc, ok, err
 }
@@ -318,7 +319,7 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 
 	// Subscriptions on that calendar, each with its offsets.
 	offsets := []time.Duration{0, time.Minute, 5 * time.Minute, 10 * time.Minute}
-	var subs []scheduler.Subscription
+	var subs []meetingbot.Subscription
 	for i := range 1 + rng.IntN(2) {
 		var offs []time.Duration
 		for _, o := range offsets {
@@ -329,7 +330,7 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 		if len(offs) == 0 {
 			offs = []time.Duration{10 * time.Minute}
 		}
-		subs = append(subs, scheduler.Subscription{ID: fmt.Sprintf("s%d", i), CalendarID: "cal", Offsets: offs})
+		subs = append(subs, meetingbot.Subscription{ID: fmt.Sprintf("s%d", i), CalendarID: "cal", Offsets: offs})
 	}
 
 	// Ticks, with gaps and repeats.
@@ -456,7 +457,7 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 				lo, hi = later(lo, v.from), earlier(hi, v.to)
 				for _, tk := range completed {
 					if !tk.Before(lo) && tk.Before(hi) {
-						expected[s.ID+"|"+scheduler.Key(v.id, o, v.start)] = true
+						expected[s.ID+"|"+meetingbot.Key(v.id, o, v.start)] = true
 						break
 					}
 				}

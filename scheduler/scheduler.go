@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot"
 )
 
 // Ledger is the state the scheduler keeps between ticks; *storage.Store
@@ -17,29 +17,29 @@ import (
 type Ledger interface {
 	Cursors(ctx context.Context) (map[string]time.Time, error)
 	AdvanceCursors(ctx context.Context, cursors map[string]time.Time) error
-	Entries(ctx context.Context, subscription string, keys []string) (map[string]storage.Entry, error)
+	Entries(ctx context.Context, subscription string, keys []string) (map[string]meetingbot.Entry, error)
 	// Orphans lists the claims in flight no other live process may finish.
-	Orphans(ctx context.Context, now time.Time) ([]storage.Entry, error)
+	Orphans(ctx context.Context, now time.Time) ([]meetingbot.Entry, error)
 	// Claim takes a key at now until leaseUntil; a live process's claim
 	// is never taken.
-	Claim(ctx context.Context, e storage.Entry, now, leaseUntil time.Time) (storage.ClaimStatus, storage.Entry, error)
-	// Renew extends a claim held; Settle records its outcome; Release
+	Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error)
+	// Renew extends a claim held; Record ends it with an outcome; Release
 	// gives it up unconfirmed, for a lookup before any resend.
-	Renew(ctx context.Context, e storage.Entry, leaseUntil time.Time) error
-	Settle(ctx context.Context, e storage.Entry, now time.Time) error
-	Release(ctx context.Context, e storage.Entry, reason string) error
+	Renew(ctx context.Context, e meetingbot.Entry, leaseUntil time.Time) error
+	Record(ctx context.Context, e meetingbot.Entry, now time.Time) error
+	Release(ctx context.Context, e meetingbot.Entry, reason string) error
 	Prune(ctx context.Context, before time.Time) (int64, error)
 }
 
 // Observer is told what the scheduler does, for metrics and health. Its
 // methods are called from several goroutines at once.
 type Observer interface {
-	// Settled is called for each ledger entry the scheduler settles (sent,
-	// skipped, failed permanently) or fails transiently (failed, retryable).
-	Settled(e storage.Entry)
+	// Recorded is called for each outcome the scheduler records in the
+	// ledger: sent, skipped, failed (permanently or for now).
+	Recorded(e meetingbot.Entry)
 	// Swept is called once per subscription per tick; err is nil when the
 	// subscription's sweep completed and its cursor moved to now.
-	Swept(sub Subscription, now time.Time, err error)
+	Swept(sub meetingbot.Subscription, now time.Time, err error)
 	// Ticked is called after each tick with how long it took.
 	Ticked(now time.Time, took time.Duration)
 }
@@ -89,7 +89,7 @@ type Options struct {
 
 // Scheduler sweeps subscriptions for due reminders. Create it with New.
 type Scheduler struct {
-	subs   []Subscription
+	subs   []meetingbot.Subscription
 	source Source
 	notify Notifier
 	ledger Ledger
@@ -107,7 +107,7 @@ type Scheduler struct {
 // New returns a Scheduler over subs. It fails if two subscriptions share an
 // ID, a subscription has no offsets or a negative one, or the options
 // contradict each other.
-func New(subs []Subscription, source Source, notifier Notifier, ledger Ledger, opts Options) (*Scheduler, error) {
+func New(subs []meetingbot.Subscription, source Source, notifier Notifier, ledger Ledger, opts Options) (*Scheduler, error) {
 	if opts.Elapsed == nil {
 		if opts.Now == nil {
 			origin := time.Now()
@@ -120,15 +120,15 @@ func New(subs []Subscription, source Source, notifier Notifier, ledger Ledger, o
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	opts.ClockJump = cmp(opts.ClockJump, time.Minute)
-	opts.JumpConfirm = cmp(opts.JumpConfirm, 2*time.Minute)
-	opts.Interval = cmp(opts.Interval, 30*time.Second)
-	opts.MaxCatchUp = cmp(opts.MaxCatchUp, 24*time.Hour)
-	opts.Retention = cmp(opts.Retention, 30*24*time.Hour)
-	opts.Lease = cmp(opts.Lease, 2*time.Minute)
-	opts.SendTimeout = min(cmp(opts.SendTimeout, opts.Lease/2), opts.Lease/2)
-	opts.ReadTimeout = cmp(opts.ReadTimeout, time.Minute)
-	opts.ShutdownGrace = cmp(opts.ShutdownGrace, 5*time.Second)
+	opts.ClockJump = orDefault(opts.ClockJump, time.Minute)
+	opts.JumpConfirm = orDefault(opts.JumpConfirm, 2*time.Minute)
+	opts.Interval = orDefault(opts.Interval, 30*time.Second)
+	opts.MaxCatchUp = orDefault(opts.MaxCatchUp, 24*time.Hour)
+	opts.Retention = orDefault(opts.Retention, 30*24*time.Hour)
+	opts.Lease = orDefault(opts.Lease, 2*time.Minute)
+	opts.SendTimeout = min(orDefault(opts.SendTimeout, opts.Lease/2), opts.Lease/2)
+	opts.ReadTimeout = orDefault(opts.ReadTimeout, time.Minute)
+	opts.ShutdownGrace = orDefault(opts.ShutdownGrace, 5*time.Second)
 	if opts.Workers <= 0 {
 		opts.Workers = 8
 	}
@@ -162,7 +162,8 @@ func New(subs []Subscription, source Source, notifier Notifier, ledger Ledger, o
 	}, nil
 }
 
-func cmp(v, def time.Duration) time.Duration {
+// orDefault returns v, or def when v is not positive.
+func orDefault(v, def time.Duration) time.Duration {
 	if v <= 0 {
 		return def
 	}
@@ -204,7 +205,7 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
 	}
-	orphans := map[string][]storage.Entry{}
+	orphans := map[string][]meetingbot.Entry{}
 	for _, e := range orphanList {
 		orphans[e.Subscription] = append(orphans[e.Subscription], e)
 	}

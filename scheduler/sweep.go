@@ -8,12 +8,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot"
 )
-
-// StartGrace is how late after its meeting's start a "starting now" (0
-// offset) reminder may still go out.
-const StartGrace = time.Minute
 
 type sweepResult struct {
 	advance bool // every due trigger settled: the cursor may move to now
@@ -22,7 +18,7 @@ type sweepResult struct {
 
 // sweep does one tick's work for one subscription whose cursor is c (hasCursor
 // false on its first run) and returns whether its cursor may move to now.
-func (s *Scheduler) sweep(ctx context.Context, sub Subscription, c time.Time, hasCursor bool, now time.Time, orphans []storage.Entry) sweepResult {
+func (s *Scheduler) sweep(ctx context.Context, sub meetingbot.Subscription, c time.Time, hasCursor bool, now time.Time, orphans []meetingbot.Entry) sweepResult {
 	if hasCursor && !now.After(c) {
 		// Run twice at one instant, or the clock stepped back: nothing
 		// can have become due since the cursor.
@@ -33,10 +29,10 @@ func (s *Scheduler) sweep(ctx context.Context, sub Subscription, c time.Time, ha
 	}
 	// Read every meeting that can own a due trigger not yet settled: its
 	// earliest trigger is after the cursor, or it has not started (a 0
-	// offset may go out up to StartGrace after the start).
+	// offset may go out up to meetingbot.StartGrace after the start).
 	notStarted := now
 	if sub.MinOffset() == 0 {
-		notStarted = now.Add(-StartGrace)
+		notStarted = now.Add(-meetingbot.StartGrace)
 	}
 	from := c.Add(sub.MinOffset())
 	if from.After(notStarted) {
@@ -53,7 +49,7 @@ func (s *Scheduler) sweep(ctx context.Context, sub Subscription, c time.Time, ha
 		return sweepResult{}
 	}
 
-	due := dueReminders(sub, meetings, from, c, now, s.opts.Interval+LateSlack)
+	due := dueReminders(sub, meetings, from, c, now, s.opts.Interval+meetingbot.LateSlack)
 	settled := true
 	if len(due) > 0 {
 		settled = s.deliver(ctx, sub, due)
@@ -75,17 +71,13 @@ func (s *Scheduler) sweep(ctx context.Context, sub Subscription, c time.Time, ha
 	return sweepResult{advance: true}
 }
 
-// LateSlack is how far past one tick interval a reminder may go out and still
-// count as on time.
-const LateSlack = 5 * time.Second
-
 // dueReminders lists the triggers of meetings that are due at now, oldest
 // first. A trigger is late when it is at or before the cursor c (the sweep
 // that should have seen it did not: the meeting was created or moved late,
 // or the bot was not installed yet) or more than lateAfter before now (the
 // bot was down or stalled).
-func dueReminders(sub Subscription, meetings []Meeting, from, c, now time.Time, lateAfter time.Duration) []Reminder {
-	var due []Reminder
+func dueReminders(sub meetingbot.Subscription, meetings []meetingbot.Meeting, from, c, now time.Time, lateAfter time.Duration) []meetingbot.Reminder {
+	var due []meetingbot.Reminder
 	for _, m := range meetings {
 		if !m.Start.After(from) {
 			continue // the source promised (from, to]; guard against one that does not
@@ -95,8 +87,8 @@ func dueReminders(sub Subscription, meetings []Meeting, from, c, now time.Time, 
 			if at.After(now) {
 				continue
 			}
-			due = append(due, Reminder{
-				Key:          Key(m.KeyID(), o, m.Start),
+			due = append(due, meetingbot.Reminder{
+				Key:          meetingbot.Key(m.KeyID(), o, m.Start),
 				Subscription: sub,
 				Meeting:      m,
 				Offset:       o,
@@ -116,7 +108,7 @@ func dueReminders(sub Subscription, meetings []Meeting, from, c, now time.Time, 
 
 // deliver settles each due reminder not already in the ledger, oldest first,
 // and reports whether all of them are settled.
-func (s *Scheduler) deliver(ctx context.Context, sub Subscription, due []Reminder) bool {
+func (s *Scheduler) deliver(ctx context.Context, sub meetingbot.Subscription, due []meetingbot.Reminder) bool {
 	keys := make([]string, len(due))
 	for i, r := range due {
 		keys[i] = r.Key
@@ -128,21 +120,21 @@ func (s *Scheduler) deliver(ctx context.Context, sub Subscription, due []Reminde
 	}
 	all := true
 	for _, r := range due {
-		if e, ok := known[r.Key]; ok && e.Settled() {
+		if e, ok := known[r.Key]; ok && e.Final() {
 			continue
 		}
 		if ctx.Err() != nil {
 			return false // shutting down: claim nothing new
 		}
-		if !s.settle(ctx, r) {
+		if !s.remind(ctx, r) {
 			all = false
 		}
 	}
 	return all
 }
 
-func entryOf(r Reminder) storage.Entry {
-	return storage.Entry{
+func entryOf(r meetingbot.Reminder) meetingbot.Entry {
+	return meetingbot.Entry{
 		Subscription: r.Subscription.ID,
 		Key:          r.Key,
 		EventID:      r.Meeting.ID,
@@ -154,16 +146,16 @@ func entryOf(r Reminder) storage.Entry {
 }
 
 // started reports whether r's meeting is too far along for a reminder.
-func started(r Reminder, now time.Time) bool {
+func started(r meetingbot.Reminder, now time.Time) bool {
 	if r.Offset == 0 {
-		return !now.Before(r.Meeting.Start.Add(StartGrace))
+		return !now.Before(r.Meeting.Start.Add(meetingbot.StartGrace))
 	}
 	return !now.Before(r.Meeting.Start)
 }
 
-// settle claims r, sends it (or records why not), and records the outcome.
-// It reports whether r is settled.
-func (s *Scheduler) settle(ctx context.Context, r Reminder) bool {
+// remind claims r, sends it (or records why not), and records the outcome.
+// It reports whether r's outcome is final.
+func (s *Scheduler) remind(ctx context.Context, r meetingbot.Reminder) bool {
 	if !s.begin(r.Subscription.ID, r.Key) {
 		return false // already being worked on in this process
 	}
@@ -180,9 +172,9 @@ func (s *Scheduler) settle(ctx context.Context, r Reminder) bool {
 		return false
 	}
 	switch status {
-	case storage.Done:
+	case meetingbot.Done:
 		return true
-	case storage.Busy:
+	case meetingbot.Busy:
 		log.Debug("reminder claimed by another process", "owner", prev.Owner)
 		return false
 	}
@@ -190,17 +182,17 @@ func (s *Scheduler) settle(ctx context.Context, r Reminder) bool {
 	// The claim is ours. Finish what it guards even if ctx ends now: an
 	// unrecorded send is the one way to a duplicate.
 	var resend bool
-	if status == storage.Orphaned {
+	if status == meetingbot.Orphaned {
 		look, cancel := s.workContext(ctx, s.opts.SendTimeout)
 		receipt, ok, err := s.notify.Delivered(look, r)
 		cancel()
 		switch {
 		case ok:
-			e.Outcome, e.Channel, e.MessageTS = storage.Sent, receipt.Channel, receipt.TS
-			e.Reason = "confirmed in Slack after an interrupted send"
+			e.Outcome, e.Channel, e.MessageTS = meetingbot.Sent, receipt.Channel, receipt.TS
+			e.Code, e.Reason = meetingbot.ReasonInterruptedConfirmed, "confirmed in Slack after an interrupted send"
 			e.Late = prev.Late
 			return s.record(ctx, log, e)
-		case err != nil && !errors.Is(err, ErrUnknown):
+		case err != nil && !errors.Is(err, meetingbot.ErrUnknown):
 			// Could not ask: the claim keeps its "look first" state.
 			log.Warn("check for an interrupted send", "err", err)
 			s.release(ctx, log, e, "an interrupted send is not confirmed yet: "+err.Error())
@@ -211,14 +203,14 @@ func (s *Scheduler) settle(ctx context.Context, r Reminder) bool {
 	now := s.opts.Now().UTC() // a fresh reading: the lookup may have taken a while
 	switch {
 	case started(r, now):
-		e.Outcome, e.Reason = storage.Skipped, "started"
+		e.Outcome, e.Code, e.Reason = meetingbot.Skipped, meetingbot.ReasonStarted, "started"
 		if resend {
 			e.Reason = "started; an interrupted send was not confirmed"
 		}
 		return s.record(ctx, log, e)
 	case ctx.Err() != nil:
 		// Shutting down: no send starts after the signal.
-		e.Outcome, e.Reason, e.Retryable = storage.Failed, "stopped before sending", true
+		e.Outcome, e.Code, e.Reason, e.Retryable = meetingbot.Failed, meetingbot.ReasonStopped, "stopped before sending", true
 		s.record(ctx, log, e)
 		return false
 	case lease.Sub(now) < s.opts.SendTimeout:
@@ -236,11 +228,11 @@ func (s *Scheduler) settle(ctx context.Context, r Reminder) bool {
 	cancel()
 	switch {
 	case err == nil:
-		e.Outcome, e.Channel, e.MessageTS = storage.Sent, receipt.Channel, receipt.TS
+		e.Outcome, e.Channel, e.MessageTS = meetingbot.Sent, receipt.Channel, receipt.TS
 		if resend {
-			e.Reason = "resent after an interrupted send"
+			e.Code, e.Reason = meetingbot.ReasonResent, "resent after an interrupted send"
 		}
-	case cut || errors.Is(err, ErrUnconfirmed):
+	case cut || errors.Is(err, meetingbot.ErrUnconfirmed):
 		// Cut off mid-send (shutdown, the send timeout) or an answer lost:
 		// Slack may have the message. The claim is released in its "look
 		// first" state, and the next tick, here or in another process,
@@ -248,11 +240,11 @@ func (s *Scheduler) settle(ctx context.Context, r Reminder) bool {
 		log.Warn("send unconfirmed; it is checked in Slack before any retry", "err", err)
 		s.release(ctx, log, e, "send unconfirmed: "+err.Error())
 		return false
-	case IsPermanent(err):
-		e.Outcome, e.Reason = storage.Failed, err.Error()
+	case meetingbot.IsPermanent(err):
+		e.Outcome, e.Code, e.Reason = meetingbot.Failed, meetingbot.ReasonPermanent, err.Error()
 		log.Error("reminder failed permanently", "err", err)
 	default:
-		e.Outcome, e.Reason, e.Retryable = storage.Failed, err.Error(), true
+		e.Outcome, e.Code, e.Reason, e.Retryable = meetingbot.Failed, meetingbot.ReasonTransient, err.Error(), true
 		log.Warn("reminder failed; retrying next tick", "err", err)
 	}
 	return s.record(ctx, log, e) && !e.Retryable
@@ -298,23 +290,23 @@ func (s *Scheduler) workContext(ctx context.Context, timeout time.Duration) (con
 const ledgerWriteTimeout = 10 * time.Second
 
 // record settles e in the ledger and tells the observer.
-func (s *Scheduler) record(ctx context.Context, log *slog.Logger, e storage.Entry) bool {
+func (s *Scheduler) record(ctx context.Context, log *slog.Logger, e meetingbot.Entry) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerWriteTimeout)
 	defer cancel()
-	settledAt := s.opts.Now().UTC()
-	if err := s.ledger.Settle(ctx, e, settledAt); err != nil {
+	recordedAt := s.opts.Now().UTC()
+	if err := s.ledger.Record(ctx, e, recordedAt); err != nil {
 		log.Error("record reminder", "outcome", e.Outcome, "err", err)
 		return false
 	}
-	e.SettledAt = settledAt
+	e.RecordedAt = recordedAt
 	if s.opts.Observer != nil {
-		s.opts.Observer.Settled(e)
+		s.opts.Observer.Recorded(e)
 	}
 	return true
 }
 
 // release gives e's claim up in its "look in Slack first" state.
-func (s *Scheduler) release(ctx context.Context, log *slog.Logger, e storage.Entry, reason string) {
+func (s *Scheduler) release(ctx context.Context, log *slog.Logger, e meetingbot.Entry, reason string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerWriteTimeout)
 	defer cancel()
 	if err := s.ledger.Release(ctx, e, reason); err != nil {
@@ -325,7 +317,7 @@ func (s *Scheduler) release(ctx context.Context, log *slog.Logger, e storage.Ent
 // resolveOrphan settles a claim interrupted by a crash whose meeting is no
 // longer due (moved, cancelled or out of the window): it was delivered or it
 // was not, and either way nothing more is sent.
-func (s *Scheduler) resolveOrphan(ctx context.Context, sub Subscription, e storage.Entry) {
+func (s *Scheduler) resolveOrphan(ctx context.Context, sub meetingbot.Subscription, e meetingbot.Entry) {
 	if !s.begin(sub.ID, e.Key) {
 		return
 	}
@@ -333,7 +325,7 @@ func (s *Scheduler) resolveOrphan(ctx context.Context, sub Subscription, e stora
 	log := s.log.With("subscription", sub.ID, "key", e.Key)
 	claimed := s.opts.Now().UTC()
 	status, prev, err := s.ledger.Claim(ctx, e, claimed, claimed.Add(s.opts.Lease))
-	if err != nil || status != storage.Orphaned {
+	if err != nil || status != meetingbot.Orphaned {
 		if err != nil {
 			log.Error("claim interrupted reminder", "err", err)
 		}
@@ -341,19 +333,19 @@ func (s *Scheduler) resolveOrphan(ctx context.Context, sub Subscription, e stora
 	}
 	look, cancel := s.workContext(ctx, s.opts.SendTimeout)
 	defer cancel()
-	r := Reminder{Key: e.Key, Subscription: sub, Meeting: Meeting{ID: e.EventID, Start: e.Start}, Offset: e.Offset, TriggerAt: e.TriggerAt}
+	r := meetingbot.Reminder{Key: e.Key, Subscription: sub, Meeting: meetingbot.Meeting{ID: e.EventID, Start: e.Start}, Offset: e.Offset, TriggerAt: e.TriggerAt}
 	receipt, ok, err := s.notify.Delivered(look, r)
 	e = prev
 	switch {
 	case ok:
-		e.Outcome, e.Channel, e.MessageTS = storage.Sent, receipt.Channel, receipt.TS
-		e.Reason = "confirmed in Slack after an interrupted send"
-	case err != nil && !errors.Is(err, ErrUnknown):
+		e.Outcome, e.Channel, e.MessageTS = meetingbot.Sent, receipt.Channel, receipt.TS
+		e.Code, e.Reason = meetingbot.ReasonInterruptedConfirmed, "confirmed in Slack after an interrupted send"
+	case err != nil && !errors.Is(err, meetingbot.ErrUnknown):
 		log.Warn("check for an interrupted send", "err", err)
 		s.release(ctx, log, e, "an interrupted send is not confirmed yet: "+err.Error())
 		return
 	default:
-		e.Outcome, e.Reason = storage.Skipped, "meeting no longer due; an interrupted send was not confirmed"
+		e.Outcome, e.Code, e.Reason = meetingbot.Skipped, meetingbot.ReasonNoLongerDue, "meeting no longer due; an interrupted send was not confirmed"
 	}
 	s.record(ctx, log, e)
 }
@@ -363,7 +355,7 @@ func (s *Scheduler) resolveOrphan(ctx context.Context, sub Subscription, e stora
 // can look them up any more, and nothing more will be sent for them. It
 // removes them from orphans, along with this process's own claims still
 // being worked on.
-func (s *Scheduler) dropRemoved(ctx context.Context, orphans map[string][]storage.Entry) {
+func (s *Scheduler) dropRemoved(ctx context.Context, orphans map[string][]meetingbot.Entry) {
 	known := make(map[string]bool, len(s.subs))
 	for _, sub := range s.subs {
 		known[sub.ID] = true
@@ -384,10 +376,10 @@ func (s *Scheduler) dropRemoved(ctx context.Context, orphans map[string][]storag
 			log := s.log.With("subscription", id, "key", e.Key)
 			claimed := s.opts.Now().UTC()
 			status, _, err := s.ledger.Claim(ctx, e, claimed, claimed.Add(s.opts.Lease))
-			if err != nil || status != storage.Orphaned {
+			if err != nil || status != meetingbot.Orphaned {
 				continue
 			}
-			e.Outcome, e.Reason = storage.Skipped, "subscription removed; an interrupted send was not confirmed"
+			e.Outcome, e.Code, e.Reason = meetingbot.Skipped, meetingbot.ReasonSubscriptionRemoved, "subscription removed; an interrupted send was not confirmed"
 			s.record(ctx, log, e)
 		}
 	}
@@ -395,7 +387,7 @@ func (s *Scheduler) dropRemoved(ctx context.Context, orphans map[string][]storag
 
 // report logs a subscription's failure once, when it starts or changes, and
 // its recovery; and tells the observer every time.
-func (s *Scheduler) report(sub Subscription, now time.Time, err error) {
+func (s *Scheduler) report(sub meetingbot.Subscription, now time.Time, err error) {
 	msg := ""
 	if err != nil {
 		msg = err.Error()
@@ -405,7 +397,7 @@ func (s *Scheduler) report(sub Subscription, now time.Time, err error) {
 	s.lastErr[sub.ID] = msg
 	s.mu.Unlock()
 	switch {
-	case err != nil && msg != last && IsPermanent(err):
+	case err != nil && msg != last && meetingbot.IsPermanent(err):
 		s.log.Error("subscription needs attention", "subscription", sub.ID, "err", err)
 	case err != nil && msg != last:
 		s.log.Warn("subscription will retry", "subscription", sub.ID, "err", err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot"
 )
 
 // BenchmarkLedger measures a reminder's two ledger writes (Claim, then Settle
@@ -48,13 +48,13 @@ func BenchmarkLedger(b *testing.B) {
 		s := open(b, filepath.Join(b.TempDir(), "bot.db"))
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			e := storage.Entry{Subscription: "alice", Key: fmt.Sprint("ev", i, ":10m:2026-11-30T09:00:00Z"), EventID: "ev",
+			e := meetingbot.Entry{Subscription: "alice", Key: fmt.Sprint("ev", i, ":10m:2026-11-30T09:00:00Z"), EventID: "ev",
 				Offset: 10 * time.Minute, Start: now.Add(10 * time.Minute), TriggerAt: now}
 			if _, _, err := s.Claim(ctx, e, now, now.Add(time.Minute)); err != nil {
 				b.Fatal(err)
 			}
-			e.Outcome, e.Channel, e.MessageTS = storage.Sent, "C1", "1.1"
-			if err := s.Settle(ctx, e, now); err != nil {
+			e.Outcome, e.Channel, e.MessageTS = meetingbot.Sent, "C1", "1.1"
+			if err := s.Record(ctx, e, now); err != nil {
 				b.Fatal(err)
 			}
 		}

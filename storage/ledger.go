@@ -7,75 +7,13 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/meetingbot/meetingbot"
 )
-
-// Outcome is the state of a ledger entry.
-type Outcome string
-
-// Outcomes. Sending is a claim in flight; the others are settled, except a
-// Failed entry with Retryable set, which the next tick may claim again.
-const (
-	Sending Outcome = "sending"
-	Sent    Outcome = "sent"
-	Skipped Outcome = "skipped"
-	Failed  Outcome = "failed"
-)
-
-// Entry is one ledger row: a trigger key of a subscription and what became
-// of it. Instants are UTC.
-type Entry struct {
-	Subscription string
-	Key          string
-	EventID      string
-	Offset       time.Duration
-	Start        time.Time // the meeting's start
-	TriggerAt    time.Time // Start - Offset
-	Outcome      Outcome
-	Reason       string // why skipped or failed; how a crash was resolved
-	Retryable    bool   // a failed entry the next tick retries
-	Late         bool   // found due after its trigger time had passed
-	Attempts     int    // claims taken on this key
-	Channel      string // Slack channel of the sent message
-	MessageTS    string // Slack ts of the sent message
-	Owner        string // the process that holds or held the claim
-	LeaseUntil   time.Time
-	ClaimedAt    time.Time
-	SettledAt    time.Time
-}
-
-// Settled reports whether nothing more will be done for the entry.
-func (e Entry) Settled() bool {
-	return e.Outcome != Sending && !(e.Outcome == Failed && e.Retryable)
-}
-
-// ClaimStatus says what Claim found and did.
-type ClaimStatus int
-
-// Claim statuses.
-const (
-	// Claimed: the key was free (new, or a retryable failure) and is now the
-	// caller's to send.
-	Claimed ClaimStatus = iota
-	// Orphaned: the key was claimed by a send that may have reached Slack
-	// and was never recorded: its process died (or, where liveness cannot
-	// be told, its lease ran out), or its send ended unconfirmed and was
-	// released. It is now the caller's, who must find out whether the
-	// reminder went out before sending again.
-	Orphaned
-	// Busy: another live process holds the claim. A live owner's claim is
-	// never taken, whatever its lease says.
-	Busy
-	// Done: the key is settled; nothing to do.
-	Done
-)
-
-func (c ClaimStatus) String() string {
-	return [...]string{"claimed", "orphaned", "busy", "done"}[c]
-}
 
 // statements are the ledger's hot statements, prepared once per Store.
 type statements struct {
-	claimSelect, claimInsert, claimUpdate, settle, renew, release *sql.Stmt
+	claimSelect, claimInsert, claimUpdate, record, renew, release *sql.Stmt
 }
 
 func (s *Store) prepare(ctx context.Context) error {
@@ -88,12 +26,12 @@ func (s *Store) prepare(ctx context.Context) error {
 			outcome, late, attempts, owner, lease_until_ms, claimed_ms) VALUES (?, ?, ?, ?, ?, ?, 'sending', ?, 1, ?, ?, ?)`},
 		{&s.stmt.claimUpdate, `UPDATE ledger SET outcome = 'sending', retryable = 0, attempts = attempts + 1,
 			owner = ?, lease_until_ms = ?, claimed_ms = ? WHERE subscription = ? AND key = ?`},
-		{&s.stmt.settle, `UPDATE ledger SET outcome = ?, reason = ?, retryable = ?, late = ?,
+		{&s.stmt.record, `UPDATE ledger SET outcome = ?, code = ?, reason = ?, retryable = ?, late = ?,
 			channel = ?, message_ts = ?, settled_ms = ?, lease_until_ms = 0
 			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
 		{&s.stmt.renew, `UPDATE ledger SET lease_until_ms = ?
 			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
-		{&s.stmt.release, `UPDATE ledger SET owner = '', lease_until_ms = 0, reason = ?
+		{&s.stmt.release, `UPDATE ledger SET owner = '', lease_until_ms = 0, code = 'unconfirmed', reason = ?
 			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
 	} {
 		stmt, err := s.db.PrepareContext(ctx, p.q)
@@ -105,18 +43,18 @@ func (s *Store) prepare(ctx context.Context) error {
 	return nil
 }
 
-const entryColumns = `subscription, key, event_id, offset_ms, start_ms, trigger_ms, outcome, reason,
+const entryColumns = `subscription, key, event_id, offset_ms, start_ms, trigger_ms, outcome, code, reason,
 	retryable, late, attempts, channel, message_ts, owner, lease_until_ms, claimed_ms, settled_ms`
 
-func scanEntry(row interface{ Scan(...any) error }) (Entry, error) {
-	var e Entry
+func scanEntry(row interface{ Scan(...any) error }) (meetingbot.Entry, error) {
+	var e meetingbot.Entry
 	var offset, start, trigger, lease, claimed, settled int64
 	var retryable, late int
-	err := row.Scan(&e.Subscription, &e.Key, &e.EventID, &offset, &start, &trigger, &e.Outcome, &e.Reason,
+	err := row.Scan(&e.Subscription, &e.Key, &e.EventID, &offset, &start, &trigger, &e.Outcome, &e.Code, &e.Reason,
 		&retryable, &late, &e.Attempts, &e.Channel, &e.MessageTS, &e.Owner, &lease, &claimed, &settled)
 	e.Offset = time.Duration(offset) * time.Millisecond
 	e.Start, e.TriggerAt = fromMS(start), fromMS(trigger)
-	e.LeaseUntil, e.ClaimedAt, e.SettledAt = fromMS(lease), fromMS(claimed), fromMS(settled)
+	e.LeaseUntil, e.ClaimedAt, e.RecordedAt = fromMS(lease), fromMS(claimed), fromMS(settled)
 	e.Retryable, e.Late = retryable != 0, late != 0
 	return e, err
 }
@@ -131,44 +69,44 @@ func scanEntry(row interface{ Scan(...any) error }) (Entry, error) {
 // process is gone, or, where liveness cannot be told, its lease ran out. A
 // claim of this Store's own is free too: the caller knows whether it is
 // still working on it.
-func (s *Store) Claim(ctx context.Context, e Entry, now, leaseUntil time.Time) (ClaimStatus, Entry, error) {
+func (s *Store) Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, Entry{}, fmt.Errorf("storage: claim %s: %w", e.Key, err)
+		return 0, meetingbot.Entry{}, fmt.Errorf("storage: claim %s: %w", e.Key, err)
 	}
 	defer tx.Rollback()
 	prev, err := scanEntry(tx.StmtContext(ctx, s.stmt.claimSelect).QueryRowContext(ctx, e.Subscription, e.Key))
 	found := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, Entry{}, fmt.Errorf("storage: claim %s: %w", e.Key, err)
+		return 0, meetingbot.Entry{}, fmt.Errorf("storage: claim %s: %w", e.Key, err)
 	}
-	status := Claimed
+	status := meetingbot.Claimed
 	switch {
 	case !found:
 		_, err = tx.StmtContext(ctx, s.stmt.claimInsert).ExecContext(ctx, e.Subscription, e.Key, e.EventID, e.Offset.Milliseconds(), ms(e.Start), ms(e.TriggerAt),
 			e.Late, s.owner, ms(leaseUntil), ms(now))
-	case prev.Settled():
-		return Done, prev, nil
-	case prev.Outcome == Sending && s.heldByOther(prev, now):
-		return Busy, prev, nil
+	case prev.Final():
+		return meetingbot.Done, prev, nil
+	case prev.Outcome == meetingbot.Sending && s.heldByOther(prev, now):
+		return meetingbot.Busy, prev, nil
 	default:
-		if prev.Outcome == Sending {
-			status = Orphaned
+		if prev.Outcome == meetingbot.Sending {
+			status = meetingbot.Orphaned
 		}
 		_, err = tx.StmtContext(ctx, s.stmt.claimUpdate).ExecContext(ctx, s.owner, ms(leaseUntil), ms(now), e.Subscription, e.Key)
 	}
 	if err != nil {
-		return 0, Entry{}, fmt.Errorf("storage: claim %s: %w", e.Key, err)
+		return 0, meetingbot.Entry{}, fmt.Errorf("storage: claim %s: %w", e.Key, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, Entry{}, fmt.Errorf("storage: claim %s: %w", e.Key, err)
+		return 0, meetingbot.Entry{}, fmt.Errorf("storage: claim %s: %w", e.Key, err)
 	}
 	return status, prev, nil
 }
 
 // heldByOther reports whether a claim in flight belongs to another process
 // that may still finish it; see Claim.
-func (s *Store) heldByOther(e Entry, now time.Time) bool {
+func (s *Store) heldByOther(e meetingbot.Entry, now time.Time) bool {
 	switch {
 	case e.Owner == "" || e.Owner == s.owner:
 		return false
@@ -179,26 +117,25 @@ func (s *Store) heldByOther(e Entry, now time.Time) bool {
 	}
 }
 
-// ErrClaimLost is returned by Settle when the caller no longer holds the
-// claim: its lease ran out and another process took the key over.
+// ErrClaimLost is returned by Record, Renew and Release when the caller no
+// longer holds the claim: another process took the key over.
 var ErrClaimLost = errors.New("claim lost")
 
-// Settle records the outcome of a claim this Store holds. Outcome, Reason,
-// Retryable, Channel and MessageTS are taken from e, and for a Sent entry
-// Late as well. It returns ErrClaimLost if the claim is no longer this
-// Store's.
-func (s *Store) Settle(ctx context.Context, e Entry, now time.Time) error {
-	res, err := s.stmt.settle.ExecContext(ctx, e.Outcome, e.Reason, e.Retryable, e.Late, e.Channel, e.MessageTS, ms(now), e.Subscription, e.Key, s.owner)
+// Record ends a claim this Store holds with the outcome in e: Outcome,
+// Code, Reason, Retryable, Late, Channel and MessageTS are taken from e. It
+// returns ErrClaimLost if the claim is no longer this Store's.
+func (s *Store) Record(ctx context.Context, e meetingbot.Entry, now time.Time) error {
+	res, err := s.stmt.record.ExecContext(ctx, e.Outcome, e.Code, e.Reason, e.Retryable, e.Late, e.Channel, e.MessageTS, ms(now), e.Subscription, e.Key, s.owner)
 	if err != nil {
-		return fmt.Errorf("storage: settle %s: %w", e.Key, err)
+		return fmt.Errorf("storage: record %s: %w", e.Key, err)
 	}
-	return claimHeld(res, "settle", e.Key)
+	return claimHeld(res, "record", e.Key)
 }
 
 // Renew extends a claim this Store holds to leaseUntil, so that a send
 // about to start is covered by its lease from start to end. It returns
 // ErrClaimLost if the claim is no longer this Store's.
-func (s *Store) Renew(ctx context.Context, e Entry, leaseUntil time.Time) error {
+func (s *Store) Renew(ctx context.Context, e meetingbot.Entry, leaseUntil time.Time) error {
 	res, err := s.stmt.renew.ExecContext(ctx, ms(leaseUntil), e.Subscription, e.Key, s.owner)
 	if err != nil {
 		return fmt.Errorf("storage: renew %s: %w", e.Key, err)
@@ -211,7 +148,7 @@ func (s *Store) Renew(ctx context.Context, e Entry, leaseUntil time.Time) error 
 // stays in flight with no owner: whoever claims it next, this process or
 // another, gets Orphaned and looks in Slack before sending again. It
 // returns ErrClaimLost if the claim is no longer this Store's.
-func (s *Store) Release(ctx context.Context, e Entry, reason string) error {
+func (s *Store) Release(ctx context.Context, e meetingbot.Entry, reason string) error {
 	res, err := s.stmt.release.ExecContext(ctx, reason, e.Subscription, e.Key, s.owner)
 	if err != nil {
 		return fmt.Errorf("storage: release %s: %w", e.Key, err)
@@ -227,8 +164,8 @@ func claimHeld(res sql.Result, op, key string) error {
 }
 
 // Entries returns the ledger entries of subscription among keys, by key.
-func (s *Store) Entries(ctx context.Context, subscription string, keys []string) (map[string]Entry, error) {
-	out := make(map[string]Entry, len(keys))
+func (s *Store) Entries(ctx context.Context, subscription string, keys []string) (map[string]meetingbot.Entry, error) {
+	out := make(map[string]meetingbot.Entry, len(keys))
 	const batch = 500 // stays under SQLite's bound-parameter limit
 	for len(keys) > 0 {
 		n := min(batch, len(keys))
@@ -238,7 +175,7 @@ func (s *Store) Entries(ctx context.Context, subscription string, keys []string)
 			args = append(args, k)
 		}
 		q := `SELECT ` + entryColumns + ` FROM ledger WHERE subscription = ? AND key IN (?` + strings.Repeat(",?", n-1) + `)`
-		if err := s.each(ctx, q, args, func(e Entry) { out[e.Key] = e }); err != nil {
+		if err := s.each(ctx, q, args, func(e meetingbot.Entry) { out[e.Key] = e }); err != nil {
 			return nil, fmt.Errorf("storage: entries of %s: %w", subscription, err)
 		}
 		keys = keys[n:]
@@ -250,9 +187,9 @@ func (s *Store) Entries(ctx context.Context, subscription string, keys []string)
 // no other live process may finish (see Claim): this Store's own, released
 // ones, and those of dead owners. The caller skips its own claims that it is
 // still working on.
-func (s *Store) Orphans(ctx context.Context, now time.Time) ([]Entry, error) {
-	var out []Entry
-	err := s.each(ctx, `SELECT `+entryColumns+` FROM ledger WHERE outcome = 'sending'`, nil, func(e Entry) {
+func (s *Store) Orphans(ctx context.Context, now time.Time) ([]meetingbot.Entry, error) {
+	var out []meetingbot.Entry
+	err := s.each(ctx, `SELECT `+entryColumns+` FROM ledger WHERE outcome = 'sending'`, nil, func(e meetingbot.Entry) {
 		if !s.heldByOther(e, now) {
 			out = append(out, e)
 		}
@@ -265,21 +202,21 @@ func (s *Store) Orphans(ctx context.Context, now time.Time) ([]Entry, error) {
 
 // Range returns the ledger entries whose trigger time is in [from, to), for
 // every subscription when subscription is empty, ordered by trigger time.
-func (s *Store) Range(ctx context.Context, subscription string, from, to time.Time) ([]Entry, error) {
+func (s *Store) Range(ctx context.Context, subscription string, from, to time.Time) ([]meetingbot.Entry, error) {
 	q := `SELECT ` + entryColumns + ` FROM ledger WHERE trigger_ms >= ? AND trigger_ms < ?`
 	args := []any{ms(from), ms(to)}
 	if subscription != "" {
 		q += ` AND subscription = ?`
 		args = append(args, subscription)
 	}
-	var out []Entry
-	if err := s.each(ctx, q+` ORDER BY trigger_ms, subscription, key`, args, func(e Entry) { out = append(out, e) }); err != nil {
+	var out []meetingbot.Entry
+	if err := s.each(ctx, q+` ORDER BY trigger_ms, subscription, key`, args, func(e meetingbot.Entry) { out = append(out, e) }); err != nil {
 		return nil, fmt.Errorf("storage: ledger range: %w", err)
 	}
 	return out, nil
 }
 
-func (s *Store) each(ctx context.Context, q string, args []any, fn func(Entry)) error {
+func (s *Store) each(ctx context.Context, q string, args []any, fn func(meetingbot.Entry)) error {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err

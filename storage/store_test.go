@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/storage"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,10 +40,59 @@ func TestOpenCreatesPrivateFileAndMigratesOnce(t *testing.T) {
 	defer db.Close()
 	var n int
 	require.NoError(t, db.QueryRow(`SELECT count(*) FROM migrations`).Scan(&n))
-	assert.Equal(t, 1, n, "recorded migrations")
+	files, err := filepath.Glob("migrations/*.sql")
+	require.NoError(t, err)
+	assert.Equal(t, len(files), n, "recorded migrations")
 	var mode string
 	require.NoError(t, db.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
 	assert.Equal(t, "wal", mode)
+}
+
+// A ledger written before reason codes gets the code each reason text
+// stood for, so metrics and the audit read old rows as they read new ones.
+func TestMigrationFillsReasonCodes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bot.db")
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	initSQL, err := os.ReadFile("migrations/001_init.sql")
+	require.NoError(t, err)
+	_, err = db.Exec(string(initSQL) + `;
+		CREATE TABLE migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_ms INTEGER NOT NULL);
+		INSERT INTO migrations VALUES (1, '001_init.sql', 0)`)
+	require.NoError(t, err)
+	rows := []struct {
+		key, outcome, reason, owner string
+		retryable                   int
+		want                        meetingbot.ReasonCode
+	}{
+		{"a", "skipped", "started", "", 0, meetingbot.ReasonStarted},
+		{"b", "skipped", "started; an interrupted send was not confirmed", "", 0, meetingbot.ReasonStarted},
+		{"c", "skipped", "meeting no longer due; an interrupted send was not confirmed", "", 0, meetingbot.ReasonNoLongerDue},
+		{"d", "failed", "notify: channel_not_found", "", 0, meetingbot.ReasonPermanent},
+		{"e", "failed", "notify: 503", "", 1, meetingbot.ReasonTransient},
+		{"f", "sent", "confirmed in Slack after an interrupted send", "", 0, meetingbot.ReasonInterruptedConfirmed},
+		{"g", "sent", "resent after an interrupted send", "", 0, meetingbot.ReasonResent},
+		{"h", "sent", "", "", 0, ""},
+		{"i", "sending", "", "host-1-abc", 0, ""},
+	}
+	for _, r := range rows {
+		_, err := db.Exec(`INSERT INTO ledger (subscription, key, event_id, offset_ms, start_ms, trigger_ms, outcome, reason, retryable, owner)
+			VALUES ('alice', ?, 'ev', 600000, 1, 1, ?, ?, ?, ?)`, r.key, r.outcome, r.reason, r.retryable, r.owner)
+		require.NoError(t, err)
+	}
+	require.NoError(t, db.Close())
+
+	s := open(t, path)
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		keys[i] = r.key
+	}
+	got, err := s.Entries(ctx, "alice", keys)
+	require.NoError(t, err)
+	for _, r := range rows {
+		assert.Equal(t, r.want, got[r.key].Code, "code of %q (%s)", r.reason, r.outcome)
+		assert.Equal(t, r.reason, got[r.key].Reason, "the reason text stays")
+	}
 }
 
 func TestOpenRefusesWhatItCannotRead(t *testing.T) {
@@ -78,8 +128,8 @@ func TestOpenRefusesWhatItCannotRead(t *testing.T) {
 	}
 }
 
-func entry(key string, start time.Time) storage.Entry {
-	return storage.Entry{Subscription: "alice", Key: key, EventID: "ev", Offset: 10 * time.Minute,
+func entry(key string, start time.Time) meetingbot.Entry {
+	return meetingbot.Entry{Subscription: "alice", Key: key, EventID: "ev", Offset: 10 * time.Minute,
 		Start: start, TriggerAt: start.Add(-10 * time.Minute)}
 }
 
@@ -89,39 +139,39 @@ func TestClaimSettleLifecycle(t *testing.T) {
 	now := time.Date(2026, 11, 30, 8, 50, 0, 0, time.UTC)
 	e := entry("k1", now.Add(10*time.Minute))
 
-	claim := func(s *storage.Store, at time.Time) storage.ClaimStatus {
+	claim := func(s *storage.Store, at time.Time) meetingbot.ClaimStatus {
 		t.Helper()
 		st, _, err := s.Claim(ctx, e, at, at.Add(2*time.Minute))
 		require.NoError(t, err)
 		return st
 	}
-	assert.Equal(t, storage.Claimed, claim(a, now), "first claim")
-	assert.Equal(t, storage.Busy, claim(b, now.Add(time.Minute)), "claim held by a live owner")
-	assert.Equal(t, storage.Busy, claim(b, now.Add(3*time.Minute)), "claim of a live owner past its lease")
+	assert.Equal(t, meetingbot.Claimed, claim(a, now), "first claim")
+	assert.Equal(t, meetingbot.Busy, claim(b, now.Add(time.Minute)), "claim held by a live owner")
+	assert.Equal(t, meetingbot.Busy, claim(b, now.Add(3*time.Minute)), "claim of a live owner past its lease")
 	require.NoError(t, a.Renew(ctx, e, now.Add(5*time.Minute)), "renew by the owner")
 	assert.ErrorIs(t, b.Renew(ctx, e, now.Add(5*time.Minute)), storage.ErrClaimLost, "renew by another process")
 	require.NoError(t, a.Release(ctx, e, "send unconfirmed: 503"), "release by the owner")
-	assert.Equal(t, storage.Orphaned, claim(b, now.Add(3*time.Minute)), "a released claim: look first")
+	assert.Equal(t, meetingbot.Orphaned, claim(b, now.Add(3*time.Minute)), "a released claim: look first")
 
 	lost := e
-	lost.Outcome = storage.Sent
-	assert.ErrorIs(t, a.Settle(ctx, lost, now), storage.ErrClaimLost, "settle by the old owner")
+	lost.Outcome = meetingbot.Sent
+	assert.ErrorIs(t, a.Record(ctx, lost, now), storage.ErrClaimLost, "settle by the old owner")
 	assert.ErrorIs(t, a.Release(ctx, lost, "x"), storage.ErrClaimLost, "release by the old owner")
 
 	fail := e
-	fail.Outcome, fail.Reason, fail.Retryable = storage.Failed, "503", true
-	require.NoError(t, b.Settle(ctx, fail, now))
-	assert.Equal(t, storage.Claimed, claim(b, now.Add(4*time.Minute)), "retryable failure is claimable")
+	fail.Outcome, fail.Reason, fail.Retryable = meetingbot.Failed, "503", true
+	require.NoError(t, b.Record(ctx, fail, now))
+	assert.Equal(t, meetingbot.Claimed, claim(b, now.Add(4*time.Minute)), "retryable failure is claimable")
 
 	sent := e
-	sent.Outcome, sent.Channel, sent.MessageTS = storage.Sent, "C1", "1.2"
-	require.NoError(t, b.Settle(ctx, sent, now.Add(4*time.Minute)))
-	assert.Equal(t, storage.Done, claim(a, now.Add(5*time.Minute)), "settled key")
+	sent.Outcome, sent.Channel, sent.MessageTS = meetingbot.Sent, "C1", "1.2"
+	require.NoError(t, b.Record(ctx, sent, now.Add(4*time.Minute)))
+	assert.Equal(t, meetingbot.Done, claim(a, now.Add(5*time.Minute)), "settled key")
 
 	got, err := b.Entries(ctx, "alice", []string{"k1", "missing"})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
-	assert.Equal(t, storage.Sent, got["k1"].Outcome)
+	assert.Equal(t, meetingbot.Sent, got["k1"].Outcome)
 	assert.Equal(t, 3, got["k1"].Attempts)
 	assert.Equal(t, "1.2", got["k1"].MessageTS)
 	assert.Equal(t, e.Start, got["k1"].Start)
@@ -145,7 +195,7 @@ func TestDeadOwnersClaimIsOrphanedAtOnce(t *testing.T) {
 	assert.Len(t, orphans, 1, "orphans once the owner is gone")
 	st, _, err := b.Claim(ctx, e, now, now.Add(2*time.Minute))
 	require.NoError(t, err)
-	assert.Equal(t, storage.Orphaned, st, "Claim of a dead owner's key")
+	assert.Equal(t, meetingbot.Orphaned, st, "Claim of a dead owner's key")
 }
 
 func TestOrphansCursorsPrune(t *testing.T) {
@@ -154,8 +204,8 @@ func TestOrphansCursorsPrune(t *testing.T) {
 	old := entry("old", now.Add(-40*24*time.Hour))
 	_, _, err := s.Claim(ctx, old, now, now.Add(time.Minute))
 	require.NoError(t, err)
-	old.Outcome = storage.Sent
-	require.NoError(t, s.Settle(ctx, old, now))
+	old.Outcome = meetingbot.Sent
+	require.NoError(t, s.Record(ctx, old, now))
 	_, _, err = s.Claim(ctx, entry("inflight", now.Add(-40*24*time.Hour)), now, now.Add(time.Minute))
 	require.NoError(t, err)
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/storage"
@@ -25,7 +26,7 @@ func at(d time.Duration) time.Time { return time.Now().Add(d).Truncate(time.Seco
 func sleepUntil(t time.Time) { time.Sleep(time.Until(t)) }
 
 // ledger reads every ledger entry of a subscription once the bots are gone.
-func ledger(t *testing.T, path, sub string) map[string]storage.Entry {
+func ledger(t *testing.T, path, sub string) map[string]meetingbot.Entry {
 	t.Helper()
 	s, err := storage.Open(context.Background(), path)
 	if err != nil {
@@ -36,7 +37,7 @@ func ledger(t *testing.T, path, sub string) map[string]storage.Entry {
 	if err != nil {
 		t.Fatalf("Range(%s) = %v", sub, err)
 	}
-	out := map[string]storage.Entry{}
+	out := map[string]meetingbot.Entry{}
 	for _, e := range entries {
 		out[e.EventID] = e
 	}
@@ -128,10 +129,10 @@ func TestKillAndRestart(t *testing.T) {
 		}
 	}
 	entries := ledger(t, env["DATABASE_PATH"], alice)
-	if e := entries["missed"]; e.Outcome != storage.Skipped || e.Reason != "started" {
+	if e := entries["missed"]; e.Outcome != meetingbot.Skipped || e.Reason != "started" {
 		t.Errorf("ledger entry of the missed meeting = %s %q, want skipped \"started\"", e.Outcome, e.Reason)
 	}
-	if e := entries["due"]; e.Outcome != storage.Sent {
+	if e := entries["due"]; e.Outcome != meetingbot.Sent {
 		t.Errorf("ledger entry of the reminder due while down = %s, want sent", e.Outcome)
 	}
 }
@@ -179,7 +180,7 @@ func TestSIGTERMFinishesTheSendInFlight(t *testing.T) {
 	if code != 0 || took > 10*time.Second {
 		t.Errorf("after SIGTERM: exit %d after %v, want 0 within 10s", code, took)
 	}
-	if e := ledger(t, env["DATABASE_PATH"], alice)["slow"]; e.Outcome != storage.Sent {
+	if e := ledger(t, env["DATABASE_PATH"], alice)["slow"]; e.Outcome != meetingbot.Sent {
 		t.Errorf("ledger entry of the send in flight = %q, want sent", e.Outcome)
 	}
 }

@@ -120,8 +120,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		return err
 	}
 	watcher, err := audit.NewWatcher(audit.WatcherConfig{
-		Subscriptions: cfg.Subscriptions, Source: source, Ledger: store, Slack: slack,
-		Interval: cfg.TickInterval, Logger: log,
+		Deps: audit.Deps{
+			Subscriptions: cfg.Subscriptions, Source: source, Ledger: store, Slack: slack, Interval: cfg.TickInterval,
+		},
+		Logger: log,
 	}, mon.Registerer())
 	if err != nil {
 		return err

@@ -9,12 +9,23 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
+)
+
+// The adapters provide what the engine consumes.
+var (
+	_ scheduler.Source   = (*calendar.Source)(nil)
+	_ scheduler.Notifier = (*notify.Slack)(nil)
+	_ scheduler.Ledger   = (*storage.Store)(nil)
+	_ audit.Source       = (*calendar.Source)(nil)
+	_ audit.Slack        = (*notify.Slack)(nil)
+	_ audit.Ledger       = (*storage.Store)(nil)
 )
 
 // rejectedConfig is configuration that parsed but a client refused (say, a
@@ -57,7 +68,7 @@ func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs obser
 	check, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	if err := slack.Check(check); err != nil {
-		if scheduler.IsPermanent(err) {
+		if meetingbot.IsPermanent(err) {
 			return nil, nil, fmt.Errorf("SLACK_BOT_TOKEN rejected: %w", err)
 		}
 		log.Warn("Slack unreachable at start-up; reminders will retry", "err", err)

@@ -1,0 +1,82 @@
+package meetingbot_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// module is this module's import path.
+const module = "github.com/meetingbot/meetingbot"
+
+// forbidden lists, per package of the module, the packages it must not
+// depend on (directly or not), and why. Modelled on tailscale's deptest.
+var forbidden = map[string]map[string]string{
+	"": {
+		"modernc.org/sqlite":  "the words of the contract link no driver",
+		module + "/scheduler": "the root imports nothing of the module",
+		module + "/storage":   "the root imports nothing of the module",
+	},
+	"calendar": {
+		"modernc.org/sqlite":  "reading Calendar needs no database driver",
+		module + "/scheduler": "an adapter never imports the engine",
+		module + "/notify":    "adapters never import each other",
+		module + "/storage":   "adapters never import each other",
+	},
+	"notify": {
+		"modernc.org/sqlite":  "posting to Slack needs no database driver",
+		module + "/scheduler": "an adapter never imports the engine",
+		module + "/calendar":  "adapters never import each other",
+		module + "/storage":   "adapters never import each other",
+	},
+	"storage": {
+		module + "/scheduler": "an adapter never imports the engine",
+		module + "/calendar":  "adapters never import each other",
+		module + "/notify":    "adapters never import each other",
+	},
+	"config": {
+		"modernc.org/sqlite":  "parsing the environment needs no database driver",
+		module + "/scheduler": "configuration speaks the root's words, not the engine's",
+		module + "/storage":   "configuration opens nothing",
+	},
+	"scheduler": {
+		"modernc.org/sqlite": "the engine consumes a Ledger interface, not a driver",
+		module + "/storage":  "the engine declares what it consumes; adapters provide it",
+		module + "/calendar": "the engine declares what it consumes; adapters provide it",
+		module + "/notify":   "the engine declares what it consumes; adapters provide it",
+	},
+	"audit": {
+		"modernc.org/sqlite": "the audit reads through interfaces of its own",
+		module + "/storage":  "the audit reads through interfaces of its own",
+		module + "/notify":   "the audit reads through interfaces of its own",
+		module + "/calendar": "the audit reads through interfaces of its own",
+	},
+}
+
+// TestDependencies fails when a package depends on one it must not: a
+// driver linked where no database is used, an adapter importing another
+// adapter or the engine.
+func TestDependencies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	for pkg, bad := range forbidden {
+		path := module
+		if pkg != "" {
+			path += "/" + pkg
+		}
+		out, err := exec.Command("go", "list", "-deps", path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", path, err, out)
+		}
+		deps := map[string]bool{}
+		for _, d := range strings.Fields(string(out)) {
+			deps[d] = true
+		}
+		for dep, why := range bad {
+			if deps[dep] {
+				t.Errorf("%s depends on %s: %s", path, dep, why)
+			}
+		}
+	}
+}

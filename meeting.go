@@ -1,0 +1,53 @@
+package meetingbot
+
+import "time"
+
+// Meeting is one instance of a calendar event that deserves a reminder.
+// Recurring events arrive as one Meeting per occurrence.
+type Meeting struct {
+	// ID is the event instance ID (e.g. "abc_20261130T010000Z").
+	ID string
+	// Instance, when set, names the occurrence in ledger keys instead of
+	// ID, for a source whose IDs change without the meeting changing (a
+	// split recurring series gets new instance IDs). See KeyID.
+	Instance string
+	// Title is the event summary, unescaped; "(No title)" when empty.
+	Title string
+	// Start and End are instants; compare them, never their zones.
+	Start, End time.Time
+	// HTMLLink opens the event in Google Calendar.
+	HTMLLink string
+	// JoinURL is the video call link, if any.
+	JoinURL string
+	// Organizer is the organizer's display name or email.
+	Organizer string
+	// Updated is when the event was last modified.
+	Updated time.Time
+}
+
+// KeyID returns what names m in its ledger keys: Instance, or ID when
+// Instance is empty.
+func (m Meeting) KeyID() string {
+	if m.Instance != "" {
+		return m.Instance
+	}
+	return m.ID
+}
+
+// Reminder is one due trigger: a meeting, one offset, for one subscription.
+type Reminder struct {
+	Key          string
+	Subscription Subscription
+	Meeting      Meeting
+	Offset       time.Duration
+	TriggerAt    time.Time
+	// Late is true when the trigger's time had passed before the sweep that
+	// found it (the bot was down, or the meeting was created or moved late).
+	Late bool
+}
+
+// Receipt identifies a delivered message, so it can be found again.
+type Receipt struct {
+	Channel string
+	TS      string
+}

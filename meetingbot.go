@@ -1,0 +1,22 @@
+// Package meetingbot holds the words of the bot's contract (DESIGN.md): a
+// Subscription reads one calendar for one Slack destination; a Meeting is
+// one instance of a calendar event; a Reminder is one due trigger of a
+// meeting, named by its Key; the ledger records an Entry per key with its
+// Outcome and a Reason code; a Receipt and a Delivery say where a reminder
+// landed in Slack.
+//
+// Every other package may import this one and it imports none of them: the
+// engine (scheduler, audit) and the adapters (storage, calendar, notify)
+// speak these words to each other, and adapters never import each other or
+// the engine.
+package meetingbot
+
+import "time"
+
+// StartGrace is how late after its meeting's start a "starting now" (0
+// offset) reminder may still go out.
+const StartGrace = time.Minute
+
+// LateSlack is how far past one sweep interval a reminder may go out and
+// still count as on time.
+const LateSlack = 5 * time.Second

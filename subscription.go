@@ -1,0 +1,41 @@
+package meetingbot
+
+import "time"
+
+// Subscription is one calendar read for one Slack destination with a set of
+// reminder offsets, e.g. alice@example.com -> DM to Alice at 10m and 1m.
+type Subscription struct {
+	// ID names the subscription in the ledger, logs and metrics. It scopes
+	// keys and cursors, so it must stay the same across restarts.
+	ID string
+	// CalendarID is the Google Calendar to read, usually the owner's email.
+	CalendarID string
+	// Destination is where reminders go, as configured: a channel ID (C…,
+	// G…), "#name", a user ID (U…, W…) or an email. Empty means a DM to the
+	// Slack user whose email is CalendarID.
+	Destination string
+	// Offsets are how long before a meeting's start to remind; 0 means
+	// "starting now".
+	Offsets []time.Duration
+}
+
+// MaxOffset returns the largest offset of the subscription.
+func (s Subscription) MaxOffset() time.Duration {
+	var m time.Duration
+	for _, o := range s.Offsets {
+		m = max(m, o)
+	}
+	return m
+}
+
+// MinOffset returns the smallest offset of the subscription.
+func (s Subscription) MinOffset() time.Duration {
+	if len(s.Offsets) == 0 {
+		return 0
+	}
+	m := s.Offsets[0]
+	for _, o := range s.Offsets[1:] {
+		m = min(m, o)
+	}
+	return m
+}
