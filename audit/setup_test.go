@@ -16,6 +16,7 @@ import (
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
+	"github.com/meetingbot/meetingbot/retry"
 	"github.com/meetingbot/meetingbot/storage"
 )
 
@@ -114,7 +115,7 @@ func newEnv(t *testing.T) *env {
 	srv.SetClock(c.Now)
 	slack := notify.New(notify.Config{
 		Token: slacktest.Token, APIURL: srv.URL(), Now: c.Now, Sleep: c.Sleep,
-		Interval: -1, MaxAttempts: 1, CallTimeout: 5 * time.Second,
+		Interval: -1, Retry: retry.Policy{MaxAttempts: 1}, CallTimeout: 5 * time.Second,
 	})
 	return &env{t: t, clock: c, store: store, srv: srv, slack: slack, cal: newCalendar(t)}
 }

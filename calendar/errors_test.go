@@ -33,7 +33,7 @@ func TestMeetingsRetriesTransientErrors(t *testing.T) {
 			srv := newServer(t)
 			put(t, srv, alice, "m1", window[0].Add(time.Hour), time.Hour)
 			srv.QueueFaults(alice, tt.faults...)
-			src, rec := newSource(t, srv, func(c *calendar.Config) { c.BaseDelay = 100 * time.Millisecond })
+			src, rec := newSource(t, srv, func(c *calendar.Config) { c.Retry.Base = 100 * time.Millisecond })
 			got, err := src.Meetings(context.Background(), sub(alice), window[0], window[1])
 			if err != nil || !slices.Equal(ids(got), []string{"m1"}) {
 				t.Fatalf("Meetings() = %v, %v; want [m1], nil", ids(got), err)
@@ -78,7 +78,7 @@ func TestMeetingsGivesUpAfterMaxAttempts(t *testing.T) {
 	srv := newServer(t)
 	srv.AddCalendar(alice)
 	srv.QueueFaults(alice, calendartest.ServerError, calendartest.ServerError, calendartest.ServerError, calendartest.ServerError)
-	src, _ := newSource(t, srv, func(c *calendar.Config) { c.MaxAttempts = 3 })
+	src, _ := newSource(t, srv, func(c *calendar.Config) { c.Retry.MaxAttempts = 3 })
 	_, err := src.Meetings(context.Background(), sub(alice), window[0], window[1])
 	if err == nil || meetingbot.IsPermanent(err) {
 		t.Fatalf("Meetings() error = %v, want a transient error", err)
@@ -178,7 +178,7 @@ func TestMeetingsFailureIsolated(t *testing.T) {
 	put(t, srv, alice, "a1", window[0].Add(time.Hour), time.Hour)
 	put(t, srv, carol, "c1", window[0].Add(time.Hour), time.Hour)
 	srv.QueueFaults(carol, calendartest.ServerError, calendartest.ServerError, calendartest.ServerError)
-	src, _ := newSource(t, srv, func(c *calendar.Config) { c.MaxAttempts = 2 })
+	src, _ := newSource(t, srv, func(c *calendar.Config) { c.Retry.MaxAttempts = 2 })
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
 	for i, cal := range []string{alice, bob, carol} {

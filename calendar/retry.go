@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,16 +14,7 @@ import (
 	"google.golang.org/api/googleapi"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/attempt"
-)
-
-// Classes of an HTTP attempt, as reported to Config.Observe.
-const (
-	ClassOK          = attempt.OK
-	ClassRateLimited = attempt.RateLimited
-	ClassServerError = attempt.ServerError
-	ClassNetwork     = attempt.Network
-	ClassPermanent   = attempt.Permanent
+	"github.com/meetingbot/meetingbot/retry"
 )
 
 // callEventsList names the API call reported to Config.Observe.
@@ -32,39 +22,39 @@ const callEventsList = "events.list"
 
 // classify says what a failed attempt means, and how long the server asked
 // to wait (0 when it did not say).
-func classify(err error) (class string, retryAfter time.Duration) {
+func classify(err error) (class retry.Class, retryAfter time.Duration) {
 	if meetingbot.IsPermanent(err) {
-		return ClassPermanent, 0
+		return retry.Permanent, 0
 	}
 	var gerr *googleapi.Error
 	if errors.As(err, &gerr) {
 		retryAfter = parseRetryAfter(gerr.Header.Get("Retry-After"), time.Now())
 		switch {
 		case gerr.Code == http.StatusTooManyRequests:
-			return ClassRateLimited, retryAfter
+			return retry.RateLimited, retryAfter
 		case gerr.Code == http.StatusForbidden && (hasReason(gerr, "rateLimitExceeded") || hasReason(gerr, "userRateLimitExceeded")):
-			return ClassRateLimited, retryAfter
+			return retry.RateLimited, retryAfter
 		case gerr.Code >= 500:
-			return ClassServerError, retryAfter
+			return retry.ServerError, retryAfter
 		}
-		return ClassPermanent, 0
+		return retry.Permanent, 0
 	}
 	var rerr *oauth2.RetrieveError
 	if errors.As(err, &rerr) {
 		if rerr.Response == nil {
-			return ClassNetwork, 0
+			return retry.Network, 0
 		}
 		switch code := rerr.Response.StatusCode; {
 		case code == http.StatusTooManyRequests:
-			return ClassRateLimited, parseRetryAfter(rerr.Response.Header.Get("Retry-After"), time.Now())
+			return retry.RateLimited, parseRetryAfter(rerr.Response.Header.Get("Retry-After"), time.Now())
 		case code >= 500 || code == http.StatusRequestTimeout:
-			return ClassServerError, 0
+			return retry.ServerError, 0
 		}
-		return ClassPermanent, 0
+		return retry.Permanent, 0
 	}
 	// Anything else failed on the way: a refused or cut connection, a
 	// truncated body, a timeout.
-	return ClassNetwork, 0
+	return retry.Network, 0
 }
 
 func unauthorized(err error) bool {
@@ -95,37 +85,25 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// backoff returns the delay before retry number n (1 for the first retry):
-// exponential from base, capped at maxDelay, with "equal jitter" so calls
-// that failed together do not retry together yet never wait less than half.
-func backoff(n int, base, maxDelay time.Duration) time.Duration {
-	d := base
-	for i := 1; i < n && d < maxDelay; i++ {
-		d *= 2
-	}
-	d = min(d, maxDelay)
-	half := d / 2
-	return half + rand.N(half+1)
-}
-
-// retry runs attempt until it succeeds, fails permanently, runs out of
+// withRetries runs try until it succeeds, fails permanently, runs out of
 // attempts or ctx is done, reporting each attempt's class to Observe. A
-// permanent failure comes back explained and marked meetingbot.Permanent.
-func (s *Source) retry(ctx context.Context, calendarID string, attempt func() error) error {
+// 401 renews the access token once. A permanent failure comes back
+// explained and marked meetingbot.Permanent.
+func (s *Source) withRetries(ctx context.Context, calendarID string, try func() error) error {
 	renewed := false
 	for n := 1; ; n++ {
-		err := attempt()
+		err := try()
 		if err == nil {
-			s.observe(callEventsList, ClassOK)
+			s.observe(callEventsList, retry.OK)
 			return nil
 		}
 		if ctx.Err() != nil {
-			s.observe(callEventsList, ClassNetwork)
+			s.observe(callEventsList, retry.Network)
 			return fmt.Errorf("calendar %s: events.list: %w", calendarID, ctx.Err())
 		}
 		class, wait := classify(err)
 		s.observe(callEventsList, class)
-		if class == ClassPermanent && !renewed && unauthorized(err) {
+		if class == retry.Permanent && !renewed && unauthorized(err) {
 			// An access token revoked or expired early is not the
 			// operator's problem: get a new one, once, and try again.
 			renewed = true
@@ -133,14 +111,14 @@ func (s *Source) retry(ctx context.Context, calendarID string, attempt func() er
 			n--
 			continue
 		}
-		if class == ClassPermanent {
+		if class == retry.Permanent {
 			return s.explain(calendarID, err)
 		}
-		if n >= s.maxAttempts {
+		if n >= s.cfg.Retry.Attempts() {
 			return fmt.Errorf("calendar %s: events.list: %s after %d attempts: %w", calendarID, class, n, concise(err))
 		}
 		if wait == 0 {
-			wait = backoff(n, s.baseDelay, s.maxDelay)
+			wait = s.cfg.Retry.Backoff(n)
 		}
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
 			return fmt.Errorf("calendar %s: events.list: %s, retry in %v is past the deadline: %w", calendarID, class, wait, concise(err))
@@ -152,7 +130,7 @@ func (s *Source) retry(ctx context.Context, calendarID string, attempt func() er
 	}
 }
 
-func (s *Source) observe(call, class string) {
+func (s *Source) observe(call string, class retry.Class) {
 	if s.cfg.Observe != nil {
 		s.cfg.Observe(call, class)
 	}

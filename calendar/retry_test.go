@@ -26,23 +26,3 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
-
-func TestBackoff(t *testing.T) {
-	tests := []struct {
-		n      int
-		lo, hi time.Duration
-	}{
-		{1, 500 * time.Millisecond, time.Second},
-		{2, time.Second, 2 * time.Second},
-		{4, 4 * time.Second, 8 * time.Second},
-		{10, 15 * time.Second, 30 * time.Second}, // capped
-	}
-	for _, tt := range tests {
-		for range 50 {
-			if got := backoff(tt.n, time.Second, 30*time.Second); got < tt.lo || got > tt.hi {
-				t.Errorf("backoff(%d) = %v, want within [%v, %v]", tt.n, got, tt.lo, tt.hi)
-				break
-			}
-		}
-	}
-}

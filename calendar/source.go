@@ -27,7 +27,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/attempt"
+	"github.com/meetingbot/meetingbot/retry"
 )
 
 // DefaultEndpoint is the Calendar API base URL.
@@ -53,14 +53,11 @@ type Config struct {
 	// Logger receives warnings about unreadable events. Default: discard.
 	Logger *slog.Logger
 	// Observe, when set, is called once per HTTP attempt with the call
-	// ("events.list") and the outcome: ClassOK, ClassRateLimited,
-	// ClassServerError, ClassNetwork or ClassPermanent.
-	Observe func(call, class string)
-	// MaxAttempts bounds the attempts of one page request. Default 5.
-	MaxAttempts int
-	// BaseDelay is the first retry's delay, doubled at each retry up to
-	// MaxDelay, with jitter. Defaults 1s and 30s.
-	BaseDelay, MaxDelay time.Duration
+	// ("events.list") and the outcome class.
+	Observe func(call string, class retry.Class)
+	// Retry bounds the attempts of one page request and the waits between
+	// them; the zero Policy takes retry's defaults (5 attempts, 1s to 30s).
+	Retry retry.Policy
 	// Sleep waits between attempts; tests replace it. Default: a timer
 	// that stops when ctx is done.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -69,15 +66,12 @@ type Config struct {
 // Source reads meetings from Google Calendar. It is safe for concurrent
 // use; a failure of one calendar does not affect the others.
 type Source struct {
-	cfg         Config
-	creds       credentials
-	log         *slog.Logger
-	httpClient  *http.Client
-	endpoint    string
-	maxAttempts int
-	baseDelay   time.Duration
-	maxDelay    time.Duration
-	sleep       func(context.Context, time.Duration) error
+	cfg        Config
+	creds      credentials
+	log        *slog.Logger
+	httpClient *http.Client
+	endpoint   string
+	sleep      func(context.Context, time.Duration) error
 
 	mu sync.Mutex
 	// services holds one API client per impersonated subject ("" when not
@@ -94,19 +88,16 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		return nil, fmt.Errorf("calendar: %w", err)
 	}
 	s := &Source{
-		cfg:         cfg,
-		creds:       creds,
-		log:         cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
-		httpClient:  cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second}),
-		endpoint:    cmp.Or(cfg.Endpoint, DefaultEndpoint),
-		maxAttempts: cmp.Or(max(cfg.MaxAttempts, 0), 5),
-		baseDelay:   cmp.Or(max(cfg.BaseDelay, 0), time.Second),
-		maxDelay:    cmp.Or(max(cfg.MaxDelay, 0), 30*time.Second),
-		sleep:       cfg.Sleep,
-		services:    map[string]*calendar.Service{},
+		cfg:        cfg,
+		creds:      creds,
+		log:        cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		httpClient: cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second}),
+		endpoint:   cmp.Or(cfg.Endpoint, DefaultEndpoint),
+		sleep:      cfg.Sleep,
+		services:   map[string]*calendar.Service{},
 	}
 	if s.sleep == nil {
-		s.sleep = attempt.Sleep
+		s.sleep = retry.Sleep
 	}
 	if u, err := url.Parse(s.endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("calendar: GOOGLE_API_ENDPOINT %q is not an http(s) URL, e.g. %s", s.endpoint, DefaultEndpoint)
@@ -192,7 +183,7 @@ func (s *Source) Meetings(ctx context.Context, sub meetingbot.Subscription, from
 	pageToken := ""
 	for range maxPages {
 		var page *calendar.Events
-		err := s.retry(ctx, sub.CalendarID, func() error {
+		err := s.withRetries(ctx, sub.CalendarID, func() error {
 			svc, err := s.service(ctx, sub.CalendarID)
 			if err != nil {
 				return meetingbot.Permanent(err)

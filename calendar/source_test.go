@@ -13,6 +13,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
+	"github.com/meetingbot/meetingbot/retry"
 )
 
 const alice = "alice@example.com"
@@ -24,10 +25,10 @@ type recorder struct {
 	sleeps  []time.Duration
 }
 
-func (r *recorder) observe(call, class string) {
+func (r *recorder) observe(call string, class retry.Class) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.classes = append(r.classes, call+":"+class)
+	r.classes = append(r.classes, call+":"+string(class))
 }
 
 func (r *recorder) sleep(ctx context.Context, d time.Duration) error {

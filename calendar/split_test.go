@@ -14,6 +14,7 @@ import (
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
+	"github.com/meetingbot/meetingbot/retry"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
 )
@@ -76,7 +77,7 @@ func newSplitWorld(t *testing.T) *splitWorld {
 	t.Cleanup(func() { store.Close() })
 	slack := notify.New(notify.Config{
 		Token: slacktest.Token, APIURL: w.slack.URL(), Now: w.clock.Now,
-		Interval: -1, MaxAttempts: 1, CallTimeout: 5 * time.Second,
+		Interval: -1, Retry: retry.Policy{MaxAttempts: 1}, CallTimeout: 5 * time.Second,
 	})
 	sub := meetingbot.Subscription{ID: "standup", CalendarID: standupCal, Destination: "#standup",
 		Offsets: []time.Duration{10 * time.Minute, time.Minute}}

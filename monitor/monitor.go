@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/attempt"
+	"github.com/meetingbot/meetingbot/retry"
 )
 
 // StaleAfter is how many tick intervals a subscription may go without a
@@ -119,20 +119,20 @@ func (m *Monitor) Ticked(now time.Time, took time.Duration) {
 }
 
 // ObserveCalendar counts one Google Calendar API attempt; its signature
-// fits calendar.Config.Observe. class "ok" is a success.
-func (m *Monitor) ObserveCalendar(call, class string) {
-	m.metrics.calendarCalls.WithLabelValues(call, class).Inc()
-	if class != attempt.OK {
-		m.metrics.calendarErrs.WithLabelValues(call, class).Inc()
+// fits calendar.Config.Observe.
+func (m *Monitor) ObserveCalendar(call string, class retry.Class) {
+	m.metrics.calendarCalls.WithLabelValues(call, string(class)).Inc()
+	if class != retry.OK {
+		m.metrics.calendarErrs.WithLabelValues(call, string(class)).Inc()
 	}
 }
 
 // ObserveSlack counts one Slack Web API attempt; its signature fits
-// notify.Config.Observe. class "ok" is a success.
-func (m *Monitor) ObserveSlack(call, class string) {
-	m.metrics.slackCalls.WithLabelValues(call, class).Inc()
-	if class != attempt.OK {
-		m.metrics.slackErrs.WithLabelValues(call, class).Inc()
+// notify.Config.Observe.
+func (m *Monitor) ObserveSlack(call string, class retry.Class) {
+	m.metrics.slackCalls.WithLabelValues(call, string(class)).Inc()
+	if class != retry.OK {
+		m.metrics.slackErrs.WithLabelValues(call, string(class)).Inc()
 	}
 }
 

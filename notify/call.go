@@ -12,16 +12,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/attempt"
-)
-
-// Outcome classes of one Slack API attempt, as Config.Observe receives them.
-const (
-	ClassOK          = attempt.OK
-	ClassRateLimited = attempt.RateLimited
-	ClassServerError = attempt.ServerError
-	ClassNetwork     = attempt.Network
-	ClassPermanent   = attempt.Permanent
+	"github.com/meetingbot/meetingbot/retry"
 )
 
 // errConfirmed ends a call whose earlier attempt turned out to have worked.
@@ -38,41 +29,41 @@ var transientCodes = map[string]bool{
 
 // classify sorts an attempt's error into an outcome class, and for rate
 // limits returns how long Slack asked us to wait.
-func classify(err error) (class string, wait time.Duration) {
+func classify(err error) (class retry.Class, wait time.Duration) {
 	if err == nil {
-		return ClassOK, 0
+		return retry.OK, 0
 	}
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) {
-		return ClassRateLimited, max(rl.RetryAfter, time.Second)
+		return retry.RateLimited, max(rl.RetryAfter, time.Second)
 	}
 	var sc slack.StatusCodeError
 	if errors.As(err, &sc) {
 		switch {
 		case sc.Code == http.StatusTooManyRequests:
-			return ClassRateLimited, time.Second
+			return retry.RateLimited, time.Second
 		case sc.Code >= 500:
-			return ClassServerError, 0
+			return retry.ServerError, 0
 		}
-		return ClassPermanent, 0 // a 404 or 403 from a wrong SLACK_API_URL or a proxy
+		return retry.Permanent, 0 // a 404 or 403 from a wrong SLACK_API_URL or a proxy
 	}
 	if errors.Is(err, errNoReference) {
-		return ClassServerError, 0 // Slack's answer is not what it documents
+		return retry.ServerError, 0 // Slack's answer is not what it documents
 	}
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) {
 		switch {
 		case se.Err == "ratelimited":
-			return ClassRateLimited, time.Second
+			return retry.RateLimited, time.Second
 		case transientCodes[se.Err]:
-			return ClassServerError, 0
+			return retry.ServerError, 0
 		}
 		// Slack reports every condition that passes by itself through 429,
 		// 5xx or the codes above; any other code needs a person, and
 		// retrying it forever would stall the subscription.
-		return ClassPermanent, 0
+		return retry.Permanent, 0
 	}
-	return ClassNetwork, 0 // timeouts, refused connections, undecodable answers
+	return retry.Network, 0 // timeouts, refused connections, undecodable answers
 }
 
 // errNoReference is an answer of "ok" that lacks the channel or ts of the
@@ -121,7 +112,7 @@ func (e *unconfirmedError) Unwrap() []error { return []error{meetingbot.ErrUncon
 type policy struct {
 	// channel, when set, paces the attempts to Config.Interval per channel.
 	channel string
-	// attempts bounds the attempts; Config.MaxAttempts if zero.
+	// attempts bounds the attempts; Config.Retry if zero.
 	attempts int
 	// confirm, when set, looks for the work of an attempt that may have
 	// done it (mayHaveLanded). It reports found, or an error when it
@@ -142,9 +133,8 @@ type policy struct {
 func (s *Slack) call(ctx context.Context, method string, p policy, fn func(context.Context) error) error {
 	attempts := p.attempts
 	if attempts <= 0 {
-		attempts = s.cfg.MaxAttempts
+		attempts = s.cfg.Retry.Attempts()
 	}
-	backoff := s.cfg.Backoff
 	// doubt is the failure of the last attempt when it may have done the
 	// work; only a lookup that answers clears it.
 	var err, doubt error
@@ -159,7 +149,7 @@ func (s *Slack) call(ctx context.Context, method string, p policy, fn func(conte
 		doubt = nil
 		return nil
 	}
-	for attempt := 1; ; attempt++ {
+	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
 			return err // nothing sent: the attempt would fail at once
 		}
@@ -178,9 +168,9 @@ func (s *Slack) call(ctx context.Context, method string, p policy, fn func(conte
 			s.cfg.Observe(method, class)
 		}
 		switch class {
-		case ClassOK:
+		case retry.OK:
 			return nil
-		case ClassPermanent:
+		case retry.Permanent:
 			return err
 		}
 		if p.confirm != nil && mayHaveLanded(err) {
@@ -192,7 +182,7 @@ func (s *Slack) call(ctx context.Context, method string, p policy, fn func(conte
 			}
 			return err
 		}
-		if attempt >= attempts {
+		if n >= attempts {
 			if doubt != nil {
 				if serr := settle(); serr != nil {
 					return serr
@@ -200,15 +190,14 @@ func (s *Slack) call(ctx context.Context, method string, p policy, fn func(conte
 			}
 			return err
 		}
-		if class == ClassRateLimited {
+		if class == retry.RateLimited {
 			if p.channel != "" {
 				s.pace.hold(p.channel, s.cfg.Now().Add(wait))
 			}
 		} else {
-			wait = backoff
-			backoff = min(2*backoff, s.cfg.MaxBackoff)
+			wait = s.cfg.Retry.Backoff(n)
 		}
-		s.log.DebugContext(ctx, "slack call retry", "call", method, "class", class, "attempt", attempt, "wait", wait, "err", err)
+		s.log.DebugContext(ctx, "slack call retry", "call", method, "class", class, "attempt", n, "wait", wait, "err", err)
 		if serr := s.cfg.Sleep(ctx, wait); serr != nil {
 			if doubt != nil {
 				return &unconfirmedError{attempt: doubt, lookup: serr}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/retry"
 	"github.com/slack-go/slack"
 )
 
@@ -40,7 +41,7 @@ func (s *Slack) explain(method string, dest destination, err error) error {
 	if l := dest.label(); l != "" {
 		where += " to " + l
 	}
-	if class, _ := classify(err); class != ClassPermanent {
+	if class, _ := classify(err); class != retry.Permanent {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	var se slack.SlackErrorResponse

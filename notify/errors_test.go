@@ -54,7 +54,7 @@ func TestErrorClassification(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, func(c *notify.Config) { c.MaxAttempts, c.CallTimeout = 2, 100*time.Millisecond })
+			e := newEnv(t, func(c *notify.Config) { c.Retry.MaxAttempts, c.CallTimeout = 2, 100*time.Millisecond })
 			if tt.method != "" {
 				e.srv.Fail(tt.method, "", tt.fault, tt.fault)
 			}

@@ -48,7 +48,7 @@ func (s *Slack) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbo
 }
 
 // find looks for r in dest's recent history; see Delivered. attempts bounds
-// the attempts of each API call (0: Config.MaxAttempts).
+// the attempts of each API call (0: Config.Retry).
 func (s *Slack) find(ctx context.Context, dest destination, r meetingbot.Reminder, attempts int) (meetingbot.Receipt, bool, error) {
 	self, err := s.identity(ctx, attempts)
 	if err != nil {
@@ -101,7 +101,7 @@ func (s *Slack) Reminders(ctx context.Context, sub meetingbot.Subscription, from
 // history calls visit with each message of channel posted in [oldest,
 // latest] (latest zero: up to now), newest first, until visit returns false
 // or maxPages pages (0: all) have been read, making up to attempts attempts
-// per page (0: Config.MaxAttempts). It reports whether unread messages
+// per page (0: Config.Retry). It reports whether unread messages
 // remain.
 func (s *Slack) history(ctx context.Context, channel string, oldest, latest time.Time, maxPages, attempts int, visit func(slack.Message) bool) (more bool, err error) {
 	params := slack.GetConversationHistoryParameters{

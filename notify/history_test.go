@@ -79,7 +79,7 @@ func TestDeliveredUnknown(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, func(c *notify.Config) { c.HistoryPages, c.MaxAttempts = 1, 1 })
+			e := newEnv(t, func(c *notify.Config) { c.HistoryPages, c.Retry.MaxAttempts = 1, 1 })
 			if tt.fault != nil {
 				e.srv.Fail("conversations.history", "", *tt.fault)
 			}
@@ -123,7 +123,7 @@ func TestDeliveredTemporaryFailure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, func(c *notify.Config) { c.MaxAttempts, c.CallTimeout = 2, 100*time.Millisecond })
+			e := newEnv(t, func(c *notify.Config) { c.Retry.MaxAttempts, c.CallTimeout = 2, 100*time.Millisecond })
 			r := reminder(sub(tt.dest), meeting(), 10*time.Minute)
 			channel := "C0STANDUP1"
 			if strings.Contains(tt.dest, "@") {

@@ -9,6 +9,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
+	"github.com/meetingbot/meetingbot/retry"
 )
 
 // fakeClock is shared by the notifier and the emulator, so waits cost no
@@ -48,10 +49,10 @@ type observed struct {
 	calls []string
 }
 
-func (o *observed) observe(call, class string) {
+func (o *observed) observe(call string, class retry.Class) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.calls = append(o.calls, call+" "+class)
+	o.calls = append(o.calls, call+" "+string(class))
 }
 
 func (o *observed) all() []string {

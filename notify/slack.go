@@ -20,7 +20,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/attempt"
+	"github.com/meetingbot/meetingbot/retry"
 )
 
 // DefaultAPIURL is the Slack Web API base URL.
@@ -38,9 +38,8 @@ type Config struct {
 	// Logger receives retries and deliveries at debug level; discarded if nil.
 	Logger *slog.Logger
 	// Observe, if set, is called once per Slack API attempt with the method
-	// ("chat.postMessage", …) and the outcome class: "ok", "rate_limited",
-	// "server_error", "network" or "permanent".
-	Observe func(call, class string)
+	// ("chat.postMessage", …) and the outcome class.
+	Observe func(call string, class retry.Class)
 
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
@@ -50,11 +49,10 @@ type Config struct {
 	// Interval is the least time between two posts to one channel, Slack's
 	// documented pace for chat.postMessage; 1s if zero, none if negative.
 	Interval time.Duration
-	// MaxAttempts bounds the attempts of one API call; 5 if zero.
-	MaxAttempts int
-	// Backoff is the first wait after a 5xx or network error, doubling up to
-	// MaxBackoff; 1s and 30s if zero.
-	Backoff, MaxBackoff time.Duration
+	// Retry bounds the attempts of one API call and the waits after a 5xx
+	// or network error; the zero Policy takes retry's defaults (5
+	// attempts, 1s to 30s). Rate limits wait as long as Slack asks.
+	Retry retry.Policy
 	// CallTimeout bounds one attempt; 15s if zero.
 	CallTimeout time.Duration
 	// HistoryPages bounds the conversations.history pages Delivered reads
@@ -87,19 +85,10 @@ func New(cfg Config) *Slack {
 		cfg.Now = time.Now
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = attempt.Sleep
+		cfg.Sleep = retry.Sleep
 	}
 	if cfg.Interval == 0 {
 		cfg.Interval = time.Second
-	}
-	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = 5
-	}
-	if cfg.Backoff <= 0 {
-		cfg.Backoff = time.Second
-	}
-	if cfg.MaxBackoff <= 0 {
-		cfg.MaxBackoff = 30 * time.Second
 	}
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = 15 * time.Second
@@ -131,7 +120,7 @@ func (s *Slack) Check(ctx context.Context) error {
 }
 
 // identity returns the bot's own IDs, asking auth.test once (in up to
-// attempts attempts; 0: Config.MaxAttempts).
+// attempts attempts; 0: Config.Retry).
 func (s *Slack) identity(ctx context.Context, attempts int) (*slack.AuthTestResponse, error) {
 	s.mu.Lock()
 	self := s.self

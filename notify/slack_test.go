@@ -104,13 +104,20 @@ func TestServerErrorsRetriedWithBackoff(t *testing.T) {
 	if n := len(e.srv.Messages()); n != 1 {
 		t.Errorf("messages = %d, want 1", n)
 	}
-	if got := e.clock.Sleeps(); !slices.Contains(got, 2*time.Second) || !slices.Contains(got, 4*time.Second) {
-		t.Errorf("sleeps = %v, want doubling backoff 1s, 2s, 4s", got)
+	// Three retries with jittered doubling backoff (0.5-1s, 1-2s, 2-4s),
+	// each at least the 1s pace of the channel: 4s to 7s of waiting in all;
+	// the pace alone would be 3s.
+	var total time.Duration
+	for _, d := range e.clock.Sleeps() {
+		total += d
+	}
+	if total < 4*time.Second || total > 7*time.Second {
+		t.Errorf("sleeps = %v (%v in all), want doubling backoff of 4s to 7s in all", e.clock.Sleeps(), total)
 	}
 }
 
 func TestGivesUpAfterMaxAttempts(t *testing.T) {
-	e := newEnv(t, func(c *notify.Config) { c.MaxAttempts = 3 })
+	e := newEnv(t, func(c *notify.Config) { c.Retry.MaxAttempts = 3 })
 	e.srv.Fail("chat.postMessage", "", slacktest.Fault{Status: 502}, slacktest.Fault{Status: 502}, slacktest.Fault{Status: 502})
 	_, err := e.slack.Notify(context.Background(), reminder(sub("C0STANDUP1"), meeting(), 10*time.Minute))
 	if err == nil || meetingbot.IsPermanent(err) || !strings.Contains(err.Error(), `subscription "team"`) {
@@ -140,7 +147,7 @@ func TestLostAnswerNotPostedTwice(t *testing.T) {
 }
 
 func TestLostAnswerOnLastAttempt(t *testing.T) {
-	e := newEnv(t, func(c *notify.Config) { c.CallTimeout, c.MaxAttempts = 200*time.Millisecond, 1 })
+	e := newEnv(t, func(c *notify.Config) { c.CallTimeout, c.Retry.MaxAttempts = 200*time.Millisecond, 1 })
 	e.srv.Fail("chat.postMessage", "", slacktest.Fault{Delay: 10 * time.Second})
 	rc, err := e.slack.Notify(context.Background(), reminder(sub("C0STANDUP1"), meeting(), 10*time.Minute))
 	if msgs := e.srv.Messages(); err != nil || len(msgs) != 1 || rc.TS != msgs[0].TS {

@@ -105,7 +105,7 @@ func TestAmbiguousLastAttempt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, func(c *notify.Config) { c.MaxAttempts = len(tt.post) })
+			e := newEnv(t, func(c *notify.Config) { c.Retry.MaxAttempts = len(tt.post) })
 			e.srv.Fail("chat.postMessage", "", tt.post...)
 			e.srv.Fail("conversations.history", "", tt.history...)
 			_, err := e.slack.Notify(context.Background(), reminder(sub("C0STANDUP1"), meeting(), 10*time.Minute))
@@ -148,7 +148,7 @@ func TestNotPostedFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, func(c *notify.Config) { c.MaxAttempts = 2 })
+			e := newEnv(t, func(c *notify.Config) { c.Retry.MaxAttempts = 2 })
 			e.srv.Fail("chat.postMessage", "", tt.fault, tt.fault)
 			_, err := e.slack.Notify(context.Background(), reminder(sub("C0STANDUP1"), meeting(), 10*time.Minute))
 			if err == nil || errors.Is(err, meetingbot.ErrUnconfirmed) || meetingbot.IsPermanent(err) {
@@ -188,7 +188,7 @@ func TestRefusedConnectionNotUnconfirmed(t *testing.T) {
 			return dialer.DialContext(ctx, network, addr)
 		},
 	}}
-	e := newEnv(t, func(c *notify.Config) { c.HTTPClient, c.MaxAttempts = client, 2 })
+	e := newEnv(t, func(c *notify.Config) { c.HTTPClient, c.Retry.MaxAttempts = client, 2 })
 	ctx := context.Background()
 
 	refuse.Store(1)

@@ -14,6 +14,7 @@ import (
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/notify"
+	"github.com/meetingbot/meetingbot/retry"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
 )
@@ -38,7 +39,7 @@ func (e rejectedConfig) Unwrap() error { return e.err }
 
 // observers receive the clients' per-call outcomes; nil ones are skipped.
 type observers struct {
-	calendar, slack func(call, class string)
+	calendar, slack func(call string, class retry.Class)
 }
 
 // clients builds the Calendar source and the Slack notifier for cfg. It
