@@ -18,8 +18,9 @@ import (
 
 func ownersDir(dbPath string) string { return dbPath + ".owners" }
 
-// lockOwner creates and exclusively locks the owner's file; the returned
-// file holds the lock until closed.
+// lockOwner creates and exclusively locks the owner's file, then sweeps
+// the files that dead owners left; the returned file holds the lock until
+// closed.
 func lockOwner(dbPath, owner string) (*os.File, error) {
 	dir := ownersDir(dbPath)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -33,16 +34,36 @@ func lockOwner(dbPath, owner string) (*os.File, error) {
 		f.Close()
 		return nil, fmt.Errorf("storage: owner lock %s: %w", owner, err)
 	}
-	// Sweep the files of processes that were killed: ownerAlive removes a
-	// dead owner's file, and a live owner's lock keeps its own.
-	if entries, err := os.ReadDir(dir); err == nil {
-		for _, e := range entries {
-			if other, ok := strings.CutSuffix(e.Name(), ".lock"); ok && other != owner {
-				ownerAlive(dbPath, other)
-			}
+	sweepOwners(dbPath, owner)
+	return f, nil
+}
+
+// sweepOwners removes the files that killed processes left beside the
+// database, except keep's: a live owner's lock keeps its own file.
+func sweepOwners(dbPath, keep string) {
+	dir := ownersDir(dbPath)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if other, ok := strings.CutSuffix(e.Name(), ".lock"); ok && other != keep {
+			removeIfDead(filepath.Join(dir, e.Name()))
 		}
 	}
-	return f, nil
+}
+
+// removeIfDead removes the lock file name if no process holds its lock.
+func removeIfDead(name string) {
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return
+	}
+	os.Remove(name)
 }
 
 // releaseOwner unlocks and removes the owner's file.
@@ -55,8 +76,8 @@ func releaseOwner(dbPath string, f *os.File) {
 }
 
 // ownerAlive reports whether a process holds owner's lock. An owner with no
-// lock file is not alive; one whose lock can be taken is dead, and its file
-// is removed.
+// lock file is not alive, nor is one whose lock can be taken. It changes
+// nothing: a lock it takes to find out is released on return.
 func ownerAlive(dbPath, owner string) bool {
 	name := filepath.Join(ownersDir(dbPath), owner+".lock")
 	f, err := os.OpenFile(name, os.O_RDWR, 0)
@@ -67,9 +88,5 @@ func ownerAlive(dbPath, owner string) bool {
 		return true // cannot tell: trust the lease
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return true
-	}
-	os.Remove(name)
-	return false
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil
 }
