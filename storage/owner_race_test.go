@@ -3,6 +3,7 @@
 package storage
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -96,4 +97,34 @@ func TestOwnerLockOutlastsASweepHoldingIt(t *testing.T) {
 	require.NoError(t, err, "Open while another process's sweep holds the new lock file")
 	t.Cleanup(func() { a.Close() })
 	assertOwnerKeepsClaims(t, a, openStore(t, path))
+}
+
+// TestSweepLeavesAFileThatReplacedTheOneItLocked: sweep s1 opens owner's
+// file before owner has locked it; before s1 locks it, sweep s2 removes it
+// and owner creates and locks a new one. s1 then locks the removed file
+// without trouble and must not remove the new one by its name.
+func TestSweepLeavesAFileThatReplacedTheOneItLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bot.db")
+	require.NoError(t, os.MkdirAll(ownersDir(path), 0o700))
+	const owner = "host-1-0a0b0c"
+	name := filepath.Join(ownersDir(path), owner+".lock")
+	require.NoError(t, os.WriteFile(name, nil, 0o600)) // created, not yet locked
+
+	var live *os.File
+	started := false
+	setHook(t, func(point, _ string) {
+		if point == "sweep opened" && !started {
+			started = true
+			sweepOwners(path, "s2")
+			var err error
+			live, err = lockOwner(path, owner)
+			require.NoError(t, err, "owner's lock after s2's sweep")
+		}
+	})
+	sweepOwners(path, "s1")
+	require.NotNil(t, live, "s2 and owner ran inside s1's window")
+	t.Cleanup(func() { releaseOwner(path, live) })
+
+	assert.FileExists(t, name, "live owner's lock file after s1's sweep")
+	assert.True(t, ownerAlive(path, owner), "ownerAlive(live owner) after s1's sweep")
 }

@@ -20,12 +20,19 @@ import (
 // A lock is only worth something while the owner's path names the file it
 // is held on: everyone else finds the owner by that path. Creating a file
 // and locking it are two steps, and another process's Open may sweep the
-// directory in between, lock the new file, find it free and remove it. So
-// the owner, once it has the lock, checks that the path still names the
-// file it locked (same device and inode). If a sweep removed the file
-// before the lock was taken, or holds it right now, the owner starts again
-// with a new file; it has no claims yet, so being thought dead meanwhile
-// costs nothing.
+// directory in between, lock the new file, find it free and remove it. So:
+//
+//   - Only a holder of a file's lock removes it (the owner on Close, a
+//     sweep once it has the lock), and only after checking that the path
+//     still names the file it locked (same device and inode). While one
+//     process holds that lock, nobody else can remove the path, so the
+//     check stays true until its own remove.
+//   - The owner, once it has the lock, checks the same thing. If a sweep
+//     removed the file before the lock was taken, or holds it right now,
+//     the owner starts again with a new file; it has no claims yet, so
+//     being thought dead meanwhile costs nothing. When lockOwner returns,
+//     the path names the locked file and, by the first rule, keeps naming
+//     it until Close.
 
 func ownersDir(dbPath string) string { return dbPath + ".owners" }
 
@@ -121,7 +128,11 @@ func removeIfDead(name string) {
 		return
 	}
 	hook("sweep locked", name)
-	os.Remove(name)
+	// The file locked may be one another sweep removed after it was opened
+	// here, and name a live owner's new file since.
+	if names(name, f) {
+		os.Remove(name)
+	}
 }
 
 // releaseOwner unlocks and removes the owner's file.
