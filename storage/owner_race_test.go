@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,14 +31,14 @@ func assertOwnerKeepsClaims(t *testing.T, a, b *Store) {
 	assert.True(t, ownerAlive(b.path, a.Owner()), "ownerAlive(live owner)")
 
 	now := time.Date(2026, 11, 30, 8, 50, 0, 0, time.UTC)
-	e := Entry{Subscription: "alice", Key: "k-" + b.Owner(), EventID: "ev", Offset: 10 * time.Minute,
+	e := meetingbot.Entry{Subscription: "alice", Key: "k-" + b.Owner(), EventID: "ev", Offset: 10 * time.Minute,
 		Start: now.Add(10 * time.Minute), TriggerAt: now}
-	st, _, err := a.Claim(t.Context(), e, a.Owner(), now, now.Add(2*time.Minute))
+	st, _, err := a.Claim(t.Context(), e, now, now.Add(2*time.Minute))
 	require.NoError(t, err)
-	require.Equal(t, Claimed, st, "first claim")
-	st, _, err = b.Claim(t.Context(), e, b.Owner(), now.Add(time.Second), now.Add(2*time.Minute))
+	require.Equal(t, meetingbot.Claimed, st, "first claim")
+	st, _, err = b.Claim(t.Context(), e, now.Add(time.Second), now.Add(2*time.Minute))
 	require.NoError(t, err)
-	assert.Equal(t, Busy, st, "claim of a key a live owner is sending")
+	assert.Equal(t, meetingbot.Busy, st, "claim of a key a live owner is sending")
 }
 
 // TestSweepInOwnersLockWindowKeepsOwnerAlive: process b's Open sweeps the
