@@ -13,6 +13,10 @@ package meetingbot
 
 import "time"
 
+// DefaultTickInterval is how often the bot sweeps its calendars unless
+// TICK_INTERVAL says otherwise.
+const DefaultTickInterval = 30 * time.Second
+
 // StartGrace is how late after its meeting's start a "starting now" (0
 // offset) reminder may still go out.
 const StartGrace = time.Minute

@@ -99,7 +99,7 @@ func Reconcile(ctx context.Context, in Input) (Report, error) {
 		p.Now = time.Now
 	}
 	if p.Interval <= 0 {
-		p.Interval = DefaultInterval
+		p.Interval = meetingbot.DefaultTickInterval
 	}
 	p.now = p.Now().UTC()
 	r := Report{From: p.from, To: p.to, Now: p.now, Interval: Duration(p.Interval)}
@@ -111,10 +111,6 @@ func Reconcile(ctx context.Context, in Input) (Report, error) {
 	}
 	return r, nil
 }
-
-// DefaultInterval is the tick interval assumed when Deps.Interval is zero:
-// the bot's default TICK_INTERVAL.
-const DefaultInterval = 30 * time.Second
 
 // expectation is one reminder the contract says was due.
 type expectation struct {

@@ -36,6 +36,7 @@ import (
 // reminder for evt-ontime that team does not configure. Posts go in time
 // order: the emulator, like Slack, hands out increasing timestamps.
 func seedDay(t *testing.T) *env {
+	t.Helper()
 	e := newEnv(t)
 	cal := team.CalendarID
 	put := func(id string, start time.Time) meetingbot.Meeting {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -44,7 +45,7 @@ func NewWatcher(cfg WatcherConfig, reg prometheus.Registerer) (*Watcher, error) 
 		return nil, fmt.Errorf("audit: watcher needs a calendar source and a ledger")
 	}
 	if cfg.Interval <= 0 {
-		cfg.Interval = DefaultInterval
+		cfg.Interval = meetingbot.DefaultTickInterval
 	}
 	if cfg.Every <= 0 {
 		cfg.Every = 5 * time.Minute

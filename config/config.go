@@ -22,7 +22,7 @@ const (
 	DefaultGoogleEndpoint  = "https://www.googleapis.com/calendar/v3/"
 	DefaultDatabasePath    = "reminders.db"
 	DefaultHTTPAddr        = ":8080"
-	DefaultTickInterval    = 30 * time.Second
+	DefaultTickInterval    = meetingbot.DefaultTickInterval
 	DefaultReminderOffsets = "10m"
 )
 

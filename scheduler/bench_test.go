@@ -90,6 +90,7 @@ func BenchmarkTick(b *testing.B) {
 }
 
 func benchTick(b *testing.B, n int, due bool) {
+	b.Helper()
 	ctx := context.Background()
 	store, err := storage.Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {

@@ -1,3 +1,12 @@
+// Package scheduler is the sweep at the heart of the bot: on every tick it asks
+// which reminders became due since it last looked, re-reading the calendar each
+// time, and sends each due reminder exactly once, recording it in a ledger.
+//
+// The package declares what it consumes (consumes.go, scheduler.go): a Source
+// of meetings, a Notifier that delivers one reminder, and a Ledger that keeps
+// cursors and outcomes. It speaks the root package's words and imports no
+// adapter; the calendar, notify and storage packages provide what it consumes,
+// and cmd/bot wires them.
 package scheduler
 
 import (
@@ -61,7 +70,8 @@ type Options struct {
 	// its new time for JumpConfirm (2m by default), or forgotten when the
 	// clock comes back.
 	ClockJump, JumpConfirm time.Duration
-	// Interval is Run's tick period; 30s by default.
+	// Interval is Run's tick period; meetingbot.DefaultTickInterval by
+	// default.
 	Interval time.Duration
 	// MaxCatchUp bounds how far back a sweep reads after a gap; 24h by default.
 	MaxCatchUp time.Duration
@@ -122,7 +132,7 @@ func New(subs []meetingbot.Subscription, source Source, notifier Notifier, ledge
 	}
 	opts.ClockJump = orDefault(opts.ClockJump, time.Minute)
 	opts.JumpConfirm = orDefault(opts.JumpConfirm, 2*time.Minute)
-	opts.Interval = orDefault(opts.Interval, 30*time.Second)
+	opts.Interval = orDefault(opts.Interval, meetingbot.DefaultTickInterval)
 	opts.MaxCatchUp = orDefault(opts.MaxCatchUp, 24*time.Hour)
 	opts.Retention = orDefault(opts.Retention, 30*24*time.Hour)
 	opts.Lease = orDefault(opts.Lease, 2*time.Minute)

@@ -1,10 +1,3 @@
-// Package scheduler is the sweep at the heart of the bot: on every tick it asks
-// which reminders became due since it last looked, re-reading the calendar each
-// time, and sends each due reminder exactly once, recording it in a ledger.
-//
-// The package declares what it consumes: a Source of meetings, a Notifier that
-// delivers one reminder, and a Ledger (storage.Store) that keeps cursors and
-// outcomes. The calendar, notify and storage packages provide them.
 package scheduler
 
 import (
