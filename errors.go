@@ -13,6 +13,12 @@ var ErrUnknown = errors.New("delivery unknown")
 // first" state, and asks Delivered before any resend.
 var ErrUnconfirmed = errors.New("delivery unconfirmed")
 
+// ErrGone is returned by a source asked for one meeting when that instance
+// is no longer a meeting to remind of: deleted, cancelled, declined by the
+// calendar's owner, made all-day, or turned into an event type that is not
+// a meeting.
+var ErrGone = errors.New("meeting gone")
+
 // Permanent marks err as permanent: retrying will not help until an operator
 // acts (a missing share, a bad token, a channel the bot is not in).
 func Permanent(err error) error {
