@@ -39,6 +39,11 @@ func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Wri
 	placeholder := map[string]string{
 		"SLACK_BOT_TOKEN": "xoxb-demo", "GOOGLE_CREDENTIALS_JSON": `{"type":"service_account"}`,
 	}
+	if getenv("DATABASE_PATH") == "" {
+		// The demo's ledger goes to a temporary directory, not the
+		// working one, which need not be writable.
+		placeholder["DATABASE_PATH"] = filepath.Join(os.TempDir(), "meetingbot-demo.db")
+	}
 	if _, err := config.Parse(demoEnv(getenv, placeholder)); err != nil {
 		return err
 	}
