@@ -183,6 +183,48 @@ func TestSIGTERMFinishesTheSendInFlight(t *testing.T) {
 	if e := ledger(t, env["DATABASE_PATH"], alice)["slow"]; e.Outcome != meetingbot.Sent {
 		t.Errorf("ledger entry of the send in flight = %q, want sent", e.Outcome)
 	}
+	if line := logLine(p.out.String(), `"level":"ERROR"`); line != "" {
+		t.Errorf("a clean stop logged an error: %s", line)
+	}
+}
+
+// TestSIGTERMDuringATickLogsNoError stops the bot while its tick and its
+// audit wait for a slow calendar: it exits 0 and logs nothing at WARN or
+// ERROR, for anyone alerting on errors would be paged by every deploy.
+func TestSIGTERMDuringATickLogsNoError(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	slow := calendartest.Fault{Delay: 30 * time.Second}
+	w.cal.QueueFaults(team, slow, slow) // the first tick's read and the audit's
+	p := start(t, w.dir, w.env("CALENDARS="+alice+","+teamID))
+	p.ready()
+	eventually(t, 30*time.Second, "both reads of the team calendar in flight", func() bool {
+		return w.cal.Requests(team) >= 2
+	})
+
+	p.signal(syscall.SIGTERM)
+	if code, took := p.wait(15 * time.Second); code != 0 || took > 10*time.Second {
+		t.Errorf("after SIGTERM mid-tick: exit %d after %v, want 0 within 10s", code, took)
+	}
+	out := p.out.String()
+	for _, bad := range []string{`"level":"ERROR"`, `"level":"WARN"`, "context canceled"} {
+		if line := logLine(out, bad); line != "" {
+			t.Errorf("a clean stop logged %s: %s", bad, line)
+		}
+	}
+	if !strings.Contains(out, `"msg":"stopped"`) {
+		t.Errorf("output lacks the clean stop:\n%s", out)
+	}
+}
+
+// logLine returns the first line of out that contains s, or "".
+func logLine(out, s string) string {
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.Contains(line, s) {
+			return line
+		}
+	}
+	return ""
 }
 
 func TestSIGINTIdleExits0(t *testing.T) {
