@@ -189,17 +189,20 @@ func TestSIGTERMFinishesTheSendInFlight(t *testing.T) {
 }
 
 // TestSIGTERMDuringATickLogsNoError stops the bot while its tick and its
-// audit wait for a slow calendar: it exits 0 and logs nothing at WARN or
+// audit wait for a slow calendar, and its destination check for a slow
+// Slack: it exits 0 and logs nothing at WARN or
 // ERROR, for anyone alerting on errors would be paged by every deploy.
 func TestSIGTERMDuringATickLogsNoError(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	slow := calendartest.Fault{Delay: 30 * time.Second}
-	w.cal.QueueFaults(team, slow, slow) // the first tick's read and the audit's
+	// The first tick's read and the audit's, and the destination check.
+	w.cal.QueueFaults(team, slow, slow)
+	w.slack.Fail("users.lookupByEmail", "", slacktest.Fault{Delay: 30 * time.Second})
 	p := start(t, w.dir, w.env("CALENDARS="+alice+","+teamID))
 	p.ready()
-	eventually(t, 30*time.Second, "both reads of the team calendar in flight", func() bool {
-		return w.cal.Requests(team) >= 2
+	eventually(t, 30*time.Second, "both reads of the team calendar and the check of Alice's DM in flight", func() bool {
+		return w.cal.Requests(team) >= 2 && len(w.slack.CallsTo("users.lookupByEmail")) >= 1
 	})
 
 	p.signal(syscall.SIGTERM)
