@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -327,11 +328,24 @@ func TestDemoAsNewcomer(t *testing.T) {
 	eventually(t, 30*time.Second, "a reminder printed by the demo", func() bool {
 		return strings.Contains(p.out.String(), "starts in 1 minute")
 	})
+	eventually(t, 45*time.Second, "the demo's note on the moved meeting", func() bool {
+		return strings.Contains(p.out.String(), "1:1 with Bob moved")
+	})
 	out := p.out.String()
-	for _, want := range []string{"Sprint planning", "[Join] https://", "Slack #engineering"} {
+	for _, want := range []string{"Sprint planning", "[Join] https://", "Slack #engineering",
+		"Two reminders per meeting, 1 minute before it and when it starts",
+		"both (1 minute before and at the start) go out for the new time only"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+	// The opening schedule lists every meeting, the late-created one too,
+	// and every time names its zone.
+	if !regexp.MustCompile(`\d\d:\d\d:\d\d \S+  Quick question \(Alice's calendar; created at \d\d:\d\d:\d\d \S+, after its 1-minute reminder time`).MatchString(out) {
+		t.Errorf("demo's opening schedule lacks the late-created meeting with zoned times:\n%s", out)
+	}
+	if bare := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d  `).FindString(out); bare != "" {
+		t.Errorf("demo prints a time without its zone: %q", bare)
 	}
 	p.signal(syscall.SIGINT)
 	if code, took := p.wait(15 * time.Second); code != 0 || took > 10*time.Second {

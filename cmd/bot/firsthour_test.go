@@ -2,6 +2,8 @@ package main
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -70,5 +72,49 @@ func TestWrongDestinationsAreFoundAtStartUp(t *testing.T) {
 	}
 	if n := strings.Count(p.out.String(), `"msg":"destination needs attention`); n != len(bad) {
 		t.Errorf("destination ERROR lines = %d, want %d: each logged once", n, len(bad))
+	}
+}
+
+// TestFirstHourMistakesStopAtStartUp runs the binary with the mistakes a
+// newcomer makes in the first hour: each exits at once naming the variable,
+// what it holds instead, and where the right value is, with no prefix
+// chain before it and no secret in it.
+func TestFirstHourMistakesStopAtStartUp(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	client := filepath.Join(w.dir, "client_secret_1234.apps.googleusercontent.com.json")
+	if err := os.WriteFile(client, []byte(`{"installed":{"client_id":"1234.apps.googleusercontent.com","client_secret":"GOCSPX-TOPSECRET","redirect_uris":["http://localhost"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		env  []string
+		code int
+		want string // the start of the last line
+	}{
+		{"user token", []string{"SLACK_BOT_TOKEN=xoxp-1-2-3-TOPSECRET"}, 2,
+			"SLACK_BOT_TOKEN: is a user token (xoxp-…), which acts as the person who installed the app; the bot needs its own: copy the Bot User OAuth Token (xoxb-…)"},
+		{"path as JSON", []string{"GOOGLE_CREDENTIALS_JSON=/secrets/key.json"}, 2,
+			"GOOGLE_CREDENTIALS_JSON: this looks like a path, not the JSON itself (the value is secret and not shown): use GOOGLE_APPLICATION_CREDENTIALS"},
+		{"OAuth client file", []string{"GOOGLE_CREDENTIALS_JSON=", "GOOGLE_APPLICATION_CREDENTIALS=" + client}, 2,
+			`GOOGLE_APPLICATION_CREDENTIALS: the file is an OAuth client ID of a Desktop app ("installed"), which identifies an app, not an account: for a service account, download a key instead (Google Cloud console > IAM & Admin > Service accounts`},
+		{"token Slack rejects", []string{"SLACK_BOT_TOKEN=xoxb-0000-0000-TOPSECRETrevoked"}, 1,
+			"bot: SLACK_BOT_TOKEN was rejected by Slack (invalid_auth): copy the Bot User OAuth Token (xoxb-…) from your app's OAuth & Permissions page"},
+	}
+	for _, tt := range tests {
+		env := w.env(tt.env...)
+		p := start(t, w.dir, env)
+		code, _ := p.wait(30 * time.Second)
+		out := strings.TrimSpace(p.out.String())
+		last := out[strings.LastIndex(out, "\n")+1:]
+		if code != tt.code || !strings.HasPrefix(last, tt.want) {
+			t.Errorf("%s: exit %d, last line %q; want %d and a line starting %q", tt.name, code, last, tt.code, tt.want)
+		}
+		if strings.Contains(out, "TOPSECRET") || strings.Contains(out, "notify: check") {
+			t.Errorf("%s: output shows a secret or a prefix chain:\n%s", tt.name, out)
+		}
+		if _, err := os.Stat(env["DATABASE_PATH"]); err == nil {
+			t.Errorf("%s: the database was created; want nothing started", tt.name)
+		}
 	}
 }
