@@ -108,6 +108,7 @@ func (w *Watcher) Run(ctx context.Context) {
 // warning for each subscription whose missing, duplicated or late reminders
 // changed and are not all zero. A subscription whose calendar or ledger
 // cannot be read keeps its previous gauges and is logged once per error.
+// When ctx ends during the check, Check logs nothing and returns its error.
 func (w *Watcher) Check(ctx context.Context) (Report, error) {
 	now := w.cfg.Now()
 	deps := w.cfg.Deps
@@ -115,6 +116,10 @@ func (w *Watcher) Check(ctx context.Context) (Report, error) {
 	r, err := Reconcile(ctx, Input{Deps: deps, From: now.Add(-w.cfg.Window), To: now})
 	if err != nil {
 		return Report{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		// Stopped mid-check: what could not be read says nothing.
+		return Report{}, fmt.Errorf("audit: %w", err)
 	}
 	for _, s := range r.Subscriptions {
 		if s.Error != "" {

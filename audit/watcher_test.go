@@ -3,6 +3,7 @@ package audit_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/audit"
+	"github.com/meetingbot/meetingbot/calendar/calendartest"
 )
 
 // syncBuffer is a log destination safe for the Run goroutine and the test.
@@ -150,5 +152,33 @@ func TestWatcherRun(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run() did not return within 5s of its context ending")
+	}
+}
+
+// TestWatcherStoppedMidCheckLogsNothing stops the watcher while it waits
+// for a slow calendar: the check ends with the context's error and logs no
+// warning, for a deploy is not a failure.
+func TestWatcherStoppedMidCheckLogsNothing(t *testing.T) {
+	e := seedDay(t)
+	e.cal.srv.QueueFaults(team.CalendarID, calendartest.Fault{Delay: 5 * time.Second})
+	logs := &syncBuffer{}
+	w, err := audit.NewWatcher(audit.WatcherConfig{
+		Deps: audit.Deps{
+			Subscriptions: []meetingbot.Subscription{team}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
+			Now: func() time.Time { return at(12, 0, 0) },
+		},
+		Window: 4 * time.Hour,
+		Logger: slog.New(slog.NewTextHandler(logs, nil)),
+	}, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, stop)
+	if _, err := w.Check(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Check() stopped mid-read = %v, want context.Canceled", err)
+	}
+	if out := logs.String(); out != "" {
+		t.Errorf("Check() stopped mid-read logged:\n%s\nwant nothing", out)
 	}
 }

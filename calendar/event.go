@@ -12,8 +12,9 @@ import (
 )
 
 // eventFields is the fields mask of events.list: only what meeting reads
-// travels.
-const eventFields = "nextPageToken,items(id,recurringEventId,originalStartTime(dateTime),status,eventType,summary,start(date,dateTime),end(date,dateTime)," +
+// travels, and the caller's access role, which says when the calendar
+// shows only free/busy.
+const eventFields = "nextPageToken,accessRole,items(id,recurringEventId,originalStartTime(dateTime),status,eventType,summary,start(date,dateTime),end(date,dateTime)," +
 	"htmlLink,hangoutLink,conferenceData(entryPoints(entryPointType,uri)),location,description," +
 	"organizer(email,displayName),attendees(self,responseStatus),updated)"
 

@@ -8,8 +8,17 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
 	"google.golang.org/api/googleapi"
 )
+
+// UserCredentialsCommand makes authorized-user credentials that can read
+// Calendar for one Google account. Since June 2025 gcloud's own OAuth client
+// may not ask for non-Cloud scopes such as Calendar's ("Access blocked"):
+// the command names the operator's own Desktop app client (client.json,
+// from a project with the Calendar API enabled), and gcloud requires the
+// cloud-platform scope alongside.
+const UserCredentialsCommand = "gcloud auth application-default login --client-id-file=client.json --scopes=" + scope + ",https://www.googleapis.com/auth/cloud-platform"
 
 // explain turns a permanent failure into an error that tells the operator
 // what to do, marked meetingbot.Permanent.
@@ -61,6 +70,11 @@ func (s *Source) fix(calendarID string, err error) string {
 	case gerr.Code == http.StatusUnauthorized:
 		return fmt.Sprintf("credentials rejected: check that the key in %s is valid and not deleted or disabled", s.creds.source)
 	case gerr.Code == http.StatusForbidden && (hasReason(gerr, "accessNotConfigured") || hasReason(gerr, "SERVICE_DISABLED")):
+		if s.creds.kind == google.AuthorizedUser {
+			return fmt.Sprintf("the Google Calendar API is not enabled in the project these user credentials are billed to: "+
+				"create them with your own Desktop OAuth client, in a project with the Calendar API enabled (%s), "+
+				"or add \"quota_project_id\": \"<such a project>\" to the JSON in %s", UserCredentialsCommand, s.creds.source)
+		}
 		return "the Google Calendar API is not enabled: enable it in the Google Cloud project of the credentials"
 	case gerr.Code == http.StatusForbidden:
 		return "access denied: " + s.shareFix(calendarID)
@@ -86,8 +100,10 @@ func (s *Source) tokenFix(calendarID, code string) string {
 		return fmt.Sprintf("impersonation refused: in the Google Workspace Admin console (Security > API controls > Domain-wide delegation) authorize client ID %s for the scope %s", s.clientIDOrUnknown(), scope)
 	case s.cfg.Impersonate && code == "invalid_grant":
 		return fmt.Sprintf("impersonation refused (invalid_grant): check that %s is a user of the Workspace domain, that the service account key is valid and that the host clock is correct", calendarID)
-	case s.creds.kind == "authorized_user":
-		return fmt.Sprintf("refresh token refused (%s): it expired or was revoked; create new authorized-user credentials (gcloud auth application-default login --scopes=%s) and update %s", code, scope, s.creds.source)
+	case s.creds.kind == google.AuthorizedUser:
+		return fmt.Sprintf("refresh token refused (%s): it expired or was revoked; create new authorized-user credentials with your own Desktop OAuth client (%s) and update %s; "+
+			"if this comes back every 7 days, the OAuth consent screen is in Testing: publish the app (Google Auth Platform > Audience > Publish app)",
+			code, UserCredentialsCommand, s.creds.source)
 	}
 	return fmt.Sprintf("service account key refused (%s): check that the key in %s is not deleted or disabled and that the host clock is correct", code, s.creds.source)
 }

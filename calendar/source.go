@@ -77,6 +77,9 @@ type Source struct {
 	// services holds one API client per impersonated subject ("" when not
 	// impersonating), each with its own cached token.
 	services map[string]*calendar.Service
+	// busyOnly holds the calendars last seen sharing only free/busy, so
+	// that it is said once, not on every read.
+	busyOnly map[string]bool
 }
 
 // New checks cfg and returns a Source. It reads the credentials file but
@@ -95,6 +98,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		endpoint:   cmp.Or(cfg.Endpoint, DefaultEndpoint),
 		sleep:      cfg.Sleep,
 		services:   map[string]*calendar.Service{},
+		busyOnly:   map[string]bool{},
 	}
 	if s.sleep == nil {
 		s.sleep = retry.Sleep
@@ -138,6 +142,9 @@ func (s *Source) service(ctx context.Context, calendarID string) (*calendar.Serv
 	}
 	client := oauth2.NewClient(tokenCtx, ts)
 	client.Timeout = s.httpClient.Timeout
+	if s.creds.quotaProject != "" {
+		client.Transport = userProject{base: client.Transport, project: s.creds.quotaProject}
+	}
 	svc, err := calendar.NewService(ctx, option.WithHTTPClient(client), option.WithEndpoint(s.endpoint))
 	if err != nil {
 		return nil, fmt.Errorf("new service: %w", err)
@@ -148,6 +155,35 @@ func (s *Source) service(ctx context.Context, calendarID string) (*calendar.Serv
 		s.services[subject] = svc
 	}
 	return svc, nil
+}
+
+// noteAccess says once, at WARN, that a calendar shows only free/busy:
+// its reminders go out without title, link or join button. role is the
+// accessRole of an events.list answer.
+func (s *Source) noteAccess(calendarID, role string) {
+	busy := role == "freeBusyReader"
+	s.mu.Lock()
+	was := s.busyOnly[calendarID]
+	s.busyOnly[calendarID] = busy
+	s.mu.Unlock()
+	switch {
+	case busy && !was:
+		s.log.Warn("calendar shows only free/busy: its reminders have no title, link or join button",
+			"calendar", calendarID, "fix", s.busyOnlyFix(calendarID))
+	case was && !busy:
+		s.log.Info("calendar shows event details again", "calendar", calendarID)
+	}
+}
+
+// busyOnlyFix says how the bot gets to see a calendar's event details.
+func (s *Source) busyOnlyFix(calendarID string) string {
+	if s.creds.clientEmail == "" || s.cfg.Impersonate {
+		return fmt.Sprintf("ask the owner of %s to share it with the bot's account with See all event details", calendarID)
+	}
+	return fmt.Sprintf("share %s with %s with See all event details; in Google Workspace, a service account is outside the organisation, "+
+		"so an admin must also allow it (Admin console > Apps > Google Workspace > Calendar > Sharing settings > External sharing options: "+
+		"Share all information, but outsiders cannot change calendars), or use domain-wide delegation (GOOGLE_IMPERSONATE=true)",
+		calendarID, s.creds.clientEmail)
 }
 
 // forget drops the API client acting for calendarID, and with it the
@@ -204,6 +240,9 @@ func (s *Source) Meetings(ctx context.Context, sub meetingbot.Subscription, from
 		})
 		if err != nil {
 			return nil, err
+		}
+		if pageToken == "" {
+			s.noteAccess(sub.CalendarID, page.AccessRole)
 		}
 		out = appendMeetings(out, page.Items, from, to, sub.CalendarID, s.log)
 		if page.NextPageToken == "" {

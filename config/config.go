@@ -56,8 +56,8 @@ type Config struct {
 	LogLevel slog.Level
 	// LogFormat is LOG_FORMAT: "json" or "text".
 	LogFormat string
-	// Demo is true when neither SLACK_BOT_TOKEN, Google credentials nor
-	// CALENDARS is set: there is nothing to run but the demo.
+	// Demo is true when none of SLACK_BOT_TOKEN, Google credentials and
+	// CALENDARS is set (DemoWhen): there is nothing to run but the demo.
 	Demo bool
 }
 

@@ -124,6 +124,12 @@ func TestParseProblems(t *testing.T) {
 	notJSON := filepath.Join(dir, "key.txt")
 	require.NoError(t, os.WriteFile(notJSON, []byte("not json "+secretKey), 0o600))
 	userJSON := `{"type":"authorized_user","refresh_token":"SECRETrefresh"}`
+	// OAuth client ID files as the Google Cloud console downloads them.
+	desktopClient := `{"installed":{"client_id":"1-x.apps.googleusercontent.com","client_secret":"GOCSPX-SECRET","redirect_uris":["http://localhost"]}}`
+	desktopFile := filepath.Join(dir, "client_secret_desktop.json")
+	require.NoError(t, os.WriteFile(desktopFile, []byte(desktopClient), 0o600))
+	webFile := filepath.Join(dir, "client_secret_web.json")
+	require.NoError(t, os.WriteFile(webFile, []byte(`{"web":{"client_id":"1-x.apps.googleusercontent.com","client_secret":"GOCSPX-SECRET"}}`), 0o600))
 	tests := []struct {
 		name string
 		env  func(string) string
@@ -133,14 +139,23 @@ func TestParseProblems(t *testing.T) {
 		{"google without token", env("GOOGLE_CREDENTIALS_JSON="+saJSON, "CALENDARS=a@example.com"), "SLACK_BOT_TOKEN: missing"},
 		{"calendars alone", env("CALENDARS=a@example.com"), "SLACK_BOT_TOKEN and GOOGLE_APPLICATION_CREDENTIALS: missing"},
 		{"no calendars", env("SLACK_BOT_TOKEN="+secretToken, "GOOGLE_CREDENTIALS_JSON="+saJSON), "CALENDARS: missing"},
-		{"token shape", prod("SLACK_BOT_TOKEN=SECRET token"), "SLACK_BOT_TOKEN: must be a Slack token"},
+		{"token shape", prod("SLACK_BOT_TOKEN=SECRET token"), "SLACK_BOT_TOKEN: must be a Slack bot token without spaces"},
+		{"token not slack", prod("SLACK_BOT_TOKEN=SECRETtoken"), "SLACK_BOT_TOKEN: must be a Slack bot token starting with xoxb-"},
+		{"user token", prod("SLACK_BOT_TOKEN=xoxp-1-2-SECRET"), "SLACK_BOT_TOKEN: is a user token (xoxp-…)"},
+		{"app token", prod("SLACK_BOT_TOKEN=xapp-1-A1-SECRET"), "SLACK_BOT_TOKEN: is an app-level token (xapp-…)"},
 		{"slack url", prod("SLACK_API_URL=slack.com/api"), `SLACK_API_URL="slack.com/api": must be an absolute`},
 		{"google url", prod("GOOGLE_API_ENDPOINT=ftp://x/"), `GOOGLE_API_ENDPOINT="ftp://x/": must be an absolute`},
 		{"both credentials", prod("GOOGLE_APPLICATION_CREDENTIALS=" + notJSON), "GOOGLE_APPLICATION_CREDENTIALS and GOOGLE_CREDENTIALS_JSON: both set"},
 		{"credentials file missing", env("SLACK_BOT_TOKEN="+secretToken, "CALENDARS=a@example.com", "GOOGLE_APPLICATION_CREDENTIALS="+dir+"/nope.json"), `GOOGLE_APPLICATION_CREDENTIALS="` + dir + `/nope.json": cannot read`},
 		{"credentials file not json", env("SLACK_BOT_TOKEN="+secretToken, "CALENDARS=a@example.com", "GOOGLE_APPLICATION_CREDENTIALS="+notJSON), "GOOGLE_APPLICATION_CREDENTIALS: the file is not valid JSON"},
-		{"credentials json", prod("GOOGLE_CREDENTIALS_JSON={" + secretKey), "GOOGLE_CREDENTIALS_JSON: the JSON is not valid JSON"},
-		{"credentials type", prod(`GOOGLE_CREDENTIALS_JSON={"type":"external_account","x":"SECRET"}`), `GOOGLE_CREDENTIALS_JSON: the JSON has type "external_account"`},
+		{"credentials json", prod("GOOGLE_CREDENTIALS_JSON={" + secretKey), "GOOGLE_CREDENTIALS_JSON: the value is not valid JSON"},
+		{"credentials path inline", prod("GOOGLE_CREDENTIALS_JSON=/secrets/SECRET-key.json"), "GOOGLE_CREDENTIALS_JSON: this looks like a path, not the JSON itself (the value is secret and not shown): use GOOGLE_APPLICATION_CREDENTIALS"},
+		{"credentials relative path inline", prod("GOOGLE_CREDENTIALS_JSON=SECRET.json"), "GOOGLE_CREDENTIALS_JSON: this looks like a path"},
+		{"desktop client inline", prod("GOOGLE_CREDENTIALS_JSON=" + desktopClient), `GOOGLE_CREDENTIALS_JSON: the value is an OAuth client ID of a Desktop app ("installed")`},
+		{"desktop client file", env("SLACK_BOT_TOKEN="+secretToken, "CALENDARS=a@example.com", "GOOGLE_APPLICATION_CREDENTIALS="+desktopFile), `GOOGLE_APPLICATION_CREDENTIALS: the file is an OAuth client ID of a Desktop app ("installed")`},
+		{"web client file", env("SLACK_BOT_TOKEN="+secretToken, "CALENDARS=a@example.com", "GOOGLE_APPLICATION_CREDENTIALS="+webFile), `GOOGLE_APPLICATION_CREDENTIALS: the file is an OAuth client ID of a Web application ("web")`},
+		{"credentials without type", prod(`GOOGLE_CREDENTIALS_JSON={"private_key":"SECRET"}`), `GOOGLE_CREDENTIALS_JSON: the value has no "type"`},
+		{"credentials type", prod(`GOOGLE_CREDENTIALS_JSON={"type":"external_account","x":"SECRET"}`), `GOOGLE_CREDENTIALS_JSON: the value has type "external_account"`},
 		{"impersonate value", prod("GOOGLE_IMPERSONATE=yes"), `GOOGLE_IMPERSONATE="yes": must be true or false`},
 		{"impersonate user", prod("GOOGLE_CREDENTIALS_JSON="+userJSON, "GOOGLE_IMPERSONATE=true"), "GOOGLE_IMPERSONATE: true needs service-account"},
 		{"calendar destination", prod("CALENDARS=a@example.com=eng"), `CALENDARS="a@example.com=eng": destination "eng" must be`},
@@ -273,5 +288,56 @@ func TestUsageListsEveryVariable(t *testing.T) {
 		if !strings.Contains(line, v.Default) || !strings.Contains(line, v.Meaning) {
 			t.Errorf("Usage() line for %s = %q, want its default %q and meaning", v.Name, line, v.Default)
 		}
+	}
+}
+
+// TestOAuthClientFileSaysWhereTheRightKeyIs checks that a client ID file
+// given as credentials gets both ways out: the service-account key's place
+// in the console and the gcloud command for the personal route.
+func TestOAuthClientFileSaysWhereTheRightKeyIs(t *testing.T) {
+	_, err := config.Parse(prod(`GOOGLE_CREDENTIALS_JSON={"installed":{"client_id":"x","client_secret":"SECRET"}}`))
+	require.Error(t, err)
+	for _, want := range []string{
+		"IAM & Admin > Service accounts > the account > Keys > Add key",
+		"gcloud auth application-default login --client-id-file=client.json --scopes=https://www.googleapis.com/auth/calendar.readonly,https://www.googleapis.com/auth/cloud-platform",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(desktop client) = %q, want it to contain %q", err, want)
+		}
+	}
+}
+
+// TestDatabasePathMustBeWritable refuses, at start-up, a database whose
+// directory or file the process cannot write, and leaves nothing behind.
+func TestDatabasePathMustBeWritable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes anywhere; cmd/bot's TestReadOnlyDatabaseDirectory runs the binary as another user")
+	}
+	dir := t.TempDir()
+	ro := filepath.Join(dir, "ro")
+	require.NoError(t, os.Mkdir(ro, 0o555))
+	roFile := filepath.Join(dir, "ro.db")
+	require.NoError(t, os.WriteFile(roFile, nil, 0o444))
+	tests := []struct{ path, want string }{
+		{filepath.Join(ro, "bot.db"), "directory " + ro + " is not writable by this process"},
+		{roFile, "file " + roFile + " is not writable by this process"},
+	}
+	for _, tt := range tests {
+		_, err := config.Parse(prod("DATABASE_PATH=" + tt.path))
+		if !config.IsConfig(err) || !strings.HasPrefix(err.Error(), `DATABASE_PATH="`+tt.path+`": `+tt.want) || !strings.Contains(err.Error(), "e.g. DATABASE_PATH=") {
+			t.Errorf("Parse(DATABASE_PATH=%s) = %v, want one line starting %q with an example", tt.path, err, tt.want)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 2 {
+		t.Errorf("Parse left %d entries in %s, want the 2 it was given", len(left), dir)
+	}
+}
+
+func TestParseLeavesNoWriteCheckBehind(t *testing.T) {
+	dir := t.TempDir()
+	_, err := config.Parse(prod("DATABASE_PATH=" + filepath.Join(dir, "bot.db")))
+	require.NoError(t, err)
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("Parse left %v in the database directory, want nothing", left)
 	}
 }

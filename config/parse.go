@@ -50,11 +50,23 @@ func (p *parser) token(name string) string {
 	if v == "" {
 		return ""
 	}
-	if !strings.HasPrefix(v, "xox") || strings.IndexFunc(v, unicode.IsSpace) >= 0 {
-		p.add(name, "must be a Slack token starting with xoxb- and without spaces (the value is secret and not shown), e.g. "+name+"=xoxb-1234-5678-abcd")
-		return ""
+	// The value is secret: the messages say what kind of token it is, never
+	// what it is.
+	const copyBot = "copy the Bot User OAuth Token (xoxb-…) from your app's OAuth & Permissions page"
+	example := ", e.g. " + name + "=xoxb-1234-5678-abcd"
+	switch {
+	case strings.IndexFunc(v, unicode.IsSpace) >= 0:
+		p.add(name, "must be a Slack bot token without spaces (the value is secret and not shown): "+copyBot+example)
+	case strings.HasPrefix(v, "xoxp-"):
+		p.add(name, "is a user token (xoxp-…), which acts as the person who installed the app; the bot needs its own: "+copyBot+example)
+	case strings.HasPrefix(v, "xapp-"):
+		p.add(name, "is an app-level token (xapp-…), which cannot post messages: "+copyBot+example)
+	case !strings.HasPrefix(v, "xoxb-"):
+		p.add(name, "must be a Slack bot token starting with xoxb- (the value is secret and not shown): "+copyBot+example)
+	default:
+		return v
 	}
-	return v
+	return ""
 }
 
 func (p *parser) baseURL(name, def string) string {
@@ -196,7 +208,7 @@ func (p *parser) tickFits(tick time.Duration, isDefault bool, offsets []time.Dur
 func (p *parser) databasePath(name string) string {
 	v := p.get(name)
 	if v == "" {
-		return DefaultDatabasePath
+		v = DefaultDatabasePath
 	}
 	example := "e.g. " + name + "=/data/reminders.db"
 	if fi, err := os.Stat(v); err == nil && fi.IsDir() {
@@ -212,8 +224,40 @@ func (p *parser) databasePath(name string) string {
 		p.bad(name, v, fmt.Sprintf("cannot read directory %s (%v), %s", dir, errors.Unwrap(err), example))
 	case !fi.IsDir():
 		p.bad(name, v, fmt.Sprintf("%s is not a directory, %s", dir, example))
+	default:
+		if what, err := writable(dir, v); err != nil {
+			p.bad(name, v, fmt.Sprintf("%s is not writable%s (%v): the ledger, its journal and the owner locks live there; give the bot's user write access (chown or chmod), or name a file in a writable directory, %s",
+				what, runningAs(), errors.Unwrap(err), example))
+		}
 	}
 	return v
+}
+
+// writable checks that the process can write the database file, if it
+// exists, and create files in its directory (SQLite's journal, the owner
+// locks), leaving nothing behind. It names what is not writable.
+func writable(dir, file string) (what string, err error) {
+	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+	switch {
+	case err == nil:
+		f.Close() // opening for writing changes nothing
+	case !errors.Is(err, fs.ErrNotExist):
+		return "file " + file, err
+	}
+	f, err = os.CreateTemp(dir, ".meetingbot-write-check-*")
+	if err != nil {
+		return "directory " + dir, err
+	}
+	f.Close()
+	return "", os.Remove(f.Name())
+}
+
+// runningAs names the user the process runs as, for a permission problem.
+func runningAs() string {
+	if uid := os.Geteuid(); uid >= 0 {
+		return fmt.Sprintf(" by this process (uid %d)", uid)
+	}
+	return ""
 }
 
 func (p *parser) addr(name string) string {
@@ -286,14 +330,21 @@ func (p *parser) credentials(file string, impersonate bool) []byte {
 	default:
 		return nil
 	}
-	var key struct {
-		Type string `json:"type"`
-	}
-	what := "the JSON"
+	what := "the value"
+	example := ` e.g. GOOGLE_CREDENTIALS_JSON="$(cat key.json)" with a key downloaded from the Google Cloud console`
 	if file != "" {
 		what = "the file"
+		example = " e.g. GOOGLE_APPLICATION_CREDENTIALS=/secrets/key.json with a key downloaded from the Google Cloud console"
 	}
-	example := ` e.g. GOOGLE_CREDENTIALS_JSON="$(cat key.json)" with a key downloaded from the Google Cloud console`
+	if file == "" && looksLikePath(inline) {
+		p.add(name, "this looks like a path, not the JSON itself (the value is secret and not shown): use GOOGLE_APPLICATION_CREDENTIALS for a file, e.g. GOOGLE_APPLICATION_CREDENTIALS=/secrets/key.json, or put the file's content here, e.g. GOOGLE_CREDENTIALS_JSON=\"$(cat key.json)\"")
+		return nil
+	}
+	var key struct {
+		Type      string          `json:"type"`
+		Installed json.RawMessage `json:"installed"`
+		Web       json.RawMessage `json:"web"`
+	}
 	if err := json.Unmarshal(data, &key); err != nil {
 		p.add(name, what+" is not valid JSON (its content is secret and not shown),"+example)
 		return nil
@@ -304,6 +355,17 @@ func (p *parser) credentials(file string, impersonate bool) []byte {
 		if impersonate {
 			p.add("GOOGLE_IMPERSONATE", "true needs service-account credentials, but "+name+" holds authorized-user ones, e.g. GOOGLE_IMPERSONATE=false")
 		}
+	case "":
+		switch {
+		case key.Installed != nil:
+			p.add(name, what+` is an OAuth client ID of a Desktop app ("installed"), which identifies an app, not an account: `+oauthClientFix(name))
+		case key.Web != nil:
+			p.add(name, what+` is an OAuth client ID of a Web application ("web"), which identifies an app, not an account: `+oauthClientFix(name)+
+				`; gcloud needs a Desktop app client, so create one (APIs & Services > Credentials > Create credentials > OAuth client ID > Desktop app)`)
+		default:
+			p.add(name, what+` has no "type"; want a service-account key ("type": "service_account") or authorized-user credentials ("type": "authorized_user"),`+example)
+		}
+		return nil
 	default:
 		p.add(name, fmt.Sprintf("%s has type %q; want service_account or authorized_user,%s", what, key.Type, example))
 		return nil
@@ -312,6 +374,31 @@ func (p *parser) credentials(file string, impersonate bool) []byte {
 		return nil // calendar reads the file itself
 	}
 	return data
+}
+
+// UserCredentialsCommand makes authorized-user credentials for one Google
+// account that can read Calendar. Since June 2025 gcloud's own OAuth client
+// may not ask for non-Cloud scopes such as Calendar's, so the command names
+// the operator's own Desktop app client (client.json); gcloud requires the
+// cloud-platform scope alongside.
+const UserCredentialsCommand = "gcloud auth application-default login --client-id-file=client.json --scopes=https://www.googleapis.com/auth/calendar.readonly,https://www.googleapis.com/auth/cloud-platform"
+
+// oauthClientFix says where the credentials the bot needs come from, for
+// an OAuth client ID file given instead of them.
+func oauthClientFix(name string) string {
+	return "for a service account, download a key instead (Google Cloud console > IAM & Admin > Service accounts > the account > Keys > Add key > Create new key > JSON), " +
+		"e.g. " + name + "=/secrets/key.json; for one personal account, turn this client into authorized-user credentials with " +
+		UserCredentialsCommand + " and use the file it writes (~/.config/gcloud/application_default_credentials.json)"
+}
+
+// looksLikePath reports whether an inline credentials value is a file path
+// rather than JSON.
+func looksLikePath(v string) bool {
+	if strings.HasPrefix(v, "{") || strings.ContainsAny(v, "\n{}\"") {
+		return false
+	}
+	return strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") ||
+		strings.HasPrefix(v, "~") || strings.HasSuffix(strings.ToLower(v), ".json")
 }
 
 var (

@@ -17,10 +17,14 @@ type Var struct {
 	Meaning string
 }
 
+// DemoWhen says when `bot` runs the demo instead of the bot, in the words
+// `bot -h` and the README use.
+const DemoWhen = "with none of SLACK_BOT_TOKEN, Google credentials and CALENDARS set"
+
 // Vars lists every variable the bot reads, in the order `bot -h` and the
 // README show them.
 var Vars = []Var{
-	{"SLACK_BOT_TOKEN", "none", "Slack bot token (xoxb-…); secret, never printed. With no Google credentials either, the built-in demo runs"},
+	{"SLACK_BOT_TOKEN", "none", "Slack bot token (xoxb-…); secret, never printed. " + strings.ToUpper(DemoWhen[:1]) + DemoWhen[1:] + ", the built-in demo runs"},
 	{"SLACK_API_URL", DefaultSlackAPIURL, "Slack Web API base URL (a proxy or a local emulator)"},
 	{"GOOGLE_APPLICATION_CREDENTIALS", "none", "path to a service-account or authorized-user JSON key file"},
 	{"GOOGLE_CREDENTIALS_JSON", "none", "the same JSON, inline; secret, never printed. Set this or GOOGLE_APPLICATION_CREDENTIALS, not both"},
@@ -43,7 +47,8 @@ func Usage(w io.Writer) {
 A Slack bot that posts a reminder before each Google Calendar meeting.
 Configuration comes only from environment variables.
 
-  bot         run; with neither SLACK_BOT_TOKEN nor Google credentials, run the demo
+  bot         run the bot; `+DemoWhen+`,
+              run the demo instead
   bot demo    run the built-in demo: local Calendar and Slack emulators, reminders
               printed to the terminal
   bot audit   compare the reminders that were due with what Slack received

@@ -2,7 +2,8 @@
 // scheduler.Observer, keeps Prometheus metrics on a registry of its own, and
 // serves /healthz, which answers 503 naming the subscription, since when and
 // its last error when any subscription has gone three tick intervals without
-// a complete sweep, and /metrics in the Prometheus text format.
+// a complete sweep, and lists the subscriptions whose Slack destination is
+// refused for good, and /metrics in the Prometheus text format.
 package monitor
 
 import (
@@ -41,6 +42,7 @@ type Options struct {
 type Monitor struct {
 	opts    Options
 	metrics *metrics
+	dest    *destinations
 
 	mu   sync.Mutex
 	subs map[string]*subHealth
@@ -61,6 +63,7 @@ func New(opts Options) *Monitor {
 		opts.Now = time.Now
 	}
 	m := &Monitor{opts: opts, metrics: newMetrics(), subs: map[string]*subHealth{}}
+	m.dest = newDestinations(m.metrics.reg, opts.Subscriptions)
 	start := opts.Now()
 	for _, s := range opts.Subscriptions {
 		m.subs[s.ID] = &subHealth{lastGood: start}
@@ -204,12 +207,19 @@ func (m *Monitor) Handler() http.Handler {
 func (m *Monitor) serveHealth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	// A destination Slack refuses is listed but keeps the answer 200: one
+	// person leaving must not fail every deploy's health check.
+	attention := ""
+	if bad := m.Unreachable(); len(bad) > 0 {
+		attention = fmt.Sprintf("attention: %d of %d subscriptions cannot reach their Slack destination; their reminders fail until it is fixed, the others run\n%s\n",
+			len(bad), m.count(), strings.Join(bad, "\n"))
+	}
 	if bad := m.Unhealthy(); len(bad) > 0 {
 		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, "unhealthy: %d of %d subscriptions not swept\n%s\n", len(bad), m.count(), strings.Join(bad, "\n"))
+		fmt.Fprintf(w, "unhealthy: %d of %d subscriptions not swept\n%s\n%s", len(bad), m.count(), strings.Join(bad, "\n"), attention)
 		return
 	}
-	fmt.Fprintf(w, "ok: %d subscriptions swept within the last %d ticks of %v\n", m.count(), StaleAfter, m.opts.Interval)
+	fmt.Fprintf(w, "ok: %d subscriptions swept within the last %d ticks of %v\n%s", m.count(), StaleAfter, m.opts.Interval, attention)
 }
 
 func (m *Monitor) count() int {

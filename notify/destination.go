@@ -22,10 +22,7 @@ type destination struct {
 // a DM to the user whose email is the CalendarID when Destination is empty.
 // Resolutions are cached for the life of s; failures are not.
 func (s *Slack) resolve(ctx context.Context, sub meetingbot.Subscription) (destination, error) {
-	raw := strings.TrimSpace(sub.Destination)
-	if raw == "" {
-		raw = strings.TrimSpace(sub.CalendarID)
-	}
+	raw := destinationOf(sub)
 	if d, ok := s.cache.Load(raw); ok {
 		return d.(destination), nil
 	}
@@ -53,6 +50,78 @@ func (s *Slack) resolve(ctx context.Context, sub meetingbot.Subscription) (desti
 	}
 	s.cache.Store(raw, d)
 	return d, nil
+}
+
+// destinationOf is where sub's reminders go, as configured: its
+// Destination, or the calendar owner's email.
+func destinationOf(sub meetingbot.Subscription) string {
+	if d := strings.TrimSpace(sub.Destination); d != "" {
+		return d
+	}
+	return strings.TrimSpace(sub.CalendarID)
+}
+
+// Resolve looks sub's destination up in Slack afresh, as Notify does before
+// a post, and checks that a reminder could be posted there now: a channel
+// exists, is not archived and has the bot in it; a user exists and is
+// active. It posts nothing.
+//
+// It returns nil when a reminder could go out. A failure an operator must
+// fix (no such channel, user or email; the bot not invited; an archived
+// channel; a deactivated account; a missing scope; a bad token) is marked
+// meetingbot.Permanent and names the destination and the fix; any other (a
+// rate limit, a 5xx, the network) may pass by itself. A success is kept for
+// Notify; after a failure Notify looks the destination up again.
+func (s *Slack) Resolve(ctx context.Context, sub meetingbot.Subscription) error {
+	raw := destinationOf(sub)
+	s.cache.Delete(raw)
+	d, err := s.resolve(ctx, sub)
+	if err == nil {
+		err = s.usable(ctx, d)
+	}
+	if err != nil {
+		s.cache.Delete(raw)
+		return err
+	}
+	return nil
+}
+
+// usable checks what resolving d did not: that the bot is in its channel
+// and the channel is not archived, or that the user it DMs by ID is active
+// (a deactivated user is not found by email in the first place).
+func (s *Slack) usable(ctx context.Context, d destination) error {
+	switch {
+	case d.user != "" && d.email == "":
+		var u *slack.User
+		err := s.call(ctx, "users.info", policy{}, func(ctx context.Context) error {
+			var err error
+			u, err = s.api.GetUserInfoContext(ctx, d.user)
+			return err
+		})
+		if err != nil {
+			return s.explain("users.info", d, err)
+		}
+		if u.Deleted {
+			return s.explain("users.info", d, slack.SlackErrorResponse{Err: "user_disabled"})
+		}
+	case d.user == "" && isID(d.channel, "CG"):
+		var ch *slack.Channel
+		err := s.call(ctx, "conversations.info", policy{}, func(ctx context.Context) error {
+			var err error
+			ch, err = s.api.GetConversationInfoContext(ctx, &slack.GetConversationInfoInput{ChannelID: d.channel})
+			return err
+		})
+		if err != nil {
+			return s.explain("conversations.info", d, err)
+		}
+		switch {
+		case ch.IsArchived:
+			return s.explain("conversations.info", d, slack.SlackErrorResponse{Err: "is_archived"})
+		case !ch.IsMember:
+			return s.explain("conversations.info", d, slack.SlackErrorResponse{Err: "not_in_channel"})
+		}
+	}
+	return nil
 }
 
 // isID reports whether v looks like a Slack ID starting with one of prefixes.

@@ -16,6 +16,8 @@ var scopes = map[string]string{
 	"chat.postMessage":      "chat:write",
 	"conversations.open":    "im:write",
 	"conversations.list":    "channels:read and groups:read",
+	"conversations.info":    "channels:read and groups:read",
+	"users.info":            "users:read",
 	"conversations.history": "channels:history, groups:history and im:history",
 	"users.lookupByEmail":   "users:read.email",
 }
@@ -78,7 +80,9 @@ func (s *Slack) explain(method string, dest destination, err error) error {
 	case "user_not_found":
 		fix = fmt.Sprintf("no Slack user %s: check the user ID in CALENDARS", dest.user)
 	case "users_not_found":
-		fix = fmt.Sprintf("no Slack user has the email %s: set a destination in CALENDARS", dest.email)
+		fix = fmt.Sprintf("no active Slack user has the email %s (not in the workspace, or deactivated): set a destination in CALENDARS or remove the entry", dest.email)
+	case "user_disabled":
+		fix = fmt.Sprintf("the Slack account %s is deactivated: set another destination in CALENDARS or remove the entry", dest.user)
 	case "no_permission", "restricted_action", "ekm_access_denied":
 		fix = fmt.Sprintf("the bot may not post to %s: ask a workspace admin, or set another destination in CALENDARS", dest.label())
 	case "cannot_dm_bot":

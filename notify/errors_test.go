@@ -29,7 +29,7 @@ func TestErrorClassification(t *testing.T) {
 		{"no such channel name", "#nope", "", slacktest.Fault{}, true, "", "no channel named #nope is visible to the bot"},
 		{"no such channel ID", "C0NOPE0001", "", slacktest.Fault{}, true, "permanent", "channel_not_found: check the channel ID in CALENDARS"},
 		{"archived", "C0OLD00001", "", slacktest.Fault{}, true, "permanent", "channel C0OLD00001 is archived"},
-		{"no user with email", "nobody@example.com", "", slacktest.Fault{}, true, "permanent", "no Slack user has the email nobody@example.com: set a destination in CALENDARS"},
+		{"no user with email", "nobody@example.com", "", slacktest.Fault{}, true, "permanent", "no active Slack user has the email nobody@example.com (not in the workspace, or deactivated): set a destination in CALENDARS"},
 		{"no user with ID", "U0NOBODY01", "", slacktest.Fault{}, true, "permanent", "no Slack user U0NOBODY01"},
 		{"bad destination", "standup", "", slacktest.Fault{}, true, "", `destination "standup" is not a channel ID`},
 		// Injected Slack errors.
@@ -39,7 +39,7 @@ func TestErrorClassification(t *testing.T) {
 		{"missing_scope email", "alice@example.com", "users.lookupByEmail", slacktest.Fault{Error: "missing_scope"}, true, "permanent", "add the users:read.email scope and reinstall the app"},
 		{"missing_scope post", "C0STANDUP1", "chat.postMessage", slacktest.Fault{Error: "missing_scope"}, true, "permanent", "add the chat:write scope and reinstall the app"},
 		{"no_permission", "C0STANDUP1", "chat.postMessage", slacktest.Fault{Error: "no_permission"}, true, "permanent", "the bot may not post to channel C0STANDUP1"},
-		{"users_not_found", "alice@example.com", "users.lookupByEmail", slacktest.Fault{Error: "users_not_found"}, true, "permanent", "no Slack user has the email alice@example.com"},
+		{"users_not_found", "alice@example.com", "users.lookupByEmail", slacktest.Fault{Error: "users_not_found"}, true, "permanent", "no active Slack user has the email alice@example.com"},
 		{"user_not_found", "U0ALICE001", "conversations.open", slacktest.Fault{Error: "user_not_found"}, true, "permanent", "no Slack user U0ALICE001"},
 		{"channel_not_found", "C0STANDUP1", "chat.postMessage", slacktest.Fault{Error: "channel_not_found"}, true, "permanent", "check the channel ID"},
 		{"not_in_channel", "#standup", "chat.postMessage", slacktest.Fault{Error: "not_in_channel"}, true, "permanent", "/invite @meetingbot"},

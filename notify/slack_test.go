@@ -227,8 +227,8 @@ func TestCheck(t *testing.T) {
 		switch {
 		case tt.wantErr == "" && err != nil:
 			t.Errorf("Check(%q) = %v, want nil", tt.token, err)
-		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || !meetingbot.IsPermanent(err)):
-			t.Errorf("Check(%q) = %v, want permanent error containing %q", tt.token, err, tt.wantErr)
+		case tt.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) || !meetingbot.IsPermanent(err)):
+			t.Errorf("Check(%q) = %v, want permanent error starting %q", tt.token, err, tt.wantErr)
 		}
 		if tt.token != "" && (strings.Contains(logs.String(), tt.token) || (err != nil && strings.Contains(err.Error(), tt.token))) {
 			t.Errorf("Check(%q): the token leaked into logs or the error", tt.token)

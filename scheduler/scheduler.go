@@ -341,7 +341,13 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
+// prune deletes settled rows past the retention, at most once an hour. It
+// is housekeeping: a stop in the middle of it is no error, and the next
+// start prunes.
 func (s *Scheduler) prune(ctx context.Context, now time.Time) {
+	if ctx.Err() != nil {
+		return
+	}
 	s.mu.Lock()
 	due := now.Sub(s.lastPrune) >= time.Hour
 	if due {
@@ -353,7 +359,9 @@ func (s *Scheduler) prune(ctx context.Context, now time.Time) {
 	}
 	n, err := s.ledger.Prune(ctx, now.Add(-s.opts.Retention))
 	if err != nil {
-		s.log.Error("prune ledger", "err", err)
+		if ctx.Err() == nil {
+			s.log.Error("prune ledger", "err", err)
+		}
 		return
 	}
 	if n > 0 {

@@ -45,7 +45,9 @@ func (s *Scheduler) sweep(ctx context.Context, sub meetingbot.Subscription, c ti
 	meetings, err := s.source.Meetings(readCtx, sub, from, to)
 	cancel()
 	if err != nil {
-		s.report(sub, now, fmt.Errorf("read calendar %s: %w", sub.CalendarID, err))
+		if ctx.Err() == nil { // a read cut by shutdown is no failure
+			s.report(sub, now, fmt.Errorf("read calendar %s: %w", sub.CalendarID, err))
+		}
 		return sweepResult{}
 	}
 
@@ -64,7 +66,9 @@ func (s *Scheduler) sweep(ctx context.Context, sub meetingbot.Subscription, c ti
 		}
 	}
 	if !settled {
-		s.report(sub, now, errors.New("some due reminders are not settled yet; retrying next tick"))
+		if ctx.Err() == nil {
+			s.report(sub, now, errors.New("some due reminders are not settled yet; retrying next tick"))
+		}
 		return sweepResult{}
 	}
 	s.report(sub, now, nil)
@@ -115,7 +119,9 @@ func (s *Scheduler) deliver(ctx context.Context, sub meetingbot.Subscription, du
 	}
 	known, err := s.ledger.Entries(ctx, sub.ID, keys)
 	if err != nil {
-		s.log.Error("read ledger", "subscription", sub.ID, "err", err)
+		if ctx.Err() == nil {
+			s.log.Error("read ledger", "subscription", sub.ID, "err", err)
+		}
 		return false
 	}
 	all := true
@@ -168,7 +174,9 @@ func (s *Scheduler) remind(ctx context.Context, r meetingbot.Reminder) bool {
 	lease := claimed.Add(s.opts.Lease)
 	status, prev, err := s.ledger.Claim(ctx, e, claimed, lease)
 	if err != nil {
-		log.Error("claim reminder", "err", err)
+		if ctx.Err() == nil { // stopping: nothing was claimed
+			log.Error("claim reminder", "err", err)
+		}
 		return false
 	}
 	switch status {
@@ -326,7 +334,7 @@ func (s *Scheduler) resolveOrphan(ctx context.Context, sub meetingbot.Subscripti
 	claimed := s.opts.Now().UTC()
 	status, prev, err := s.ledger.Claim(ctx, e, claimed, claimed.Add(s.opts.Lease))
 	if err != nil || status != meetingbot.Orphaned {
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			log.Error("claim interrupted reminder", "err", err)
 		}
 		return

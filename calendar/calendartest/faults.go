@@ -3,6 +3,7 @@ package calendartest
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 )
 
 // Fault is an injected failure of one events.list request.
@@ -15,6 +16,34 @@ type Fault struct {
 	RetryAfter string
 	// Drop cuts the connection in the middle of a 200 response instead.
 	Drop bool
+	// Delay holds the answer back that long first; with no Status and no
+	// Drop, the request is then answered as usual: a slow Calendar.
+	Delay time.Duration
+}
+
+// delayOnly reports whether f only slows the request down.
+func (f Fault) delayOnly() bool { return f.Status == 0 && !f.Drop }
+
+// QuotaProjectMessage is what the Calendar API answers user credentials
+// that name no quota project (see Server.RequireUserProject).
+const QuotaProjectMessage = "Your application is authenticating by using local Application Default Credentials. " +
+	"The calendar-json.googleapis.com API requires a quota project, which is not set by default. " +
+	"To learn how to set your quota project, see https://cloud.google.com/docs/authentication/adc-troubleshooting/user-creds ."
+
+// wait holds a response back for d, unless the client gives up first, and
+// reports whether to answer.
+func wait(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
 }
 
 // Faults the Calendar API documents, answered as Google answers them.

@@ -88,15 +88,26 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests[calendarID]++
 	s.lastQuery[calendarID] = r.URL.Query()
+	s.userProject[calendarID] = r.Header.Get("X-Goog-User-Project")
 	if f, ok := s.nextFault(calendarID); ok {
 		s.mu.Unlock()
-		serveFault(w, f)
-		return
+		if !wait(r, f.Delay) {
+			return
+		}
+		if !f.delayOnly() {
+			serveFault(w, f)
+			return
+		}
+		s.mu.Lock()
 	}
 	defer s.mu.Unlock()
 	principal, ok := s.principal(r)
 	if !ok {
 		writeError(w, http.StatusUnauthorized, "global", "authError", "Invalid Credentials")
+		return
+	}
+	if s.needQuota && principal == s.userEmail && r.Header.Get("X-Goog-User-Project") == "" {
+		writeError(w, http.StatusForbidden, "usageLimits", "accessNotConfigured", QuotaProjectMessage)
 		return
 	}
 	c := s.calendars[calendarID]
@@ -129,6 +140,13 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 		AccessRole:       "reader",
 		Updated:          "2026-01-01T00:00:00.000Z",
 		DefaultReminders: []*calendar.EventReminder{},
+	}
+	if c.busyOnly[principal] {
+		resp.AccessRole = "freeBusyReader"
+		resp.Summary = ""
+		for i, ev := range items {
+			items[i] = &calendar.Event{Kind: ev.Kind, Etag: ev.Etag, Id: ev.Id, Status: ev.Status, Start: ev.Start, End: ev.End}
+		}
 	}
 	switch {
 	case s.emptyPages[calendarID] > 0:

@@ -53,12 +53,18 @@ type Server struct {
 	emptyPages map[string]int
 	requests   map[string]int
 	lastQuery  map[string]url.Values
+	// userProject is the X-Goog-User-Project of the last events.list
+	// request per calendar; needQuota refuses user credentials without one.
+	userProject map[string]string
+	needQuota   bool
 }
 
 type calendarState struct {
 	events  map[string]*calendar.Event
 	order   []string // insertion order of ids, the default list order
 	readers map[string]bool
+	// busyOnly are the principals that see only free/busy.
+	busyOnly map[string]bool
 }
 
 // NewServer starts a server. Close it when done.
@@ -75,6 +81,7 @@ func NewServer() *Server {
 		emptyPages:   map[string]int{},
 		requests:     map[string]int{},
 		lastQuery:    map[string]url.Values{},
+		userProject:  map[string]string{},
 		delegation:   true,
 		refreshToken: "1//refresh-" + rand.Text(),
 		userEmail:    "user@example.com",
@@ -118,7 +125,7 @@ func (s *Server) AddCalendar(calendarID string) {
 func (s *Server) calendar(calendarID string) *calendarState {
 	c := s.calendars[calendarID]
 	if c == nil {
-		c = &calendarState{events: map[string]*calendar.Event{}, readers: map[string]bool{}}
+		c = &calendarState{events: map[string]*calendar.Event{}, readers: map[string]bool{}, busyOnly: map[string]bool{}}
 		s.calendars[calendarID] = c
 	}
 	return c
@@ -128,13 +135,51 @@ func (s *Server) calendar(calendarID string) *calendarState {
 // client_email, an impersonated subject, or the authorized user's email.
 // Others get 404 notFound, as Google answers for calendars not shared with
 // the caller. A calendar never shared is readable by any valid token.
+// Sharing with a principal that had free/busy only (ShareFreeBusy) gives
+// it every event detail.
 func (s *Server) Share(calendarID string, principals ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.calendar(calendarID)
 	for _, p := range principals {
 		c.readers[p] = true
+		delete(c.busyOnly, p)
 	}
+}
+
+// ShareFreeBusy lets the given principals see only when calendarID is busy,
+// as Google answers a calendar shared with "See only free/busy" or one
+// whose organisation caps external sharing at free/busy: events.list says
+// accessRole "freeBusyReader" and each event keeps only its id, status,
+// start and end. Like Share, it hides the calendar from everyone else.
+func (s *Server) ShareFreeBusy(calendarID string, principals ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.calendar(calendarID)
+	for _, p := range principals {
+		c.busyOnly[p] = true
+		c.readers[p] = true
+	}
+}
+
+// RequireUserProject makes the server refuse authorized-user credentials
+// that name no quota project, as the Calendar API does for credentials
+// from an OAuth client whose project cannot be billed (gcloud's own): 403
+// SERVICE_DISABLED, "requires a quota project". Service accounts are billed
+// to their own project and pass.
+func (s *Server) RequireUserProject(required bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.needQuota = required
+}
+
+// LastUserProject returns the X-Goog-User-Project header of the last
+// events.list request on calendarID: the quota project the client named,
+// "" for none.
+func (s *Server) LastUserProject(calendarID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.userProject[calendarID]
 }
 
 // SetPageSize caps the number of events per page below the client's

@@ -39,6 +39,11 @@ func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Wri
 	placeholder := map[string]string{
 		"SLACK_BOT_TOKEN": "xoxb-demo", "GOOGLE_CREDENTIALS_JSON": `{"type":"service_account"}`,
 	}
+	if getenv("DATABASE_PATH") == "" {
+		// The demo's ledger goes to a temporary directory, not the
+		// working one, which need not be writable.
+		placeholder["DATABASE_PATH"] = filepath.Join(os.TempDir(), "meetingbot-demo.db")
+	}
 	if _, err := config.Parse(demoEnv(getenv, placeholder)); err != nil {
 		return err
 	}
@@ -163,7 +168,7 @@ func (d *demoScript) seed() error {
 	d.steps = []demoStep{
 		{at: 20 * time.Second, say: fmt.Sprintf("Quick question created in Alice's calendar, starting %s: its 1m reminder time has passed, so it goes out at once, marked late", d.out.clock(d.start.Add(50*time.Second))),
 			do: func() error { return d.cal.Put(demoAlice, quick) }},
-		{at: 30 * time.Second, say: fmt.Sprintf("1:1 with Bob moved from %s to %s, before its reminder: one reminder, for the new time", d.out.clock(d.start.Add(150*time.Second)), d.out.clock(d.start.Add(210*time.Second))),
+		{at: 30 * time.Second, say: fmt.Sprintf("1:1 with Bob moved from %s to %s, before its reminders: both (1 minute before and at the start) go out for the new time only", d.out.clock(d.start.Add(150*time.Second)), d.out.clock(d.start.Add(210*time.Second))),
 			do: func() error { return d.cal.Put(demoAlice, moved) }},
 		{at: 45 * time.Second, say: "Budget sync cancelled before its reminder: nothing will be sent for it",
 			do: func() error { return d.cal.Delete(demoAlice, "budget") }},

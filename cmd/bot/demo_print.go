@@ -26,14 +26,15 @@ func (p *demoPrinter) printf(format string, args ...any) {
 	fmt.Fprintf(p.w, format, args...)
 }
 
-// clock shows an instant in the terminal's zone.
-func (p *demoPrinter) clock(t time.Time) string { return t.Local().Format("15:04:05") }
+// clock shows an instant in the terminal's zone, naming the zone.
+func (p *demoPrinter) clock(t time.Time) string { return t.Local().Format("15:04:05 MST") }
 
 func (p *demoPrinter) banner(addr, db string, d *demoScript) {
 	at := func(s time.Duration) string { return p.clock(d.start.Add(s)) }
 	p.printf(`meetingbot demo: the real bot against a local Google Calendar and a local Slack.
-Reminders 1 minute before each meeting and when it starts, sweeping every %s.
+Two reminders per meeting, 1 minute before it and when it starts, sweeping every %s.
 
+  %s  Quick question (Alice's calendar; created at %s, after its 1-minute reminder time: that one goes out at once, marked late)
   %s  Sprint planning (team calendar, reminds %s)
   %s  Design review <API v2> (Alice's calendar, reminds her by DM)
   %s  Budget sync (will be cancelled)
@@ -43,7 +44,7 @@ Health: http://%s/healthz   Metrics: http://%s/metrics
 Ledger: %s
 Press Ctrl-C to stop.
 
-`, demoTick, at(65*time.Second), demoChannel, at(80*time.Second), at(120*time.Second), at(150*time.Second), at(210*time.Second), addr, addr, db)
+`, demoTick, at(50*time.Second), at(20*time.Second), at(65*time.Second), demoChannel, at(80*time.Second), at(120*time.Second), at(150*time.Second), at(210*time.Second), addr, addr, db)
 }
 
 func (p *demoPrinter) note(msg string) {
@@ -138,7 +139,7 @@ func mrkdwn(s string) string {
 		if err != nil {
 			return m[2]
 		}
-		return time.Unix(sec, 0).Local().Format("Mon 15:04:05")
+		return time.Unix(sec, 0).Local().Format("Mon 15:04:05 MST")
 	})
 	s = linkToken.ReplaceAllString(s, "$2 ($1)")
 	s = bold.ReplaceAllString(s, "$1")

@@ -15,17 +15,20 @@ import (
 
 // flyConfig is the part of fly.toml the bot's defaults must agree with.
 type flyConfig struct {
-	KillSignal  string            `toml:"kill_signal"`
-	KillTimeout string            `toml:"kill_timeout"`
+	KillSignal string `toml:"kill_signal"`
+	// KillTimeout is whole seconds, as Fly's reference writes it.
+	KillTimeout int               `toml:"kill_timeout"`
 	Env         map[string]string `toml:"env"`
 	Mounts      []struct {
 		Source      string `toml:"source"`
 		Destination string `toml:"destination"`
 	} `toml:"mounts"`
 	HTTPService struct {
-		InternalPort       int    `toml:"internal_port"`
-		AutoStopMachines   string `toml:"auto_stop_machines"`
-		MinMachinesRunning int    `toml:"min_machines_running"`
+		InternalPort     int    `toml:"internal_port"`
+		AutoStopMachines string `toml:"auto_stop_machines"`
+		// MinMachinesRunning does nothing with auto_stop_machines "off";
+		// fly.toml leaves it out rather than suggest it keeps the bot up.
+		MinMachinesRunning *int `toml:"min_machines_running"`
 		Checks             []struct {
 			Method string `toml:"method"`
 			Path   string `toml:"path"`
@@ -69,9 +72,9 @@ func TestFlyConfigAgreesWithDefaults(t *testing.T) {
 		{"metrics path", fly.Metrics.Path, "/metrics"},
 		{"health check path", health, "/healthz"},
 		{"auto_stop_machines", fly.HTTPService.AutoStopMachines, "off"},
-		{"min_machines_running", fly.HTTPService.MinMachinesRunning, 1},
+		{"min_machines_running set", fly.HTTPService.MinMachinesRunning != nil, false},
 		{"kill_signal", fly.KillSignal, "SIGTERM"},
-		{"kill_timeout", fly.KillTimeout, "15s"},
+		{"kill_timeout", fly.KillTimeout, 15},
 		{"HTTP_ADDR not overridden", fly.Env["HTTP_ADDR"], ""},
 		{"no secrets in [env]", fly.Env["SLACK_BOT_TOKEN"] + fly.Env["GOOGLE_CREDENTIALS_JSON"], ""},
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -183,6 +184,51 @@ func TestSIGTERMFinishesTheSendInFlight(t *testing.T) {
 	if e := ledger(t, env["DATABASE_PATH"], alice)["slow"]; e.Outcome != meetingbot.Sent {
 		t.Errorf("ledger entry of the send in flight = %q, want sent", e.Outcome)
 	}
+	if line := logLine(p.out.String(), `"level":"ERROR"`); line != "" {
+		t.Errorf("a clean stop logged an error: %s", line)
+	}
+}
+
+// TestSIGTERMDuringATickLogsNoError stops the bot while its tick and its
+// audit wait for a slow calendar, and its destination check for a slow
+// Slack: it exits 0 and logs nothing at WARN or
+// ERROR, for anyone alerting on errors would be paged by every deploy.
+func TestSIGTERMDuringATickLogsNoError(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	slow := calendartest.Fault{Delay: 30 * time.Second}
+	// The first tick's read and the audit's, and the destination check.
+	w.cal.QueueFaults(team, slow, slow)
+	w.slack.Fail("users.lookupByEmail", "", slacktest.Fault{Delay: 30 * time.Second})
+	p := start(t, w.dir, w.env("CALENDARS="+alice+","+teamID))
+	p.ready()
+	eventually(t, 30*time.Second, "both reads of the team calendar and the check of Alice's DM in flight", func() bool {
+		return w.cal.Requests(team) >= 2 && len(w.slack.CallsTo("users.lookupByEmail")) >= 1
+	})
+
+	p.signal(syscall.SIGTERM)
+	if code, took := p.wait(15 * time.Second); code != 0 || took > 10*time.Second {
+		t.Errorf("after SIGTERM mid-tick: exit %d after %v, want 0 within 10s", code, took)
+	}
+	out := p.out.String()
+	for _, bad := range []string{`"level":"ERROR"`, `"level":"WARN"`, "context canceled"} {
+		if line := logLine(out, bad); line != "" {
+			t.Errorf("a clean stop logged %s: %s", bad, line)
+		}
+	}
+	if !strings.Contains(out, `"msg":"stopped"`) {
+		t.Errorf("output lacks the clean stop:\n%s", out)
+	}
+}
+
+// logLine returns the first line of out that contains s, or "".
+func logLine(out, s string) string {
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.Contains(line, s) {
+			return line
+		}
+	}
+	return ""
 }
 
 func TestSIGINTIdleExits0(t *testing.T) {
@@ -282,11 +328,24 @@ func TestDemoAsNewcomer(t *testing.T) {
 	eventually(t, 30*time.Second, "a reminder printed by the demo", func() bool {
 		return strings.Contains(p.out.String(), "starts in 1 minute")
 	})
+	eventually(t, 45*time.Second, "the demo's note on the moved meeting", func() bool {
+		return strings.Contains(p.out.String(), "1:1 with Bob moved")
+	})
 	out := p.out.String()
-	for _, want := range []string{"Sprint planning", "[Join] https://", "Slack #engineering"} {
+	for _, want := range []string{"Sprint planning", "[Join] https://", "Slack #engineering",
+		"Two reminders per meeting, 1 minute before it and when it starts",
+		"both (1 minute before and at the start) go out for the new time only"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+	// The opening schedule lists every meeting, the late-created one too,
+	// and every time names its zone.
+	if !regexp.MustCompile(`\d\d:\d\d:\d\d \S+  Quick question \(Alice's calendar; created at \d\d:\d\d:\d\d \S+, after its 1-minute reminder time`).MatchString(out) {
+		t.Errorf("demo's opening schedule lacks the late-created meeting with zoned times:\n%s", out)
+	}
+	if bare := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d  `).FindString(out); bare != "" {
+		t.Errorf("demo prints a time without its zone: %q", bare)
 	}
 	p.signal(syscall.SIGINT)
 	if code, took := p.wait(15 * time.Second); code != 0 || took > 10*time.Second {

@@ -5,7 +5,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/config"
 )
 
@@ -45,5 +47,31 @@ func TestReadmeConfigurationTable(t *testing.T) {
 		if !strings.Contains(got, "`"+v.Name+"`") {
 			t.Errorf("README configuration table lacks %s", v.Name)
 		}
+	}
+}
+
+// TestHelpAndReadmeAgreeOnTheDemo checks that `bot -h` and the README say
+// the same about when the demo runs, and that both give the gcloud command
+// Google still allows for the personal route, the one the bot's own hints
+// give.
+func TestHelpAndReadmeAgreeOnTheDemo(t *testing.T) {
+	p := start(t, t.TempDir(), nil, "-h")
+	if code, _ := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("bot -h: exit %d", code)
+	}
+	help := strings.Join(strings.Fields(p.out.String()), " ")
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(strings.ReplaceAll(string(readme), "`", "")), " ")
+	if !strings.Contains(help, config.DemoWhen) || !strings.Contains(text, config.DemoWhen) {
+		t.Errorf("bot -h and the README must both say the demo runs %q", config.DemoWhen)
+	}
+	if config.UserCredentialsCommand != calendar.UserCredentialsCommand {
+		t.Errorf("config and calendar give different gcloud commands:\n%s\n%s", config.UserCredentialsCommand, calendar.UserCredentialsCommand)
+	}
+	if !strings.Contains(string(readme), "--client-id-file=client.json") || strings.Contains(string(readme), "login --scopes=") {
+		t.Errorf("README must give gcloud with --client-id-file (Google blocks Calendar scopes through gcloud's own client)")
 	}
 }

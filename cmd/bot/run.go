@@ -144,6 +144,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	})
 	wg.Go(func() { mon.TrackLedger(bg, store, ledgerRefresh) })
 	wg.Go(func() { watcher.Run(bg) })
+	wg.Go(func() { newDestinationCheck(cfg.Subscriptions, slack.Resolve, mon.Destination, log).Run(bg) })
 	log.Info("serving /healthz and /metrics", "addr", ln.Addr().String())
 	if h.listening != nil {
 		h.listening(ln.Addr().String())

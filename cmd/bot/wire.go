@@ -70,7 +70,7 @@ func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs obser
 	defer cancel()
 	if err := slack.Check(check); err != nil {
 		if meetingbot.IsPermanent(err) {
-			return nil, nil, fmt.Errorf("SLACK_BOT_TOKEN rejected: %w", err)
+			return nil, nil, err // it starts with what to do
 		}
 		log.Warn("Slack unreachable at start-up; reminders will retry", "err", err)
 	}

@@ -108,13 +108,60 @@ func (s *Server) lookupByEmail(form url.Values) response {
 	defer s.mu.Unlock()
 	email := form.Get("email")
 	u := s.user(func(u User) bool { return email != "" && strings.EqualFold(u.Email, email) })
-	if u == nil {
+	if u == nil || u.Deactivated {
 		return slackErr("users_not_found")
 	}
-	return ok(map[string]any{"user": map[string]any{
-		"id": u.ID, "team_id": TeamID, "name": u.Name, "real_name": u.Name, "deleted": false, "is_bot": false,
+	return ok(map[string]any{"user": userJSON(*u)})
+}
+
+// userInfo answers users.info: user_not_found for an unknown ID, else the
+// user object, "deleted" when deactivated.
+func (s *Server) userInfo(form url.Values) response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := form.Get("user")
+	u := s.user(func(u User) bool { return u.ID == id })
+	if u == nil {
+		return slackErr("user_not_found")
+	}
+	return ok(map[string]any{"user": userJSON(*u)})
+}
+
+func userJSON(u User) map[string]any {
+	return map[string]any{
+		"id": u.ID, "team_id": TeamID, "name": u.Name, "real_name": u.Name, "deleted": u.Deactivated, "is_bot": false,
 		"profile": map[string]any{"email": u.Email, "real_name": u.Name, "display_name": u.Name},
-	}})
+	}
+}
+
+// info answers conversations.info as Slack does for a bot: the channel
+// with is_member and is_archived, a DM it opened, or channel_not_found for
+// an unknown channel and a private one it is not in.
+func (s *Server) info(form url.Values) response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := form.Get("channel")
+	if user, isDM := s.dms[id]; isDM {
+		return ok(map[string]any{"channel": map[string]any{"id": id, "is_im": true, "user": user, "is_open": true}})
+	}
+	for _, c := range s.channels {
+		if c.ID != id {
+			continue
+		}
+		if c.Private && !c.Member {
+			return slackErr("channel_not_found")
+		}
+		return ok(map[string]any{"channel": channelJSON(c)})
+	}
+	return slackErr("channel_not_found")
+}
+
+func channelJSON(c Channel) map[string]any {
+	return map[string]any{
+		"id": c.ID, "name": c.Name, "name_normalized": c.Name, "is_channel": !c.Private,
+		"is_group": c.Private, "is_im": false, "is_private": c.Private,
+		"is_archived": c.Archived, "is_member": c.Member,
+	}
 }
 
 func (s *Server) user(match func(User) bool) *User {
@@ -145,11 +192,7 @@ func (s *Server) list(form url.Values) response {
 		if c.Private && !c.Member {
 			continue // a bot sees only the private channels it is in
 		}
-		all = append(all, map[string]any{
-			"id": c.ID, "name": c.Name, "name_normalized": c.Name, "is_channel": !c.Private,
-			"is_group": c.Private, "is_im": false, "is_private": c.Private,
-			"is_archived": c.Archived, "is_member": c.Member,
-		})
+		all = append(all, channelJSON(c))
 	}
 	page, next, code := paginate(len(all), form, 100, 1000)
 	if code != "" {

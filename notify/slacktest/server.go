@@ -1,8 +1,8 @@
 // Package slacktest is a local stand-in for the Slack Web API, in the spirit of
 // net/http/httptest: NewServer listens on a loopback port and answers the
 // methods the bot uses (auth.test, chat.postMessage, conversations.open,
-// conversations.list, conversations.history, users.lookupByEmail) in Slack's
-// wire format, so the real slack-go client can be pointed at it with
+// conversations.list, conversations.info, conversations.history,
+// users.lookupByEmail, users.info) in Slack's wire format, so the real slack-go client can be pointed at it with
 // slack.OptionAPIURL(server.URL()).
 //
 // chat.postMessage checks blocks against Block Kit's limits as Slack does
@@ -40,11 +40,14 @@ const (
 	BotName   = "meetingbot"
 )
 
-// User is a seeded workspace member.
+// User is a seeded workspace member. A Deactivated one is not found by
+// email (users.lookupByEmail answers users_not_found, as Slack documents
+// for deactivated accounts) and users.info says "deleted": true.
 type User struct {
-	ID    string
-	Name  string
-	Email string
+	ID          string
+	Name        string
+	Email       string
+	Deactivated bool
 }
 
 // Channel is a seeded public or private channel. Member says whether the bot
@@ -156,6 +159,20 @@ func (s *Server) AddUser(u User) {
 func (s *Server) AddChannel(c Channel) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.channels = append(s.channels, c)
+}
+
+// UpdateChannel replaces the seeded channel with c's ID by c: the bot
+// invited or removed (Member), the channel archived or renamed.
+func (s *Server) UpdateChannel(c Channel) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.channels {
+		if s.channels[i].ID == c.ID {
+			s.channels[i] = c
+			return
+		}
+	}
 	s.channels = append(s.channels, c)
 }
 
@@ -302,6 +319,10 @@ func (s *Server) dispatch(method string, form url.Values) response {
 		return s.open(form)
 	case "conversations.list":
 		return s.list(form)
+	case "conversations.info":
+		return s.info(form)
+	case "users.info":
+		return s.userInfo(form)
 	case "conversations.history":
 		return s.history(form)
 	case "users.lookupByEmail":

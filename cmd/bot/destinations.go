@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/meetingbot/meetingbot"
+)
+
+// Timings of the destination checks.
+const (
+	// destinationRecheck is how often every destination is checked again:
+	// a channel archived, a person gone.
+	destinationRecheck = 15 * time.Minute
+	// destinationRetry is the first wait before checking again a
+	// destination Slack could not answer for; it doubles up to the recheck.
+	destinationRetry = 30 * time.Second
+	// destinationTimeout bounds one destination's check, the client's own
+	// retries included.
+	destinationTimeout = time.Minute
+)
+
+// destinationCheck looks up every subscription's Slack destination at
+// start-up and again every recheck, so that a channel that does not exist
+// or an email that is not in Slack shows at once, not when its first
+// reminder falls due and is lost. A destination Slack refuses for good is
+// logged once at ERROR with the fix and reported (on /healthz); the bot
+// goes on, for a person leaving the company must not stop everyone's
+// reminders. A check Slack could not answer is retried sooner, with
+// backoff. It runs beside the scheduler and changes nothing it does.
+type destinationCheck struct {
+	subs    []meetingbot.Subscription
+	resolve func(context.Context, meetingbot.Subscription) error
+	report  func(meetingbot.Subscription, error)
+	log     *slog.Logger
+	// recheck, retry and timeout are the timings above; tests shorten them.
+	recheck, retry, timeout time.Duration
+	// last holds, per subscription, the failure last logged, so that each
+	// is logged once.
+	last map[string]string
+}
+
+func newDestinationCheck(subs []meetingbot.Subscription, resolve func(context.Context, meetingbot.Subscription) error,
+	report func(meetingbot.Subscription, error), log *slog.Logger) *destinationCheck {
+	return &destinationCheck{
+		subs: subs, resolve: resolve, report: report, log: log,
+		recheck: destinationRecheck, retry: destinationRetry, timeout: destinationTimeout,
+		last: map[string]string{},
+	}
+}
+
+// Run checks every destination at once, then retries the ones Slack could
+// not answer for and checks them all again every recheck, until ctx ends.
+func (c *destinationCheck) Run(ctx context.Context) {
+	backoff := c.retry
+	pending := c.subs
+	next := time.Now().Add(c.recheck) // the next check of every destination
+	for {
+		failed := c.check(ctx, pending)
+		wait := time.Until(next)
+		if len(failed) > 0 && backoff < wait {
+			wait = backoff
+			backoff = min(2*backoff, c.recheck)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if pending = failed; !time.Now().Before(next) {
+			pending, backoff, next = c.subs, c.retry, time.Now().Add(c.recheck)
+		}
+	}
+}
+
+// check checks subs in turn and returns those Slack could not answer for.
+// A check cut short by ctx ending is neither logged nor reported.
+func (c *destinationCheck) check(ctx context.Context, subs []meetingbot.Subscription) []meetingbot.Subscription {
+	var failed []meetingbot.Subscription
+	for _, sub := range subs {
+		cctx, cancel := context.WithTimeout(ctx, c.timeout)
+		err := c.resolve(cctx, sub)
+		cancel()
+		if ctx.Err() != nil {
+			return nil // stopping
+		}
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		last := c.last[sub.ID]
+		c.last[sub.ID] = msg
+		log := c.log.With("subscription", sub.ID, "destination", destinationName(sub))
+		switch {
+		case err == nil && last != "":
+			log.Info("destination reachable again")
+		case err == nil:
+			log.Debug("destination reachable")
+		case meetingbot.IsPermanent(err):
+			if msg != last {
+				log.Error("destination needs attention; its reminders fail until it is fixed", "err", err)
+			}
+		default:
+			failed = append(failed, sub)
+			if msg != last {
+				log.Warn("destination not checked: Slack did not answer; retrying", "err", err)
+			}
+		}
+		c.report(sub, err)
+	}
+	return failed
+}
+
+// destinationName is where sub's reminders go, for people.
+func destinationName(sub meetingbot.Subscription) string {
+	if sub.Destination != "" {
+		return sub.Destination
+	}
+	return "DM to " + sub.CalendarID
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/monitor"
+	"github.com/meetingbot/meetingbot/notify"
+	"github.com/meetingbot/meetingbot/notify/slacktest"
+	"github.com/meetingbot/meetingbot/retry"
+)
+
+// TestDestinationCheckInTheBackground runs the destination checks with
+// the real Slack client against the emulator, on short timings: a bad
+// channel is logged once at ERROR however often it is checked and stays
+// on the health page; a destination Slack could not answer for at first is
+// retried in the background until it answers; the good one is quiet.
+func TestDestinationCheckInTheBackground(t *testing.T) {
+	srv := slacktest.NewServer()
+	t.Cleanup(srv.Close)
+	srv.AddUser(slacktest.User{ID: "U0ALICE001", Name: "alice", Email: alice})
+	srv.AddChannel(slacktest.Channel{ID: engID, Name: "eng", Member: true})
+	srv.Fail("users.lookupByEmail", "", slacktest.Fault{Status: 503}, slacktest.Fault{Status: 429, RetryAfter: 1})
+	slack := notify.New(notify.Config{Token: slacktest.Token, APIURL: srv.URL(), Retry: retry.Policy{MaxAttempts: 1}})
+
+	subs := []meetingbot.Subscription{
+		{ID: alice, CalendarID: alice, Offsets: []time.Duration{time.Minute}},
+		{ID: team + "=#eng", CalendarID: team, Destination: "#eng", Offsets: []time.Duration{time.Minute}},
+		{ID: team + "=#engineering", CalendarID: team, Destination: "#engineering", Offsets: []time.Duration{time.Minute}},
+	}
+	mon := monitor.New(monitor.Options{Subscriptions: subs, Interval: time.Second})
+	logs := &syncBuffer{}
+	c := newDestinationCheck(subs, slack.Resolve, mon.Destination, slog.New(slog.NewTextHandler(logs, nil)))
+	c.recheck, c.retry = 150*time.Millisecond, 10*time.Millisecond
+
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { c.Run(ctx) })
+	eventually(t, 10*time.Second, "Alice's DM checked after two failures and three rechecks of all", func() bool {
+		return len(srv.CallsTo("users.lookupByEmail")) >= 3 && len(srv.CallsTo("conversations.info")) >= 3
+	})
+	stop()
+	wg.Wait()
+
+	out := logs.String()
+	if n := strings.Count(out, "level=ERROR"); n != 1 {
+		t.Errorf("ERROR lines = %d, want 1 for the one bad destination:\n%s", n, out)
+	}
+	for _, want := range []string{
+		`level=ERROR msg="destination needs attention; its reminders fail until it is fixed" subscription="team@example.com=#engineering" destination=#engineering`,
+		"no channel named #engineering is visible to the bot: check the name in CALENDARS",
+		`level=WARN msg="destination not checked: Slack did not answer; retrying" subscription=alice@example.com`,
+		`level=INFO msg="destination reachable again" subscription=alice@example.com`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "level=WARN"); n != 2 { // 503, then 429: two distinct failures
+		t.Errorf("WARN lines = %d, want 2:\n%s", n, out)
+	}
+	bad := mon.Unreachable()
+	if len(bad) != 1 || !strings.HasPrefix(bad[0], "subscription team@example.com=#engineering: ") {
+		t.Errorf("Unreachable() = %q, want only #engineering", bad)
+	}
+}

@@ -1,0 +1,79 @@
+package scheduler_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/meetingbot/meetingbot"
+)
+
+// levelHandler records each log record's level and message.
+type levelHandler struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (h *levelHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *levelHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.recs = append(h.recs, r)
+	return nil
+}
+func (h *levelHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *levelHandler) WithGroup(string) slog.Handler      { return h }
+
+// atLeast returns the messages logged at level or above.
+func (h *levelHandler) atLeast(level slog.Level) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, r := range h.recs {
+		if r.Level >= level {
+			out = append(out, r.Level.String()+" "+r.Message)
+		}
+	}
+	return out
+}
+
+// TestStopDuringATickLogsNothingAlarming stops the process (cancels the
+// tick's context) while a reminder is in flight, with another reminder of
+// the same subscription still to come and another subscription's calendar
+// read cut short: the send in flight is finished and recorded, and nothing
+// is logged at WARN or ERROR, for a deploy is not a failure.
+func TestStopDuringATickLogsNothingAlarming(t *testing.T) {
+	e := newEnv(t, sub("alice"), sub("bob"))
+	logs := &levelHandler{}
+	e.opts.Logger = slog.New(logs)
+	e.opts.Workers = 1 // alice, then bob
+	e.restart()
+	e.meeting("alice@example.com", "first", at("09:05"))
+	e.meeting("alice@example.com", "second", at("09:06"))
+	e.cal.Fail("bob@example.com", context.Canceled) // the read the stop cut short
+
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	e.slack.before = func(meetingbot.Reminder) { stop() } // SIGTERM mid-send
+	e.clock.Set(at("08:57"))
+	if err := e.sched.Tick(ctx); err != nil {
+		t.Fatalf("Tick() = %v, want nil", err)
+	}
+
+	if got := e.slack.Deliveries(); len(got) != 1 || got[0].Meeting.ID != "first" {
+		t.Errorf("deliveries = %v, want the one in flight (first)", got)
+	}
+	if bad := logs.atLeast(slog.LevelWarn); len(bad) > 0 {
+		t.Errorf("logged during a clean stop: %q, want nothing at WARN or above", bad)
+	}
+
+	// The next process picks up where this one stopped, prune included.
+	e.slack.before = nil
+	e.cal.Fail("bob@example.com", nil)
+	e.restart()
+	e.tickAt(at("08:58"))
+	if got := e.slack.Deliveries(); len(got) != 2 {
+		t.Errorf("deliveries after restart = %d, want 2", len(got))
+	}
+}
