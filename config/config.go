@@ -56,6 +56,9 @@ type Config struct {
 	LogLevel slog.Level
 	// LogFormat is LOG_FORMAT: "json" or "text".
 	LogFormat string
+	// JoinURLHosts is JOIN_URL_HOSTS, lowercased: hosts, beside the known
+	// meeting services, whose https links become a reminder's Join button.
+	JoinURLHosts []string
 	// Demo is true when neither SLACK_BOT_TOKEN, Google credentials nor
 	// CALENDARS is set: there is nothing to run but the demo.
 	Demo bool
@@ -134,6 +137,7 @@ func Parse(getenv func(string) string) (Config, error) {
 		LogLevel:        p.level("LOG_LEVEL"),
 		LogFormat:       p.format("LOG_FORMAT"),
 		CredentialsFile: p.get("GOOGLE_APPLICATION_CREDENTIALS"),
+		JoinURLHosts:    p.hosts("JOIN_URL_HOSTS"),
 	}
 	c.CredentialsJSON = p.credentials(c.CredentialsFile, c.Impersonate)
 	calendars := p.get("CALENDARS")

@@ -75,8 +75,10 @@ func TestParseEverything(t *testing.T) {
 		"HTTP_ADDR=127.0.0.1:0",
 		"LOG_LEVEL=debug",
 		"LOG_FORMAT=text",
+		"JOIN_URL_HOSTS= meet.jit.si, Video.ACME.example ",
 	))
 	require.NoError(t, err)
+	assert.Equal(t, []string{"meet.jit.si", "video.acme.example"}, c.JoinURLHosts)
 	offs := []time.Duration{0, 90 * time.Second, 10 * time.Minute}
 	assert.Equal(t, "http://127.0.0.1:9999/api/", c.SlackAPIURL)
 	assert.Equal(t, key, c.CredentialsFile)
@@ -163,6 +165,11 @@ func TestParseProblems(t *testing.T) {
 		{"addr port", prod("HTTP_ADDR=:http"), `HTTP_ADDR=":http": port must be a number`},
 		{"log level", prod("LOG_LEVEL=verbose"), `LOG_LEVEL="verbose": must be debug, info, warn or error`},
 		{"log format", prod("LOG_FORMAT=xml"), `LOG_FORMAT="xml": must be json or text`},
+		{"join host url", prod("JOIN_URL_HOSTS=https://meet.jit.si/"), `JOIN_URL_HOSTS="https://meet.jit.si/": "https://meet.jit.si/" is not a host name`},
+		{"join host port", prod("JOIN_URL_HOSTS=meet.jit.si:443"), `JOIN_URL_HOSTS="meet.jit.si:443": "meet.jit.si:443" is not a host name`},
+		{"join host wildcard", prod("JOIN_URL_HOSTS=*.acme.example"), `JOIN_URL_HOSTS="*.acme.example": "*.acme.example" is not a host name; a host covers its subdomains`},
+		{"join host empty entry", prod("JOIN_URL_HOSTS=meet.jit.si,,x.example"), `JOIN_URL_HOSTS="meet.jit.si,,x.example": has an empty entry`},
+		{"join host top-level", prod("JOIN_URL_HOSTS=com"), `JOIN_URL_HOSTS="com": "com" is not a host name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -233,6 +233,42 @@ func (p *parser) addr(name string) string {
 	return v
 }
 
+// hostLabel is one label of a DNS host name.
+var hostLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// hosts reads comma-separated host names, lowercased. Each must have at
+// least two labels: a host covers its subdomains, so "com" would cover
+// every .com site.
+func (p *parser) hosts(name string) []string {
+	v := p.get(name)
+	if v == "" {
+		return nil
+	}
+	example := "e.g. " + name + "=meet.jit.si,whereby.com"
+	var out []string
+	for part := range strings.SplitSeq(v, ",") {
+		h := strings.ToLower(strings.TrimSpace(part))
+		if h == "" {
+			p.bad(name, v, "has an empty entry, "+example)
+			continue
+		}
+		labels := strings.Split(h, ".")
+		ok := len(labels) >= 2 && len(h) <= 253
+		for _, l := range labels {
+			ok = ok && hostLabel.MatchString(l)
+		}
+		switch {
+		case strings.HasPrefix(h, "*."):
+			p.bad(name, v, fmt.Sprintf("%q is not a host name; a host covers its subdomains, e.g. %s=%s", part, name, strings.TrimPrefix(h, "*.")))
+		case !ok:
+			p.bad(name, v, fmt.Sprintf("%q is not a host name (no scheme, port or path), %s", strings.TrimSpace(part), example))
+		case !slices.Contains(out, h):
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 func (p *parser) level(name string) slog.Level {
 	switch v := p.get(name); strings.ToLower(v) {
 	case "debug":

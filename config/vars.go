@@ -29,6 +29,7 @@ var Vars = []Var{
 	{"CALENDARS", "none", "comma-separated calendarId[=destination]; destination C…/G… (channel ID), #name, U…/W… (user ID) or an email; none = DM the calendar's owner by email. Required unless the demo runs"},
 	{"REMINDER_OFFSETS", "10m", "comma-separated Go durations before each meeting's start, whole seconds, no duplicates; 0 = starting now, sent up to " + meetingbot.FormatOffset(meetingbot.StartGrace) + " after the start"},
 	{"TICK_INTERVAL", "30s", "how often the calendars are swept, from 1s to 10m; at most the smallest REMINDER_OFFSETS above 0, and at most " + meetingbot.FormatOffset(meetingbot.StartGrace) + " when 0 is one, or a reminder could fall between two sweeps (start-up refuses it)"},
+	{"JOIN_URL_HOSTS", "none", "comma-separated hosts, e.g. meet.jit.si, whose https links become a reminder's Join button beside Google Meet, Zoom, Microsoft Teams and Webex; a host covers its subdomains. Any other link from an event is shown as text"},
 	{"DATABASE_PATH", DefaultDatabasePath, "SQLite file holding cursors and the ledger of sent reminders"},
 	{"HTTP_ADDR", DefaultHTTPAddr, "listen address of /healthz and /metrics"},
 	{"LOG_LEVEL", "info", "debug, info, warn or error"},

@@ -37,6 +37,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives retries and deliveries at debug level; discarded if nil.
 	Logger *slog.Logger
+	// JoinHosts are hosts whose https links become a reminder's Join button,
+	// beside Google Meet, Zoom, Microsoft Teams and Webex (JOIN_URL_HOSTS).
+	// A host covers its subdomains.
+	JoinHosts []string
 	// Observe, if set, is called once per Slack API attempt with the method
 	// ("chat.postMessage", …) and the outcome class.
 	Observe func(call string, class retry.Class)
@@ -164,7 +168,7 @@ func (s *Slack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.R
 	if err != nil {
 		return meetingbot.Receipt{}, fmt.Errorf("notify: subscription %q: %w", r.Subscription.ID, err)
 	}
-	text, blocks := Message(r, s.cfg.Now())
+	text, blocks := Message(r, s.cfg.Now(), s.cfg.JoinHosts...)
 	opts := []slack.MsgOption{
 		slack.MsgOptionText(text, false),
 		slack.MsgOptionBlocks(blocks...),

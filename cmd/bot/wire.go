@@ -62,9 +62,10 @@ func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs obser
 	}
 	slack := notify.New(notify.Config{
 		Token:   cfg.SlackToken,
-		APIURL:  cfg.SlackAPIURL,
-		Logger:  log,
-		Observe: obs.slack,
+		APIURL:    cfg.SlackAPIURL,
+		JoinHosts: cfg.JoinURLHosts,
+		Logger:    log,
+		Observe:   obs.slack,
 	})
 	check, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
