@@ -289,3 +289,30 @@ func TestMeetingsDSTFallBack(t *testing.T) {
 		t.Errorf("meetings on 2026-10-25 = %d, want 1", n)
 	}
 }
+
+// An event marked private or confidential is read as Private, so that its
+// details reach only its owner.
+func TestMeetingsVisibility(t *testing.T) {
+	srv := newServer(t)
+	from := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	want := map[string]bool{"default": false, "public": false, "private": true, "confidential": true, "": false}
+	i := 0
+	for vis := range want {
+		i++
+		ev := calendartest.NewEvent("vis"+vis, "Board: "+vis, from.Add(time.Duration(i)*time.Hour), from.Add(time.Duration(i)*time.Hour+time.Hour))
+		ev.Visibility = vis
+		if err := srv.Put(alice, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, _ := newSource(t, srv, nil)
+	got, err := src.Meetings(context.Background(), sub(alice), from, from.Add(24*time.Hour))
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("Meetings() = %v, %v; want %d meetings", ids(got), err, len(want))
+	}
+	for _, m := range got {
+		if vis := strings.TrimPrefix(m.ID, "vis"); m.Private != want[vis] {
+			t.Errorf("Meetings() visibility %q: Private = %v, want %v", vis, m.Private, want[vis])
+		}
+	}
+}

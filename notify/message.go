@@ -34,7 +34,10 @@ const ellipsis = "…"
 
 // Message renders the reminder r as it is posted at instant now: a plain
 // text fallback, which is what push notifications show, and Block Kit
-// blocks. Nothing from the event is trusted as markup: the title and the
+// blocks. A private meeting (meetingbot.Meeting.Private) shows as "Private
+// meeting", its time and its join link, unless the reminder goes to a DM to
+// the calendar's owner (no destination, or the calendar ID as the
+// destination). Nothing from the event is trusted as markup: the title and the
 // organizer are made one line of inert text (no line breaks, formatting
 // markers, control or invisible characters; see inert) and escaped
 // wherever they appear, and Slack is told to show every text verbatim.
@@ -50,6 +53,11 @@ const ellipsis = "…"
 // Block Kit limit, while what says when the meeting starts stays whole.
 func Message(r meetingbot.Reminder, now time.Time, joinHosts ...string) (text string, blocks []slack.Block) {
 	m := r.Meeting
+	if m.Private && !toOwner(r.Subscription) {
+		// Only the owner may read a private event's details: keep its
+		// time and its way in.
+		m = meetingbot.Meeting{Title: "Private meeting", Start: m.Start, End: m.End, JoinURL: m.JoinURL}
+	}
 	title := escape(inert(m.Title))
 	if title == "" {
 		title = "(No title)"
@@ -101,6 +109,14 @@ func Message(r meetingbot.Reminder, now time.Time, joinHosts ...string) (text st
 		blocks = append(blocks, slack.NewActionBlock("reminder_actions", buttons...))
 	}
 	return text, blocks
+}
+
+// toOwner reports whether sub's reminders go to a DM to its calendar's
+// owner: no destination (a DM to the user whose email is the calendar ID),
+// or the calendar ID itself as the destination.
+func toOwner(sub meetingbot.Subscription) bool {
+	dest := strings.TrimSpace(sub.Destination)
+	return dest == "" || strings.EqualFold(dest, strings.TrimSpace(sub.CalendarID))
 }
 
 // markdown is a mrkdwn text object that Slack shows verbatim: it links no

@@ -61,7 +61,7 @@ func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs obser
 		log.Info("reading calendars as the service account; share each calendar with it", "service_account", email)
 	}
 	slack := notify.New(notify.Config{
-		Token:   cfg.SlackToken,
+		Token:     cfg.SlackToken,
 		APIURL:    cfg.SlackAPIURL,
 		JoinHosts: cfg.JoinURLHosts,
 		Logger:    log,
