@@ -52,24 +52,10 @@ const ellipsis = "…"
 // or a UTF-8 sequence, and marked with "…") so that every field fits its
 // Block Kit limit, while what says when the meeting starts stays whole.
 func Message(r meetingbot.Reminder, now time.Time, joinHosts ...string) (text string, blocks []slack.Block) {
-	m := r.Meeting
-	if m.Private && !toOwner(r.Subscription) {
-		// Only the owner may read a private event's details: keep its
-		// time and its way in.
-		m = meetingbot.Meeting{Title: "Private meeting", Start: m.Start, End: m.End, JoinURL: m.JoinURL}
-	}
-	title := escape(inert(m.Title))
-	if title == "" {
-		title = "(No title)"
-	}
+	m, title := shown(r)
 	start := dateToken(m.Start, "{date_short_pretty} {time}", "2006-01-02 15:04 UTC")
 	head := headline(r, now)
-
-	tail := " " + head
-	if !isLate(r, now) {
-		tail += " (" + start + ")"
-	}
-	text = fit(title, maxFallback-len(tail)) + tail
+	text = notification(r, title, now, maxFallback)
 
 	when := start
 	if !m.End.IsZero() && m.End.After(m.Start) {
@@ -109,6 +95,51 @@ func Message(r meetingbot.Reminder, now time.Time, joinHosts ...string) (text st
 		blocks = append(blocks, slack.NewActionBlock("reminder_actions", buttons...))
 	}
 	return text, blocks
+}
+
+// shown returns the meeting as its reminder may show it (a private one
+// reduced to its time and join link unless the reminder goes to its
+// owner) and its title, inert and escaped.
+func shown(r meetingbot.Reminder) (m meetingbot.Meeting, title string) {
+	m = r.Meeting
+	if m.Private && !toOwner(r.Subscription) {
+		// Only the owner may read a private event's details: keep its
+		// time and its way in.
+		m = meetingbot.Meeting{Title: "Private meeting", Start: m.Start, End: m.End, JoinURL: m.JoinURL}
+	}
+	title = escape(inert(m.Title))
+	if title == "" {
+		title = "(No title)"
+	}
+	return m, title
+}
+
+// notification is the one line a push notification shows, at most n bytes:
+// the title (cut to fit), how long until the meeting and, while on time,
+// when it starts.
+func notification(r meetingbot.Reminder, title string, now time.Time, n int) string {
+	tail := " " + headline(r, now)
+	if !isLate(r, now) {
+		tail += " (" + dateToken(r.Meeting.Start, "{date_short_pretty} {time}", "2006-01-02 15:04 UTC") + ")"
+	}
+	return fit(title, n-len(tail)) + tail
+}
+
+// maxPlainTitle bounds the title in plainText.
+const maxPlainTitle = 200
+
+// plainText renders r as a minimal text message, for when Slack refuses
+// the blocks of Message: the notification line with a title of at most
+// maxPlainTitle bytes, and the Join link when it is one Message would make
+// a button of. It follows the same rules for private meetings and event
+// text as Message.
+func plainText(r meetingbot.Reminder, now time.Time, joinHosts []string) string {
+	m, title := shown(r)
+	text := notification(r, fit(title, maxPlainTitle), now, maxFallback)
+	if joinButton(m.JoinURL, joinHosts) {
+		text += " Join: " + escape(m.JoinURL)
+	}
+	return text
 }
 
 // toOwner reports whether sub's reminders go to a DM to its calendar's
