@@ -2,7 +2,9 @@
 // once, into a plain Config. Every malformed or missing value is reported at
 // once, each problem on its own line naming the variable, what was wrong and
 // a valid example. Secrets (the Slack token, inline Google credentials) never
-// appear in a Config's String or in an error.
+// appear in a Config's String or in an error, and neither does a value of
+// another variable that looks like one (JSON, a PEM key, a Slack or Google
+// token, a long base64 or hex blob): such a value is refused, unquoted.
 package config
 
 import (
@@ -140,11 +142,11 @@ func Parse(getenv func(string) string) (Config, error) {
 		JoinURLHosts:    p.hosts("JOIN_URL_HOSTS"),
 	}
 	c.CredentialsJSON = p.credentials(c.CredentialsFile, c.Impersonate)
-	calendars := p.get("CALENDARS")
-	hasGoogle := c.CredentialsFile != "" || len(c.CredentialsJSON) > 0 || p.get("GOOGLE_CREDENTIALS_JSON") != ""
-	hasSlack := p.get("SLACK_BOT_TOKEN") != ""
+	hasCalendars := p.set("CALENDARS")
+	hasGoogle := p.set("GOOGLE_APPLICATION_CREDENTIALS") || p.set("GOOGLE_CREDENTIALS_JSON")
+	hasSlack := p.set("SLACK_BOT_TOKEN")
 	switch {
-	case !hasSlack && !hasGoogle && calendars == "":
+	case !hasSlack && !hasGoogle && !hasCalendars:
 		c.Demo = true
 	case hasSlack && !hasGoogle:
 		p.add("GOOGLE_APPLICATION_CREDENTIALS", `missing: SLACK_BOT_TOKEN is set, so Google credentials are needed too, e.g. GOOGLE_APPLICATION_CREDENTIALS=/secrets/key.json or GOOGLE_CREDENTIALS_JSON="$(cat key.json)"`)

@@ -282,3 +282,55 @@ func TestUsageListsEveryVariable(t *testing.T) {
 		}
 	}
 }
+
+// A secret pasted into the wrong variable, a common mistake
+// (GOOGLE_APPLICATION_CREDENTIALS="$(cat key.json)", a token in
+// SLACK_API_URL), must never be echoed: whatever the variable, the
+// problem line names it and says what belongs there, without the value.
+func TestSecretInAnyVariableNotShown(t *testing.T) {
+	secrets := map[string]string{
+		"credentials JSON": `{"type":"service_account","private_key":"` + secretKey + `"}`,
+		"PEM key":          secretKey + "\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----",
+		"bot token":        "xoxb-1234-5678-SECRETtokenvalue",
+		"app token":        "xapp-1-A0123-456-SECRETappvalue",
+		"Google token":     "ya29.a0AfH6SECRETSMCoZ3xYz",
+		"base64 blob":      "SECRETdGhpcyBpcyBhIHNlY3JldCBrZXkgdmFsdWU0MTIz",
+		"hex blob":         "5ec2e70123456789abcdef0123456789abcdef01",
+	}
+	for _, v := range config.Vars {
+		if v.Name == "SLACK_BOT_TOKEN" || v.Name == "GOOGLE_CREDENTIALS_JSON" {
+			continue // the secrets' own variables, never shown anyway
+		}
+		for kind, secret := range secrets {
+			for _, value := range []string{secret, "https://slack.example/api/" + secret + "/", "/data/" + secret} {
+				_, err := config.Parse(prod(v.Name + "=" + value))
+				if err == nil {
+					t.Errorf("Parse(%s=<%s>) = nil, want a problem: a secret does not belong there", v.Name, kind)
+					continue
+				}
+				got := err.Error()
+				if strings.Contains(got, "SECRET") || strings.Contains(got, "MIIEvQ") || strings.Contains(got, "5ec2e7") {
+					t.Errorf("Parse(%s=<%s>) = %q, shows the secret", v.Name, kind, got)
+				}
+				if !strings.HasPrefix(got, v.Name+": ") || strings.Contains(got, "\n") || !strings.Contains(got, "e.g. ") {
+					t.Errorf("Parse(%s=<%s>) = %q, want one line naming %s with an example", v.Name, kind, got, v.Name)
+				}
+			}
+		}
+	}
+}
+
+// What looks like a secret is told by strong signs only: ordinary values,
+// long calendar IDs included, are taken.
+func TestOrdinaryValuesAreNotSecrets(t *testing.T) {
+	dir := t.TempDir()
+	_, err := config.Parse(prod(
+		"CALENDARS=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef@group.calendar.google.com=#eng,c_1888qvb6s2bcagqpi3hbsl8jl1u8a@resource.calendar.google.com=C0123ABCD",
+		"DATABASE_PATH="+filepath.Join(dir, "reminders-2026-01-01-backup-before-migration.db"),
+		"SLACK_API_URL=https://proxy.example/slack/api/",
+	))
+	require.NoError(t, err)
+	_, err = config.Parse(prod("GOOGLE_APPLICATION_CREDENTIALS=" + `{"type":"service_account"}`))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "GOOGLE_APPLICATION_CREDENTIALS: holds what looks like the key itself, not the path of a key file")
+}

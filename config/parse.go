@@ -31,17 +31,44 @@ const (
 type parser struct {
 	getenv   func(string) string
 	problems []Problem
+	hidden   map[string]bool // variables whose value looked secret
 }
 
-func (p *parser) get(name string) string { return strings.TrimSpace(p.getenv(name)) }
+// get returns the trimmed value of name. A value that looks like a secret
+// in a variable that is not one is reported once (secretProblem) and read
+// as unset, so that nothing else quotes it.
+func (p *parser) get(name string) string {
+	v := strings.TrimSpace(p.getenv(name))
+	if v == "" || secretVars[name] || !looksSecret(v) {
+		return v
+	}
+	if !p.hidden[name] {
+		if p.hidden == nil {
+			p.hidden = map[string]bool{}
+		}
+		p.hidden[name] = true
+		p.problems = append(p.problems, secretProblem(name))
+	}
+	return ""
+}
+
+// set reports whether name has a value, secret-looking or not.
+func (p *parser) set(name string) bool { return strings.TrimSpace(p.getenv(name)) != "" }
 
 // add records a problem without showing the value (missing, or secret).
 func (p *parser) add(name, msg string) {
 	p.problems = append(p.problems, Problem{Var: name, Msg: msg})
 }
 
-// bad records a problem with the value as given.
+// bad records a problem with the value as given, unless the value looks
+// like a secret: then the problem says so and shows nothing of it.
 func (p *parser) bad(name, value, msg string) {
+	if looksSecret(value) || looksSecret(msg) {
+		if !p.hidden[name] {
+			p.problems = append(p.problems, secretProblem(name))
+		}
+		return
+	}
 	p.problems = append(p.problems, Problem{Var: name, Value: value, Msg: msg})
 }
 
@@ -341,6 +368,9 @@ func (p *parser) credentials(file string, impersonate bool) []byte {
 			p.add("GOOGLE_IMPERSONATE", "true needs service-account credentials, but "+name+" holds authorized-user ones, e.g. GOOGLE_IMPERSONATE=false")
 		}
 	default:
+		if looksSecret(key.Type) {
+			key.Type = "…"
+		}
 		p.add(name, fmt.Sprintf("%s has type %q; want service_account or authorized_user,%s", what, key.Type, example))
 		return nil
 	}
@@ -361,7 +391,9 @@ func (p *parser) calendars(name string, offsets []time.Duration) []meetingbot.Su
 	v := p.get(name)
 	example := "e.g. " + name + "=alice@example.com,team@example.com=#eng"
 	if v == "" {
-		p.add(name, "missing: name at least one calendar, "+example)
+		if !p.hidden[name] {
+			p.add(name, "missing: name at least one calendar, "+example)
+		}
 		return nil
 	}
 	var subs []meetingbot.Subscription

@@ -226,6 +226,52 @@ func TestMalformedEnvironmentStartsNothing(t *testing.T) {
 	}
 }
 
+// TestSecretInWrongVariableNotPrinted runs the built bot with the two
+// common mistakes: the key's JSON pasted into the path variable
+// (GOOGLE_APPLICATION_CREDENTIALS="$(cat key.json)") and a token put in
+// SLACK_API_URL. It exits 2 naming both variables and prints neither.
+func TestSecretInWrongVariableNotPrinted(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	key := string(w.cal.ServiceAccountJSON())
+	const token = "xoxb-4242-4242-SuperSecretTokenValue"
+	for _, tt := range []struct {
+		env  []string
+		want []string
+	}{
+		{[]string{"GOOGLE_CREDENTIALS_JSON=", "GOOGLE_APPLICATION_CREDENTIALS=" + key},
+			[]string{"GOOGLE_APPLICATION_CREDENTIALS: holds what looks like the key itself"}},
+		{[]string{"SLACK_API_URL=" + token}, []string{"SLACK_API_URL: looks like a secret"}},
+		{[]string{"SLACK_API_URL=https://slack.com/api/" + token + "/"}, []string{"SLACK_API_URL: looks like a secret"}},
+		{[]string{"GOOGLE_CREDENTIALS_JSON=", "GOOGLE_APPLICATION_CREDENTIALS=" + key, "SLACK_API_URL=" + token},
+			[]string{"GOOGLE_APPLICATION_CREDENTIALS: holds", "SLACK_API_URL: looks like a secret"}},
+	} {
+		env := w.env(tt.env...)
+		p := start(t, w.dir, env)
+		code, _ := p.wait(30 * time.Second)
+		out := p.out.String()
+		if code != 2 {
+			t.Errorf("bot with a secret in the wrong variable: exit %d, output %q; want 2", code, out)
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(out, want) {
+				t.Errorf("bot output = %q, want %q", out, want)
+			}
+		}
+		secrets := []string{"SuperSecretTokenValue", "BEGIN PRIVATE KEY", "private_key"}
+		for line := range strings.SplitSeq(key, `\n`) {
+			if len(line) > 40 && !strings.Contains(line, "PRIVATE KEY") {
+				secrets = append(secrets, line)
+			}
+		}
+		for _, s := range secrets {
+			if strings.Contains(out, s) {
+				t.Errorf("bot output shows the secret %.12s…: %q", s, out)
+			}
+		}
+	}
+}
+
 // TestSecretsNeverPrinted runs the bot at debug level through reminders,
 // Calendar and Slack failures and a shutdown, and looks for the token and
 // the private key in everything it wrote and served.
