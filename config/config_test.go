@@ -138,6 +138,10 @@ func TestParseProblems(t *testing.T) {
 		{"token shape", prod("SLACK_BOT_TOKEN=SECRET token"), "SLACK_BOT_TOKEN: must be a Slack token"},
 		{"slack url", prod("SLACK_API_URL=slack.com/api"), `SLACK_API_URL="slack.com/api": must be an absolute`},
 		{"google url", prod("GOOGLE_API_ENDPOINT=ftp://x/"), `GOOGLE_API_ENDPOINT="ftp://x/": must be an absolute`},
+		{"slack url over http", prod("SLACK_API_URL=http://slack-proxy.example/api/"), `SLACK_API_URL="http://slack-proxy.example/api/": must be https, or http only to a loopback host (127.0.0.1, ::1, localhost), so that the token never crosses a network in the clear, e.g. SLACK_API_URL=https://slack.com/api/`},
+		{"google url over http", prod("GOOGLE_API_ENDPOINT=http://10.0.0.7:8080/calendar/v3/"), `GOOGLE_API_ENDPOINT="http://10.0.0.7:8080/calendar/v3/": must be https, or http only to a loopback host`},
+		{"loopback look-alike", prod("SLACK_API_URL=http://localhost.evil.example/api/"), `SLACK_API_URL="http://localhost.evil.example/api/": must be https`},
+		{"any address", prod("SLACK_API_URL=http://0.0.0.0:9000/api/"), `SLACK_API_URL="http://0.0.0.0:9000/api/": must be https`},
 		{"both credentials", prod("GOOGLE_APPLICATION_CREDENTIALS=" + notJSON), "GOOGLE_APPLICATION_CREDENTIALS and GOOGLE_CREDENTIALS_JSON: both set"},
 		{"credentials file missing", env("SLACK_BOT_TOKEN="+secretToken, "CALENDARS=a@example.com", "GOOGLE_APPLICATION_CREDENTIALS="+dir+"/nope.json"), `GOOGLE_APPLICATION_CREDENTIALS="` + dir + `/nope.json": cannot read`},
 		{"credentials file not json", env("SLACK_BOT_TOKEN="+secretToken, "CALENDARS=a@example.com", "GOOGLE_APPLICATION_CREDENTIALS="+notJSON), "GOOGLE_APPLICATION_CREDENTIALS: the file is not valid JSON"},
@@ -333,4 +337,14 @@ func TestOrdinaryValuesAreNotSecrets(t *testing.T) {
 	_, err = config.Parse(prod("GOOGLE_APPLICATION_CREDENTIALS=" + `{"type":"service_account"}`))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "GOOGLE_APPLICATION_CREDENTIALS: holds what looks like the key itself, not the path of a key file")
+}
+
+// Plain http is for emulators and proxies on the same machine only.
+func TestLoopbackMayUseHTTP(t *testing.T) {
+	for _, u := range []string{"http://127.0.0.1:9999/api/", "http://127.8.9.10/api/", "http://localhost:8080/api/", "http://LOCALHOST/api/", "http://[::1]:9000/api/", "https://slack-proxy.example/api/"} {
+		c, err := config.Parse(prod("SLACK_API_URL="+u, "GOOGLE_API_ENDPOINT="+u))
+		if err != nil || c.SlackAPIURL != u || c.GoogleEndpoint != u {
+			t.Errorf("Parse(SLACK_API_URL and GOOGLE_API_ENDPOINT=%s) = %q, %q, %v; want it taken", u, c.SlackAPIURL, c.GoogleEndpoint, err)
+		}
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/outbound"
 )
 
 // Bounds of the durations the bot accepts.
@@ -99,6 +100,9 @@ func (p *parser) baseURL(name, def string) string {
 		return ""
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
 		p.bad(name, v, "must be a base URL without query, fragment or user info, e.g. "+name+"="+def)
+		return ""
+	case u.Scheme == "http" && !outbound.Loopback(u.Hostname()):
+		p.bad(name, v, "must be https, or http only to a loopback host (127.0.0.1, ::1, localhost), so that the token never crosses a network in the clear, e.g. "+name+"="+def)
 		return ""
 	}
 	if !strings.HasSuffix(v, "/") {

@@ -21,10 +21,10 @@ type Var struct {
 // README show them.
 var Vars = []Var{
 	{"SLACK_BOT_TOKEN", "none", "Slack bot token (xoxb-…); secret, never printed. With no Google credentials either, the built-in demo runs"},
-	{"SLACK_API_URL", DefaultSlackAPIURL, "Slack Web API base URL (a proxy or a local emulator)"},
+	{"SLACK_API_URL", DefaultSlackAPIURL, "Slack Web API base URL (a proxy or a local emulator); https, or http to a loopback host only"},
 	{"GOOGLE_APPLICATION_CREDENTIALS", "none", "path to a service-account or authorized-user JSON key file"},
 	{"GOOGLE_CREDENTIALS_JSON", "none", "the same JSON, inline; secret, never printed. Set this or GOOGLE_APPLICATION_CREDENTIALS, not both"},
-	{"GOOGLE_API_ENDPOINT", DefaultGoogleEndpoint, "Google Calendar API base URL (a proxy or a local emulator)"},
+	{"GOOGLE_API_ENDPOINT", DefaultGoogleEndpoint, "Google Calendar API base URL (a proxy or a local emulator); https, or http to a loopback host only"},
 	{"GOOGLE_IMPERSONATE", "false", "true: the service account reads each calendar as its owner (domain-wide delegation)"},
 	{"CALENDARS", "none", "comma-separated calendarId[=destination]; destination C…/G… (channel ID), #name, U…/W… (user ID) or an email; none = DM the calendar's owner by email. Required unless the demo runs"},
 	{"REMINDER_OFFSETS", "10m", "comma-separated Go durations before each meeting's start, whole seconds, no duplicates; 0 = starting now, sent up to " + meetingbot.FormatOffset(meetingbot.StartGrace) + " after the start"},

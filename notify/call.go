@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/outbound"
 	"github.com/meetingbot/meetingbot/retry"
 )
 
@@ -81,6 +82,9 @@ func classify(err error) (class retry.Class, wait time.Duration) {
 	if errors.As(err, &rl) {
 		return retry.RateLimited, max(rl.RetryAfter, time.Second)
 	}
+	if errors.Is(err, outbound.ErrRedirect) {
+		return retry.Permanent, 0 // SLACK_API_URL points at something that redirects elsewhere
+	}
 	var sc slack.StatusCodeError
 	if errors.As(err, &sc) {
 		switch {
@@ -113,8 +117,8 @@ var errNoReference = errors.New("slack answered ok without the message's channel
 
 // mayHaveLanded reports whether an attempt that failed with err may still
 // have done its work: true unless Slack answered that it did not (a rate
-// limit, an error code, a 4xx) or the connection was refused before the
-// request left (a failed dial).
+// limit, an error code, a 4xx, a redirect) or the connection was refused
+// before the request left (a failed dial).
 func mayHaveLanded(err error) bool {
 	var (
 		rl *slack.RateLimitedError
@@ -123,7 +127,7 @@ func mayHaveLanded(err error) bool {
 		op *net.OpError
 	)
 	switch {
-	case err == nil, errors.As(err, &rl), errors.As(err, &se):
+	case err == nil, errors.As(err, &rl), errors.As(err, &se), errors.Is(err, outbound.ErrRedirect):
 		return false
 	case errors.As(err, &sc):
 		return sc.Code >= 500

@@ -20,6 +20,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/outbound"
 	"github.com/meetingbot/meetingbot/retry"
 )
 
@@ -33,7 +34,9 @@ type Config struct {
 	Token string
 	// APIURL is the Web API base URL, from SLACK_API_URL; DefaultAPIURL if empty.
 	APIURL string
-	// HTTPClient makes the requests; http.DefaultClient if nil.
+	// HTTPClient makes the requests; http.DefaultClient if nil. Either is
+	// used through outbound.Client: no redirect to another host, no answer
+	// over outbound.MaxResponse.
 	HTTPClient *http.Client
 	// Logger receives retries and deliveries at debug level; discarded if nil.
 	Logger *slog.Logger
@@ -82,9 +85,7 @@ func New(cfg Config) *Slack {
 	if cfg.APIURL == "" {
 		cfg.APIURL = DefaultAPIURL
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = http.DefaultClient
-	}
+	cfg.HTTPClient = outbound.Client(cfg.HTTPClient)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
