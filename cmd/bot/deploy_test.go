@@ -109,3 +109,49 @@ func atoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// TestDockerignoreKeepsSecretsOut checks that keys and environment files
+// lying in the checkout never enter the image's build context (COPY . .),
+// while the sources do.
+func TestDockerignoreKeepsSecretsOut(t *testing.T) {
+	b, err := os.ReadFile("../../.dockerignore")
+	require.NoError(t, err)
+	var patterns []string
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			patterns = append(patterns, line)
+		}
+	}
+	// ignored follows .dockerignore's rules for the patterns used here: a
+	// path pattern from the context's root, "**/" matching any depth.
+	ignored := func(file string) bool {
+		for _, p := range patterns {
+			if ok, _ := path.Match(p, file); ok {
+				return true
+			}
+			if rest, ok := strings.CutPrefix(p, "**/"); ok {
+				for dir := file; ; {
+					if ok, _ := path.Match(rest, dir); ok {
+						return true
+					}
+					_, after, found := strings.Cut(dir, "/")
+					if !found {
+						break
+					}
+					dir = after
+				}
+			}
+		}
+		return false
+	}
+	for _, secret := range []string{"key.json", "secrets/key.json", "deploy/sa-key.json", ".env", ".env.production", "deploy/.env", "tls.pem", "secrets/bot.key"} {
+		if !ignored(secret) {
+			t.Errorf(".dockerignore lets %s into the build context", secret)
+		}
+	}
+	for _, source := range []string{"go.mod", "go.sum", "cmd/bot/main.go", "storage/migrations/0001_init.sql", "deploy/entrypoint.sh"} {
+		if ignored(source) {
+			t.Errorf(".dockerignore keeps %s, which the build needs, out of the build context", source)
+		}
+	}
+}
