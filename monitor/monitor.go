@@ -2,7 +2,8 @@
 // scheduler.Observer, keeps Prometheus metrics on a registry of its own, and
 // serves /healthz, which answers 503 naming the subscription, since when and
 // its last error when any subscription has gone three tick intervals without
-// a complete sweep, and /metrics in the Prometheus text format.
+// a complete sweep, or the ledger when ticks have failed that long, and
+// /metrics in the Prometheus text format.
 package monitor
 
 import (
@@ -44,6 +45,9 @@ type Monitor struct {
 
 	mu   sync.Mutex
 	subs map[string]*subHealth
+	// ledger is the ticks' record: a tick fails only when the ledger
+	// cannot be read or written.
+	ledger subHealth
 }
 
 // subHealth is one subscription's sweep record.
@@ -60,8 +64,8 @@ func New(opts Options) *Monitor {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	m := &Monitor{opts: opts, metrics: newMetrics(), subs: map[string]*subHealth{}}
 	start := opts.Now()
+	m := &Monitor{opts: opts, metrics: newMetrics(), subs: map[string]*subHealth{}, ledger: subHealth{lastGood: start}}
 	for _, s := range opts.Subscriptions {
 		m.subs[s.ID] = &subHealth{lastGood: start}
 	}
@@ -102,20 +106,34 @@ func (m *Monitor) Swept(sub meetingbot.Subscription, now time.Time, err error) {
 		h = &subHealth{lastGood: at}
 		m.subs[sub.ID] = h
 	}
+	if h.record(at, err) {
+		m.metrics.lastSuccess.WithLabelValues(sub.ID).Set(float64(at.UnixMilli()) / 1000)
+	}
+}
+
+// record notes a sweep or a tick ending at at with err, and reports
+// whether it completed.
+func (h *subHealth) record(at time.Time, err error) bool {
 	if err == nil {
 		h.lastGood, h.swept, h.failingSince, h.lastErr = at, true, time.Time{}, ""
-		m.metrics.lastSuccess.WithLabelValues(sub.ID).Set(float64(at.UnixMilli()) / 1000)
-		return
+		return true
 	}
 	if h.failingSince.IsZero() {
 		h.failingSince = at
 	}
 	h.lastErr = err.Error()
+	return false
 }
 
-// Ticked records how long a tick took.
-func (m *Monitor) Ticked(now time.Time, took time.Duration) {
+// Ticked records how long a tick took and whether it failed: a tick fails
+// when the ledger cannot be read or written (a full disk, a read-only
+// file), even while every subscription sweeps and nothing is due.
+func (m *Monitor) Ticked(now time.Time, took time.Duration, err error) {
 	m.metrics.tickDuration.Observe(took.Seconds())
+	at := m.opts.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ledger.record(at, err)
 }
 
 // ObserveCalendar counts one Google Calendar API attempt; its signature
@@ -158,14 +176,33 @@ func (m *Monitor) TrackLedger(ctx context.Context, c Counter, period time.Durati
 	}
 }
 
-// Unhealthy returns one line per subscription that has gone more than
-// StaleAfter intervals without a complete sweep, saying since when and its
-// last error; none when all is well.
+// Unhealthy returns one line for a ledger whose ticks have failed for more
+// than StaleAfter intervals, and one per subscription that has gone more
+// than StaleAfter intervals without a complete sweep, each saying since
+// when and its last error; none when all is well.
 func (m *Monitor) Unhealthy() []string {
+	ledger, subs := m.unhealthy()
+	if ledger != "" {
+		return append([]string{ledger}, subs...)
+	}
+	return subs
+}
+
+// unhealthy returns Unhealthy's ledger line ("" when fine) and its
+// subscription lines.
+func (m *Monitor) unhealthy() (ledger string, subs []string) {
 	now := m.opts.Now()
 	limit := StaleAfter * m.opts.Interval
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if h := m.ledger; !h.failingSince.IsZero() && now.Sub(h.lastGood) > limit {
+		since := "no complete tick since start-up at " + h.lastGood.UTC().Format(time.RFC3339)
+		if h.swept {
+			since = "last complete tick at " + h.lastGood.UTC().Format(time.RFC3339)
+		}
+		ledger = fmt.Sprintf("ledger: %s (%s ago, more than %d ticks of %v); failing since %s; last error: %s",
+			since, now.Sub(h.lastGood).Round(time.Second), StaleAfter, m.opts.Interval, h.failingSince.UTC().Format(time.RFC3339), h.lastErr)
+	}
 	var out []string
 	for id, h := range m.subs {
 		age := now.Sub(h.lastGood)
@@ -186,7 +223,7 @@ func (m *Monitor) Unhealthy() []string {
 		out = append(out, line)
 	}
 	slices.Sort(out)
-	return out
+	return ledger, out
 }
 
 // Registerer returns the registry /metrics serves, for collectors kept
@@ -204,9 +241,13 @@ func (m *Monitor) Handler() http.Handler {
 func (m *Monitor) serveHealth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if bad := m.Unhealthy(); len(bad) > 0 {
+	if ledger, subs := m.unhealthy(); ledger != "" || len(subs) > 0 {
 		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, "unhealthy: %d of %d subscriptions not swept\n%s\n", len(bad), m.count(), strings.Join(bad, "\n"))
+		head := fmt.Sprintf("%d of %d subscriptions not swept", len(subs), m.count())
+		if ledger != "" {
+			head += "; the ledger is failing"
+		}
+		fmt.Fprintf(w, "unhealthy: %s\n%s\n", head, strings.Join(m.Unhealthy(), "\n"))
 		return
 	}
 	fmt.Fprintf(w, "ok: %d subscriptions swept within the last %d ticks of %v\n", m.count(), StaleAfter, m.opts.Interval)
