@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +55,9 @@ type Config struct {
 	DatabasePath string
 	// HTTPAddr is HTTP_ADDR.
 	HTTPAddr string
+	// MetricsAddr is METRICS_ADDR: a second, private listener for
+	// /metrics and the detailed /healthz; empty keeps both on HTTPAddr.
+	MetricsAddr string
 	// LogLevel is LOG_LEVEL.
 	LogLevel slog.Level
 	// LogFormat is LOG_FORMAT: "json" or "text".
@@ -76,8 +80,8 @@ func (c Config) String() string {
 	for i, o := range c.Offsets {
 		offs[i] = meetingbot.FormatOffset(o)
 	}
-	return fmt.Sprintf("calendars=[%s] offsets=[%s] tick=%v db=%s http=%s slack=%s google=%s impersonate=%v",
-		strings.Join(ids, " "), strings.Join(offs, ","), c.TickInterval, c.DatabasePath, c.HTTPAddr,
+	return fmt.Sprintf("calendars=[%s] offsets=[%s] tick=%v db=%s http=%s metrics=%s slack=%s google=%s impersonate=%v",
+		strings.Join(ids, " "), strings.Join(offs, ","), c.TickInterval, c.DatabasePath, c.HTTPAddr, c.MetricsAddr,
 		c.SlackAPIURL, c.GoogleEndpoint, c.Impersonate)
 }
 
@@ -135,7 +139,8 @@ func Parse(getenv func(string) string) (Config, error) {
 		Offsets:         p.offsets("REMINDER_OFFSETS"),
 		TickInterval:    p.interval("TICK_INTERVAL"),
 		DatabasePath:    p.databasePath("DATABASE_PATH"),
-		HTTPAddr:        p.addr("HTTP_ADDR"),
+		HTTPAddr:        p.addr("HTTP_ADDR", DefaultHTTPAddr),
+		MetricsAddr:     p.addr("METRICS_ADDR", ""),
 		LogLevel:        p.level("LOG_LEVEL"),
 		LogFormat:       p.format("LOG_FORMAT"),
 		CredentialsFile: p.get("GOOGLE_APPLICATION_CREDENTIALS"),
@@ -154,6 +159,9 @@ func Parse(getenv func(string) string) (Config, error) {
 		p.add("SLACK_BOT_TOKEN", "missing: Google credentials are set, so a Slack bot token is needed too, e.g. SLACK_BOT_TOKEN=xoxb-1234-5678-abcd")
 	case !hasSlack && !hasGoogle:
 		p.add("SLACK_BOT_TOKEN and GOOGLE_APPLICATION_CREDENTIALS", `missing: CALENDARS is set, so both are needed, e.g. SLACK_BOT_TOKEN=xoxb-1234-5678-abcd GOOGLE_APPLICATION_CREDENTIALS=/secrets/key.json (unset CALENDARS to run the demo)`)
+	}
+	if _, port, _ := net.SplitHostPort(c.MetricsAddr); c.MetricsAddr == c.HTTPAddr && port != "0" {
+		p.add("HTTP_ADDR and METRICS_ADDR", fmt.Sprintf("both %q; METRICS_ADDR is a second, private listener, e.g. METRICS_ADDR=127.0.0.1:9091", c.HTTPAddr))
 	}
 	if !p.reported("TICK_INTERVAL") && !p.reported("REMINDER_OFFSETS") {
 		p.tickFits(c.TickInterval, p.get("TICK_INTERVAL") == "", c.Offsets)

@@ -76,8 +76,10 @@ func TestParseEverything(t *testing.T) {
 		"LOG_LEVEL=debug",
 		"LOG_FORMAT=text",
 		"JOIN_URL_HOSTS= meet.jit.si, Video.ACME.example ",
+		"METRICS_ADDR=127.0.0.1:9091",
 	))
 	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:9091", c.MetricsAddr)
 	assert.Equal(t, []string{"meet.jit.si", "video.acme.example"}, c.JoinURLHosts)
 	offs := []time.Duration{0, 90 * time.Second, 10 * time.Minute}
 	assert.Equal(t, "http://127.0.0.1:9999/api/", c.SlackAPIURL)
@@ -167,6 +169,8 @@ func TestParseProblems(t *testing.T) {
 		{"database is dir", prod("DATABASE_PATH=" + dir), `DATABASE_PATH="` + dir + `": is a directory`},
 		{"addr", prod("HTTP_ADDR=8080"), `HTTP_ADDR="8080": must be host:port`},
 		{"addr port", prod("HTTP_ADDR=:http"), `HTTP_ADDR=":http": port must be a number`},
+		{"metrics addr", prod("METRICS_ADDR=9091"), `METRICS_ADDR="9091": must be host:port`},
+		{"metrics addr is http addr", prod("HTTP_ADDR=:8080", "METRICS_ADDR=:8080"), `HTTP_ADDR and METRICS_ADDR: both ":8080"; METRICS_ADDR is a second, private listener, e.g. METRICS_ADDR=127.0.0.1:9091`},
 		{"log level", prod("LOG_LEVEL=verbose"), `LOG_LEVEL="verbose": must be debug, info, warn or error`},
 		{"log format", prod("LOG_FORMAT=xml"), `LOG_FORMAT="xml": must be json or text`},
 		{"join host url", prod("JOIN_URL_HOSTS=https://meet.jit.si/"), `JOIN_URL_HOSTS="https://meet.jit.si/": "https://meet.jit.si/" is not a host name`},

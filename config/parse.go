@@ -247,10 +247,11 @@ func (p *parser) databasePath(name string) string {
 	return v
 }
 
-func (p *parser) addr(name string) string {
+// addr reads a listen address, host:port; def when unset.
+func (p *parser) addr(name, def string) string {
 	v := p.get(name)
 	if v == "" {
-		return DefaultHTTPAddr
+		return def
 	}
 	example := "e.g. " + name + "=:8080 or " + name + "=127.0.0.1:9090"
 	_, port, err := net.SplitHostPort(v)

@@ -78,6 +78,7 @@ var examples = map[string]string{
 	"JOIN_URL_HOSTS":                 "meet.jit.si",
 	"DATABASE_PATH":                  "/data/reminders.db",
 	"HTTP_ADDR":                      DefaultHTTPAddr,
+	"METRICS_ADDR":                   "127.0.0.1:9091",
 	"LOG_LEVEL":                      "info",
 	"LOG_FORMAT":                     "json",
 }

@@ -31,7 +31,8 @@ var Vars = []Var{
 	{"TICK_INTERVAL", "30s", "how often the calendars are swept, from 1s to 10m; at most the smallest REMINDER_OFFSETS above 0, and at most " + meetingbot.FormatOffset(meetingbot.StartGrace) + " when 0 is one, or a reminder could fall between two sweeps (start-up refuses it)"},
 	{"JOIN_URL_HOSTS", "none", "comma-separated hosts, e.g. meet.jit.si, whose https links become a reminder's Join button beside Google Meet, Zoom, Microsoft Teams and Webex; a host covers its subdomains. Any other link from an event is shown as text"},
 	{"DATABASE_PATH", DefaultDatabasePath, "SQLite file holding cursors and the ledger of sent reminders"},
-	{"HTTP_ADDR", DefaultHTTPAddr, "listen address of /healthz and /metrics"},
+	{"HTTP_ADDR", DefaultHTTPAddr, "listen address of /healthz and, unless METRICS_ADDR is set, /metrics"},
+	{"METRICS_ADDR", "none", "a second, private listen address for /metrics and the detailed /healthz, which name calendars and channels; set, HTTP_ADDR's /healthz says only ok or how many subscriptions fail. None: both on HTTP_ADDR"},
 	{"LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"LOG_FORMAT", "json", "json or text (logs go to stderr)"},
 }
@@ -60,7 +61,8 @@ Environment:
 	tw.Flush()
 	fmt.Fprint(w, `
 Malformed configuration exits with status 2, one line per problem.
-Health: GET /healthz. Metrics: GET /metrics (Prometheus text format).
+Health: GET /healthz. Metrics: GET /metrics (Prometheus text format); with
+a private listener set, both in detail there.
 `)
 }
 

@@ -230,11 +230,37 @@ func (m *Monitor) unhealthy() (ledger string, subs []string) {
 // elsewhere (the audit watcher's gauges).
 func (m *Monitor) Registerer() prometheus.Registerer { return m.metrics.reg }
 
-// Handler serves /healthz and /metrics.
+// Handler serves /healthz, naming each failing subscription and its
+// error, and /metrics, labelled by subscription: both belong on a private
+// listener, or on the only one when the bot is not reachable from outside.
 func (m *Monitor) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", m.serveHealth)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.metrics.reg, promhttp.HandlerOpts{Registry: m.metrics.reg}))
+	return mux
+}
+
+// PublicHandler serves a /healthz that names nothing, for a listener
+// anyone may reach: 200 "ok", or 503 with how many subscriptions fail
+// (and whether the ledger does). Handler, on a private listener, says
+// which and why.
+func (m *Monitor) PublicHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		ledger, subs := m.unhealthy()
+		if ledger == "" && len(subs) == 0 {
+			fmt.Fprintln(w, "ok")
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		line := fmt.Sprintf("unhealthy: %d of %d subscriptions failing", len(subs), m.count())
+		if ledger != "" {
+			line += "; the ledger is failing"
+		}
+		fmt.Fprintln(w, line)
+	})
 	return mux
 }
 

@@ -217,3 +217,30 @@ func TestMetrics(t *testing.T) {
 	assert.InDelta(t, 92, h.GetSampleSum(), 0.001, "lateness sum: 2s + 90s")
 	assert.Contains(t, families, "go_goroutines", "the bot's registry carries the Go runtime metrics")
 }
+
+// The public health check says whether the bot is well and how many
+// subscriptions fail, never which: calendar IDs and channel names
+// ("ceo@example.com=#board-layoffs-2026") are for the private listener.
+func TestPublicHealthNamesNothing(t *testing.T) {
+	m, clk, private := start(t)
+	public := httptest.NewServer(m.PublicHandler())
+	t.Cleanup(public.Close)
+	if status, body := get(t, public.URL+"/healthz"); status != 200 || body != "ok\n" {
+		t.Errorf("public GET /healthz = %d %q, want 200 \"ok\\n\"", status, body)
+	}
+	for range 4 {
+		clk.Advance(10 * time.Second)
+		m.Swept(alice, clk.Now(), nil)
+		m.Swept(team, clk.Now(), errors.New("read calendar team@example.com: 403 forbidden"))
+	}
+	status, body := get(t, public.URL+"/healthz")
+	if status != 503 || body != "unhealthy: 1 of 2 subscriptions failing\n" {
+		t.Errorf("public GET /healthz = %d %q, want 503 \"unhealthy: 1 of 2 subscriptions failing\\n\"", status, body)
+	}
+	if status, body := get(t, private.URL+"/healthz"); status != 503 || !strings.Contains(body, "team@example.com=#eng") {
+		t.Errorf("private GET /healthz = %d %q, want 503 naming the subscription", status, body)
+	}
+	if status, _ := get(t, public.URL+"/metrics"); status != 404 {
+		t.Errorf("public GET /metrics = %d, want 404: metrics name every subscription", status)
+	}
+}

@@ -56,6 +56,10 @@ func TestFlyConfigAgreesWithDefaults(t *testing.T) {
 	if _, err := config.Parse(func(k string) string { return fly.Env[k] }); err != nil && !strings.Contains(err.Error(), "DATABASE_PATH") {
 		t.Errorf("config.Parse(fly.toml [env]) = %v, want no problem but the absent /data", err)
 	}
+	// Metrics name calendars and channels: Fly scrapes them on a port of
+	// their own that http_service does not expose.
+	_, metricsPort, err := net.SplitHostPort(fly.Env["METRICS_ADDR"])
+	require.NoError(t, err, "fly.toml [env] METRICS_ADDR")
 	tests := []struct {
 		what      string
 		got, want any
@@ -65,7 +69,8 @@ func TestFlyConfigAgreesWithDefaults(t *testing.T) {
 		{"DATABASE_PATH directory", path.Dir(dbPath), mount},
 		{"DATABASE_PATH", dbPath, "/data/reminders.db"},
 		{"internal_port", fly.HTTPService.InternalPort, atoi(t, port)},
-		{"metrics port", fly.Metrics.Port, atoi(t, port)},
+		{"metrics port is METRICS_ADDR's", fly.Metrics.Port, atoi(t, metricsPort)},
+		{"metrics port private", fly.Metrics.Port != fly.HTTPService.InternalPort, true},
 		{"metrics path", fly.Metrics.Path, "/metrics"},
 		{"health check path", health, "/healthz"},
 		{"auto_stop_machines", fly.HTTPService.AutoStopMachines, "off"},

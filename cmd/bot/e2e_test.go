@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -375,5 +376,41 @@ func TestHealthzNamesTheFailingSubscription(t *testing.T) {
 	_, metrics := httpGet("http://" + addr + "/metrics")
 	if want := `meetingbot_calendar_errors_total{call="events.list",class="permanent"} 10`; !strings.Contains(metrics, want) {
 		t.Errorf("GET /metrics lacks %q", want)
+	}
+}
+
+// TestMetricsOnPrivateListener runs the built bot with METRICS_ADDR: the
+// HTTP_ADDR listener, the one Slack or Google would reach, answers /healthz
+// with "ok" and nothing else; /metrics and the detailed page are on the
+// private listener.
+func TestMetricsOnPrivateListener(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := start(t, w.dir, w.env("METRICS_ADDR=127.0.0.1:0", "CALENDARS="+alice+","+teamID))
+	public := p.ready()
+	var private string
+	eventually(t, 30*time.Second, "the METRICS_ADDR address in the log", func() bool {
+		for line := range strings.SplitSeq(p.out.String(), "\n") {
+			var rec struct {
+				Msg, Listener, Addr string
+			}
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Listener == "METRICS_ADDR" {
+				private = rec.Addr
+			}
+		}
+		return private != ""
+	})
+	if status, body := httpGet("http://" + public + "/healthz"); status != 200 || body != "ok\n" {
+		t.Errorf("GET HTTP_ADDR/healthz = %d %q, want 200 \"ok\\n\"", status, body)
+	}
+	if status, _ := httpGet("http://" + public + "/metrics"); status != 404 {
+		t.Errorf("GET HTTP_ADDR/metrics = %d, want 404", status)
+	}
+	eventually(t, 30*time.Second, "METRICS_ADDR/metrics by subscription", func() bool {
+		status, body := httpGet("http://" + private + "/metrics")
+		return status == 200 && strings.Contains(body, `subscription="`+teamID+`"`)
+	})
+	if status, body := httpGet("http://" + private + "/healthz"); status != 200 || !strings.HasPrefix(body, "ok: 2 subscriptions swept") {
+		t.Errorf("GET METRICS_ADDR/healthz = %d %q, want the detailed page", status, body)
 	}
 }
