@@ -214,3 +214,14 @@ func TestJoinHostsConfigured(t *testing.T) {
 		t.Errorf("messages = %+v, want one with a Join button to meet.jit.si", msgs)
 	}
 }
+
+// A number that starts the text would start a numbered list.
+func TestNumberedListMarkerNeutralised(t *testing.T) {
+	m := meeting()
+	m.Title = "1. Planning"
+	r := reminder(sub("#standup"), m, 10*time.Minute)
+	text, _ := notify.Message(r, r.TriggerAt)
+	if !strings.HasPrefix(text, "1․ Planning starts") {
+		t.Errorf("Message(%q) text = %q, want the list marker replaced by a look-alike", m.Title, text)
+	}
+}

@@ -26,6 +26,13 @@ var lineStart = map[rune]rune{
 	'•': '∙', // U+2219 BULLET OPERATOR
 }
 
+// numberEnd replaces the "." or ")" of a number that starts a field
+// ("1. item"), where Slack would render a numbered list item.
+var numberEnd = map[rune]rune{
+	'.': '․', // U+2024 ONE DOT LEADER
+	')': '）', // U+FF09 FULLWIDTH RIGHT PARENTHESIS
+}
+
 // inert returns event text s as one line that Slack shows as typed, not yet
 // escaped (see escape):
 //   - line breaks and tabs become one space, runs of spaces one space, and
@@ -68,9 +75,8 @@ func inert(s string) string {
 	} else if len(out) > 0 && out[0] == '>' {
 		out[0] = lineStart['>']
 	}
-	// "1. item" and "1) item" start a numbered list.
-	if n := leadingDigits(out); n > 0 && n+1 < len(out) && (out[n] == '.' || out[n] == ')') && out[n+1] == ' ' {
-		out[n] = map[rune]rune{'.': '․', ')': '）'}[out[n]] // U+2024 ONE DOT LEADER, U+FF09
+	if n := leadingDigits(out); n > 0 && n+1 < len(out) && numberEnd[out[n]] != 0 && out[n+1] == ' ' {
+		out[n] = numberEnd[out[n]]
 	}
 	return string(out)
 }
