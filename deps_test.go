@@ -39,6 +39,10 @@ var forbidden = map[string]map[string]string{
 		module + "/scheduler": "configuration speaks the root's words, not the engine's",
 		module + "/storage":   "configuration opens nothing",
 	},
+	"outbound": {
+		"modernc.org/sqlite": "an HTTP client needs no database driver",
+		module:               "the clients' HTTP guard speaks no words of the contract",
+	},
 	"scheduler": {
 		"modernc.org/sqlite": "the engine consumes a Ledger interface, not a driver",
 		module + "/storage":  "the engine declares what it consumes; adapters provide it",

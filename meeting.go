@@ -23,6 +23,11 @@ type Meeting struct {
 	Organizer string
 	// Updated is when the event was last modified.
 	Updated time.Time
+	// Private is true when the event's visibility is private or
+	// confidential: only the calendar's owner may read its details. Its
+	// reminders show "Private meeting" with the time and join link only,
+	// except in a DM to the owner.
+	Private bool
 }
 
 // KeyID returns what names m in its ledger keys: Instance, or ID when

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/meetingbot/meetingbot"
 )
@@ -160,7 +161,7 @@ func (r Report) Incomplete() bool {
 
 // WriteTable writes r for people: a summary line per subscription, then
 // one line per reminder that is not simply delivered once on time. Times
-// are UTC.
+// are UTC. Every text cell is made inert for a terminal (see cell).
 func (r Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Audit of reminders due in [%s, %s), as of %s (tick %s)\n\n",
@@ -172,7 +173,7 @@ func (r Report) WriteTable(w io.Writer) error {
 		if s.Error != "" {
 			from = "not audited"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", s.Subscription, from,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", cell(s.Subscription), from,
 			c.Expected, c.Delivered, c.Missing, c.Duplicated, c.Late, c.Superseded, c.Unexpected, c.Pending)
 	}
 	t := r.Totals()
@@ -185,10 +186,10 @@ func (r Report) WriteTable(w io.Writer) error {
 	var notes []string
 	for _, s := range r.Subscriptions {
 		if s.Error != "" {
-			notes = append(notes, fmt.Sprintf("%s: not audited: %s", s.Subscription, s.Error))
+			notes = append(notes, fmt.Sprintf("%s: not audited: %s", cell(s.Subscription), cell(s.Error)))
 		}
 		if s.SlackError != "" {
-			notes = append(notes, fmt.Sprintf("%s: Slack history unreadable, counted from the ledger (a duplicate cannot be seen): %s", s.Subscription, s.SlackError))
+			notes = append(notes, fmt.Sprintf("%s: Slack history unreadable, counted from the ledger (a duplicate cannot be seen): %s", cell(s.Subscription), cell(s.SlackError)))
 		}
 	}
 	if len(notes) > 0 {
@@ -218,7 +219,7 @@ func (r Report) WriteTable(w io.Writer) error {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STATUS\tSUBSCRIPTION\tSTART\tOFFSET\tTRIGGER\tMEETING\tDELIVERED\tREASON")
 	for _, x := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x.status, x.it.Subscription, stamp(x.it.Start),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x.status, cell(x.it.Subscription), stamp(x.it.Start),
 			x.it.Offset, stamp(x.it.Trigger), cell(title(x.it)), cell(deliveries(x.it)), cell(x.it.Reason))
 	}
 	if err := tw.Flush(); err != nil {
@@ -254,8 +255,21 @@ func deliveries(it Item) string {
 	return strings.Join(parts, ", ")
 }
 
-// cell keeps a value on one table line and never empty.
+// cell keeps a value on one table line, never empty, and inert in a
+// terminal: line breaks and tabs become spaces, and control characters
+// (C0 and C1, so ESC, OSC and BEL sequences lose their escape) and
+// invisible format characters (bidi overrides, zero-width) are dropped. A
+// meeting's title is written by whoever sent the invitation.
 func cell(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case unicode.IsSpace(r):
+			return ' '
+		case unicode.IsControl(r), unicode.Is(unicode.Cf, r):
+			return -1
+		}
+		return r
+	}, s)
 	s = strings.Join(strings.Fields(s), " ")
 	if s == "" {
 		return "-"

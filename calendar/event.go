@@ -16,7 +16,7 @@ import (
 // shows only free/busy.
 const eventFields = "nextPageToken,accessRole,items(id,recurringEventId,originalStartTime(dateTime),status,eventType,summary,start(date,dateTime),end(date,dateTime)," +
 	"htmlLink,hangoutLink,conferenceData(entryPoints(entryPointType,uri)),location,description," +
-	"organizer(email,displayName),attendees(self,responseStatus),updated)"
+	"organizer(email,displayName),attendees(self,responseStatus),updated,visibility)"
 
 // notMeetings are the event types that never deserve a reminder.
 var notMeetings = map[string]bool{
@@ -50,6 +50,7 @@ func meeting(ev *calendar.Event) (m meetingbot.Meeting, ok bool, err error) {
 		Title:    ev.Summary,
 		HTMLLink: ev.HtmlLink,
 		JoinURL:  joinURL(ev),
+		Private:  ev.Visibility == "private" || ev.Visibility == "confidential",
 	}
 	if inst := occurrence(ev); inst != ev.Id {
 		m.Instance = inst

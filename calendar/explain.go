@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/outbound"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 	"google.golang.org/api/googleapi"
@@ -59,6 +60,9 @@ func (s *Source) fix(calendarID string, err error) string {
 	var rerr *oauth2.RetrieveError
 	if errors.As(err, &rerr) {
 		return s.tokenFix(calendarID, oauthErrorCode(rerr))
+	}
+	if errors.Is(err, outbound.ErrRedirect) {
+		return fmt.Sprintf("GOOGLE_API_ENDPOINT (%s) redirects to another host, where the access token is not sent: point it at the API itself", s.endpoint)
 	}
 	var gerr *googleapi.Error
 	if !errors.As(err, &gerr) {

@@ -27,6 +27,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/outbound"
 	"github.com/meetingbot/meetingbot/retry"
 )
 
@@ -48,7 +49,9 @@ type Config struct {
 	// (GOOGLE_IMPERSONATE).
 	Impersonate bool
 	// HTTPClient carries API and token requests; its Timeout bounds each.
-	// Default: a client with a 30s timeout.
+	// Default: a client with a 30s timeout. Either is used through
+	// outbound.Client: no redirect to another host, no answer over
+	// outbound.MaxResponse.
 	HTTPClient *http.Client
 	// Logger receives warnings about unreadable events. Default: discard.
 	Logger *slog.Logger
@@ -94,7 +97,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		cfg:        cfg,
 		creds:      creds,
 		log:        cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
-		httpClient: cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second}),
+		httpClient: outbound.Client(cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second})),
 		endpoint:   cmp.Or(cfg.Endpoint, DefaultEndpoint),
 		sleep:      cfg.Sleep,
 		services:   map[string]*calendar.Service{},
@@ -145,6 +148,9 @@ func (s *Source) service(ctx context.Context, calendarID string) (*calendar.Serv
 	if s.creds.quotaProject != "" {
 		client.Transport = userProject{base: client.Transport, project: s.creds.quotaProject}
 	}
+	// The oauth2 transport sets the access token on every request, a
+	// redirected one too: follow none to another host.
+	client.CheckRedirect = outbound.CheckRedirect
 	svc, err := calendar.NewService(ctx, option.WithHTTPClient(client), option.WithEndpoint(s.endpoint))
 	if err != nil {
 		return nil, fmt.Errorf("new service: %w", err)

@@ -2,6 +2,10 @@ package calendar_test
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -287,5 +291,87 @@ func TestMeetingsDSTFallBack(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("meetings on 2026-10-25 = %d, want 1", n)
+	}
+}
+
+// An event marked private or confidential is read as Private, so that its
+// details reach only its owner.
+func TestMeetingsVisibility(t *testing.T) {
+	srv := newServer(t)
+	from := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	want := map[string]bool{"default": false, "public": false, "private": true, "confidential": true, "": false}
+	i := 0
+	for vis := range want {
+		i++
+		ev := calendartest.NewEvent("vis"+vis, "Board: "+vis, from.Add(time.Duration(i)*time.Hour), from.Add(time.Duration(i)*time.Hour+time.Hour))
+		ev.Visibility = vis
+		if err := srv.Put(alice, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, _ := newSource(t, srv, nil)
+	got, err := src.Meetings(context.Background(), sub(alice), from, from.Add(24*time.Hour))
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("Meetings() = %v, %v; want %d meetings", ids(got), err, len(want))
+	}
+	for _, m := range got {
+		if vis := strings.TrimPrefix(m.ID, "vis"); m.Private != want[vis] {
+			t.Errorf("Meetings() visibility %q: Private = %v, want %v", vis, m.Private, want[vis])
+		}
+	}
+}
+
+// A 307 from the configured endpoint would make the client send the
+// access token wherever it points; the client refuses to follow a
+// redirect to another host.
+func TestRedirectToAnotherHostRefused(t *testing.T) {
+	srv := newServer(t)
+	var mu sync.Mutex
+	var leaked []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		leaked = append(leaked, r.Header.Get("Authorization"))
+		mu.Unlock()
+		fmt.Fprint(w, `{"items":[]}`)
+	}))
+	defer other.Close()
+	otherURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, otherURL+r.URL.Path+"?"+r.URL.RawQuery, http.StatusTemporaryRedirect)
+	}))
+	defer front.Close()
+	src, _ := newSource(t, srv, func(c *calendar.Config) { c.Endpoint = front.URL + "/calendar/v3/" })
+	from := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	_, err := src.Meetings(context.Background(), sub(alice), from, from.Add(time.Hour))
+	if err == nil || !strings.Contains(err.Error(), "redirect") || !meetingbot.IsPermanent(err) {
+		t.Errorf("Meetings() = %v, want a permanent error about the redirect", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(leaked) != 0 {
+		t.Errorf("the other host got %d requests (Authorization %q), want none", len(leaked), leaked)
+	}
+}
+
+// An events page larger than the bot ever needs is cut off with a clear
+// error rather than read whole into memory.
+func TestOversizedPageRefused(t *testing.T) {
+	srv := newServer(t)
+	huge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"items":[],"summary":"`)
+		pad := strings.Repeat("x", 1<<20)
+		for range 17 {
+			if _, err := io.WriteString(w, pad); err != nil {
+				return
+			}
+		}
+		fmt.Fprint(w, `"}`)
+	}))
+	defer huge.Close()
+	src, _ := newSource(t, srv, func(c *calendar.Config) { c.Endpoint = huge.URL + "/calendar/v3/"; c.Retry.MaxAttempts = 1 })
+	from := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	_, err := src.Meetings(context.Background(), sub(alice), from, from.Add(time.Hour))
+	if err == nil || !strings.Contains(err.Error(), "larger than 16 MiB") {
+		t.Errorf("Meetings() against a 17 MiB page = %v, want an error saying it is larger than 16 MiB", err)
 	}
 }

@@ -2,13 +2,16 @@
 // once, into a plain Config. Every malformed or missing value is reported at
 // once, each problem on its own line naming the variable, what was wrong and
 // a valid example. Secrets (the Slack token, inline Google credentials) never
-// appear in a Config's String or in an error.
+// appear in a Config's String or in an error, and neither does a value of
+// another variable that looks like one (JSON, a PEM key, a Slack or Google
+// token, a long base64 or hex blob): such a value is refused, unquoted.
 package config
 
 import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -52,10 +55,16 @@ type Config struct {
 	DatabasePath string
 	// HTTPAddr is HTTP_ADDR.
 	HTTPAddr string
+	// MetricsAddr is METRICS_ADDR: a second, private listener for
+	// /metrics and the detailed /healthz; empty keeps both on HTTPAddr.
+	MetricsAddr string
 	// LogLevel is LOG_LEVEL.
 	LogLevel slog.Level
 	// LogFormat is LOG_FORMAT: "json" or "text".
 	LogFormat string
+	// JoinURLHosts is JOIN_URL_HOSTS, lowercased: hosts, beside the known
+	// meeting services, whose https links become a reminder's Join button.
+	JoinURLHosts []string
 	// Demo is true when none of SLACK_BOT_TOKEN, Google credentials and
 	// CALENDARS is set (DemoWhen): there is nothing to run but the demo.
 	Demo bool
@@ -71,8 +80,8 @@ func (c Config) String() string {
 	for i, o := range c.Offsets {
 		offs[i] = meetingbot.FormatOffset(o)
 	}
-	return fmt.Sprintf("calendars=[%s] offsets=[%s] tick=%v db=%s http=%s slack=%s google=%s impersonate=%v",
-		strings.Join(ids, " "), strings.Join(offs, ","), c.TickInterval, c.DatabasePath, c.HTTPAddr,
+	return fmt.Sprintf("calendars=[%s] offsets=[%s] tick=%v db=%s http=%s metrics=%s slack=%s google=%s impersonate=%v",
+		strings.Join(ids, " "), strings.Join(offs, ","), c.TickInterval, c.DatabasePath, c.HTTPAddr, c.MetricsAddr,
 		c.SlackAPIURL, c.GoogleEndpoint, c.Impersonate)
 }
 
@@ -130,17 +139,19 @@ func Parse(getenv func(string) string) (Config, error) {
 		Offsets:         p.offsets("REMINDER_OFFSETS"),
 		TickInterval:    p.interval("TICK_INTERVAL"),
 		DatabasePath:    p.databasePath("DATABASE_PATH"),
-		HTTPAddr:        p.addr("HTTP_ADDR"),
+		HTTPAddr:        p.addr("HTTP_ADDR", DefaultHTTPAddr),
+		MetricsAddr:     p.addr("METRICS_ADDR", ""),
 		LogLevel:        p.level("LOG_LEVEL"),
 		LogFormat:       p.format("LOG_FORMAT"),
 		CredentialsFile: p.get("GOOGLE_APPLICATION_CREDENTIALS"),
+		JoinURLHosts:    p.hosts("JOIN_URL_HOSTS"),
 	}
 	c.CredentialsJSON = p.credentials(c.CredentialsFile, c.Impersonate)
-	calendars := p.get("CALENDARS")
-	hasGoogle := c.CredentialsFile != "" || len(c.CredentialsJSON) > 0 || p.get("GOOGLE_CREDENTIALS_JSON") != ""
-	hasSlack := p.get("SLACK_BOT_TOKEN") != ""
+	hasCalendars := p.set("CALENDARS")
+	hasGoogle := p.set("GOOGLE_APPLICATION_CREDENTIALS") || p.set("GOOGLE_CREDENTIALS_JSON")
+	hasSlack := p.set("SLACK_BOT_TOKEN")
 	switch {
-	case !hasSlack && !hasGoogle && calendars == "":
+	case !hasSlack && !hasGoogle && !hasCalendars:
 		c.Demo = true
 	case hasSlack && !hasGoogle:
 		p.add("GOOGLE_APPLICATION_CREDENTIALS", `missing: SLACK_BOT_TOKEN is set, so Google credentials are needed too, e.g. GOOGLE_APPLICATION_CREDENTIALS=/secrets/key.json or GOOGLE_CREDENTIALS_JSON="$(cat key.json)"`)
@@ -148,6 +159,9 @@ func Parse(getenv func(string) string) (Config, error) {
 		p.add("SLACK_BOT_TOKEN", "missing: Google credentials are set, so a Slack bot token is needed too, e.g. SLACK_BOT_TOKEN=xoxb-1234-5678-abcd")
 	case !hasSlack && !hasGoogle:
 		p.add("SLACK_BOT_TOKEN and GOOGLE_APPLICATION_CREDENTIALS", `missing: CALENDARS is set, so both are needed, e.g. SLACK_BOT_TOKEN=xoxb-1234-5678-abcd GOOGLE_APPLICATION_CREDENTIALS=/secrets/key.json (unset CALENDARS to run the demo)`)
+	}
+	if _, port, _ := net.SplitHostPort(c.MetricsAddr); c.MetricsAddr == c.HTTPAddr && port != "0" {
+		p.add("HTTP_ADDR and METRICS_ADDR", fmt.Sprintf("both %q; METRICS_ADDR is a second, private listener, e.g. METRICS_ADDR=127.0.0.1:9091", c.HTTPAddr))
 	}
 	if !p.reported("TICK_INTERVAL") && !p.reported("REMINDER_OFFSETS") {
 		p.tickFits(c.TickInterval, p.get("TICK_INTERVAL") == "", c.Offsets)

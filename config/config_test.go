@@ -75,8 +75,12 @@ func TestParseEverything(t *testing.T) {
 		"HTTP_ADDR=127.0.0.1:0",
 		"LOG_LEVEL=debug",
 		"LOG_FORMAT=text",
+		"JOIN_URL_HOSTS= meet.jit.si, Video.ACME.example ",
+		"METRICS_ADDR=127.0.0.1:9091",
 	))
 	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:9091", c.MetricsAddr)
+	assert.Equal(t, []string{"meet.jit.si", "video.acme.example"}, c.JoinURLHosts)
 	offs := []time.Duration{0, 90 * time.Second, 10 * time.Minute}
 	assert.Equal(t, "http://127.0.0.1:9999/api/", c.SlackAPIURL)
 	assert.Equal(t, key, c.CredentialsFile)
@@ -145,6 +149,10 @@ func TestParseProblems(t *testing.T) {
 		{"app token", prod("SLACK_BOT_TOKEN=xapp-1-A1-SECRET"), "SLACK_BOT_TOKEN: is an app-level token (xapp-…)"},
 		{"slack url", prod("SLACK_API_URL=slack.com/api"), `SLACK_API_URL="slack.com/api": must be an absolute`},
 		{"google url", prod("GOOGLE_API_ENDPOINT=ftp://x/"), `GOOGLE_API_ENDPOINT="ftp://x/": must be an absolute`},
+		{"slack url over http", prod("SLACK_API_URL=http://slack-proxy.example/api/"), `SLACK_API_URL="http://slack-proxy.example/api/": must be https, or http only to a loopback host (127.0.0.1, ::1, localhost), so that the token never crosses a network in the clear, e.g. SLACK_API_URL=https://slack.com/api/`},
+		{"google url over http", prod("GOOGLE_API_ENDPOINT=http://10.0.0.7:8080/calendar/v3/"), `GOOGLE_API_ENDPOINT="http://10.0.0.7:8080/calendar/v3/": must be https, or http only to a loopback host`},
+		{"loopback look-alike", prod("SLACK_API_URL=http://localhost.evil.example/api/"), `SLACK_API_URL="http://localhost.evil.example/api/": must be https`},
+		{"any address", prod("SLACK_API_URL=http://0.0.0.0:9000/api/"), `SLACK_API_URL="http://0.0.0.0:9000/api/": must be https`},
 		{"both credentials", prod("GOOGLE_APPLICATION_CREDENTIALS=" + notJSON), "GOOGLE_APPLICATION_CREDENTIALS and GOOGLE_CREDENTIALS_JSON: both set"},
 		{"credentials file missing", env("SLACK_BOT_TOKEN="+secretToken, "CALENDARS=a@example.com", "GOOGLE_APPLICATION_CREDENTIALS="+dir+"/nope.json"), `GOOGLE_APPLICATION_CREDENTIALS="` + dir + `/nope.json": cannot read`},
 		{"credentials file not json", env("SLACK_BOT_TOKEN="+secretToken, "CALENDARS=a@example.com", "GOOGLE_APPLICATION_CREDENTIALS="+notJSON), "GOOGLE_APPLICATION_CREDENTIALS: the file is not valid JSON"},
@@ -176,8 +184,15 @@ func TestParseProblems(t *testing.T) {
 		{"database is dir", prod("DATABASE_PATH=" + dir), `DATABASE_PATH="` + dir + `": is a directory`},
 		{"addr", prod("HTTP_ADDR=8080"), `HTTP_ADDR="8080": must be host:port`},
 		{"addr port", prod("HTTP_ADDR=:http"), `HTTP_ADDR=":http": port must be a number`},
+		{"metrics addr", prod("METRICS_ADDR=9091"), `METRICS_ADDR="9091": must be host:port`},
+		{"metrics addr is http addr", prod("HTTP_ADDR=:8080", "METRICS_ADDR=:8080"), `HTTP_ADDR and METRICS_ADDR: both ":8080"; METRICS_ADDR is a second, private listener, e.g. METRICS_ADDR=127.0.0.1:9091`},
 		{"log level", prod("LOG_LEVEL=verbose"), `LOG_LEVEL="verbose": must be debug, info, warn or error`},
 		{"log format", prod("LOG_FORMAT=xml"), `LOG_FORMAT="xml": must be json or text`},
+		{"join host url", prod("JOIN_URL_HOSTS=https://meet.jit.si/"), `JOIN_URL_HOSTS="https://meet.jit.si/": "https://meet.jit.si/" is not a host name`},
+		{"join host port", prod("JOIN_URL_HOSTS=meet.jit.si:443"), `JOIN_URL_HOSTS="meet.jit.si:443": "meet.jit.si:443" is not a host name`},
+		{"join host wildcard", prod("JOIN_URL_HOSTS=*.acme.example"), `JOIN_URL_HOSTS="*.acme.example": "*.acme.example" is not a host name; a host covers its subdomains`},
+		{"join host empty entry", prod("JOIN_URL_HOSTS=meet.jit.si,,x.example"), `JOIN_URL_HOSTS="meet.jit.si,,x.example": has an empty entry`},
+		{"join host top-level", prod("JOIN_URL_HOSTS=com"), `JOIN_URL_HOSTS="com": "com" is not a host name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -339,5 +354,67 @@ func TestParseLeavesNoWriteCheckBehind(t *testing.T) {
 	require.NoError(t, err)
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("Parse left %v in the database directory, want nothing", left)
+	}
+}
+
+// A secret pasted into the wrong variable, a common mistake
+// (GOOGLE_APPLICATION_CREDENTIALS="$(cat key.json)", a token in
+// SLACK_API_URL), must never be echoed: whatever the variable, the
+// problem line names it and says what belongs there, without the value.
+func TestSecretInAnyVariableNotShown(t *testing.T) {
+	secrets := map[string]string{
+		"credentials JSON": `{"type":"service_account","private_key":"` + secretKey + `"}`,
+		"PEM key":          secretKey + "\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----",
+		"bot token":        "xoxb-1234-5678-SECRETtokenvalue",
+		"app token":        "xapp-1-A0123-456-SECRETappvalue",
+		"Google token":     "ya29.a0AfH6SECRETSMCoZ3xYz",
+		"base64 blob":      "SECRETdGhpcyBpcyBhIHNlY3JldCBrZXkgdmFsdWU0MTIz",
+		"hex blob":         "5ec2e70123456789abcdef0123456789abcdef01",
+	}
+	for _, v := range config.Vars {
+		if v.Name == "SLACK_BOT_TOKEN" || v.Name == "GOOGLE_CREDENTIALS_JSON" {
+			continue // the secrets' own variables, never shown anyway
+		}
+		for kind, secret := range secrets {
+			for _, value := range []string{secret, "https://slack.example/api/" + secret + "/", "/data/" + secret} {
+				_, err := config.Parse(prod(v.Name + "=" + value))
+				if err == nil {
+					t.Errorf("Parse(%s=<%s>) = nil, want a problem: a secret does not belong there", v.Name, kind)
+					continue
+				}
+				got := err.Error()
+				if strings.Contains(got, "SECRET") || strings.Contains(got, "MIIEvQ") || strings.Contains(got, "5ec2e7") {
+					t.Errorf("Parse(%s=<%s>) = %q, shows the secret", v.Name, kind, got)
+				}
+				if !strings.HasPrefix(got, v.Name+": ") || strings.Contains(got, "\n") || !strings.Contains(got, "e.g. ") {
+					t.Errorf("Parse(%s=<%s>) = %q, want one line naming %s with an example", v.Name, kind, got, v.Name)
+				}
+			}
+		}
+	}
+}
+
+// What looks like a secret is told by strong signs only: ordinary values,
+// long calendar IDs included, are taken.
+func TestOrdinaryValuesAreNotSecrets(t *testing.T) {
+	dir := t.TempDir()
+	_, err := config.Parse(prod(
+		"CALENDARS=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef@group.calendar.google.com=#eng,c_1888qvb6s2bcagqpi3hbsl8jl1u8a@resource.calendar.google.com=C0123ABCD",
+		"DATABASE_PATH="+filepath.Join(dir, "reminders-2026-01-01-backup-before-migration.db"),
+		"SLACK_API_URL=https://proxy.example/slack/api/",
+	))
+	require.NoError(t, err)
+	_, err = config.Parse(prod("GOOGLE_APPLICATION_CREDENTIALS=" + `{"type":"service_account"}`))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "GOOGLE_APPLICATION_CREDENTIALS: holds what looks like the key itself, not the path of a key file")
+}
+
+// Plain http is for emulators and proxies on the same machine only.
+func TestLoopbackMayUseHTTP(t *testing.T) {
+	for _, u := range []string{"http://127.0.0.1:9999/api/", "http://127.8.9.10/api/", "http://localhost:8080/api/", "http://LOCALHOST/api/", "http://[::1]:9000/api/", "https://slack-proxy.example/api/"} {
+		c, err := config.Parse(prod("SLACK_API_URL="+u, "GOOGLE_API_ENDPOINT="+u))
+		if err != nil || c.SlackAPIURL != u || c.GoogleEndpoint != u {
+			t.Errorf("Parse(SLACK_API_URL and GOOGLE_API_ENDPOINT=%s) = %q, %q, %v; want it taken", u, c.SlackAPIURL, c.GoogleEndpoint, err)
+		}
 	}
 }

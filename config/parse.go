@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/outbound"
 )
 
 // Bounds of the durations the bot accepts.
@@ -31,17 +32,44 @@ const (
 type parser struct {
 	getenv   func(string) string
 	problems []Problem
+	hidden   map[string]bool // variables whose value looked secret
 }
 
-func (p *parser) get(name string) string { return strings.TrimSpace(p.getenv(name)) }
+// get returns the trimmed value of name. A value that looks like a secret
+// in a variable that is not one is reported once (secretProblem) and read
+// as unset, so that nothing else quotes it.
+func (p *parser) get(name string) string {
+	v := strings.TrimSpace(p.getenv(name))
+	if v == "" || secretVars[name] || !looksSecret(v) {
+		return v
+	}
+	if !p.hidden[name] {
+		if p.hidden == nil {
+			p.hidden = map[string]bool{}
+		}
+		p.hidden[name] = true
+		p.problems = append(p.problems, secretProblem(name))
+	}
+	return ""
+}
+
+// set reports whether name has a value, secret-looking or not.
+func (p *parser) set(name string) bool { return strings.TrimSpace(p.getenv(name)) != "" }
 
 // add records a problem without showing the value (missing, or secret).
 func (p *parser) add(name, msg string) {
 	p.problems = append(p.problems, Problem{Var: name, Msg: msg})
 }
 
-// bad records a problem with the value as given.
+// bad records a problem with the value as given, unless the value looks
+// like a secret: then the problem says so and shows nothing of it.
 func (p *parser) bad(name, value, msg string) {
+	if looksSecret(value) || looksSecret(msg) {
+		if !p.hidden[name] {
+			p.problems = append(p.problems, secretProblem(name))
+		}
+		return
+	}
 	p.problems = append(p.problems, Problem{Var: name, Value: value, Msg: msg})
 }
 
@@ -84,6 +112,9 @@ func (p *parser) baseURL(name, def string) string {
 		return ""
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
 		p.bad(name, v, "must be a base URL without query, fragment or user info, e.g. "+name+"="+def)
+		return ""
+	case u.Scheme == "http" && !outbound.Loopback(u.Hostname()):
+		p.bad(name, v, "must be https, or http only to a loopback host (127.0.0.1, ::1, localhost), so that the token never crosses a network in the clear, e.g. "+name+"="+def)
 		return ""
 	}
 	if !strings.HasSuffix(v, "/") {
@@ -260,10 +291,11 @@ func runningAs() string {
 	return ""
 }
 
-func (p *parser) addr(name string) string {
+// addr reads a listen address, host:port; def when unset.
+func (p *parser) addr(name, def string) string {
 	v := p.get(name)
 	if v == "" {
-		return DefaultHTTPAddr
+		return def
 	}
 	example := "e.g. " + name + "=:8080 or " + name + "=127.0.0.1:9090"
 	_, port, err := net.SplitHostPort(v)
@@ -275,6 +307,42 @@ func (p *parser) addr(name string) string {
 		p.bad(name, v, "port must be a number from 0 to 65535, "+example)
 	}
 	return v
+}
+
+// hostLabel is one label of a DNS host name.
+var hostLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// hosts reads comma-separated host names, lowercased. Each must have at
+// least two labels: a host covers its subdomains, so "com" would cover
+// every .com site.
+func (p *parser) hosts(name string) []string {
+	v := p.get(name)
+	if v == "" {
+		return nil
+	}
+	example := "e.g. " + name + "=meet.jit.si,whereby.com"
+	var out []string
+	for part := range strings.SplitSeq(v, ",") {
+		h := strings.ToLower(strings.TrimSpace(part))
+		if h == "" {
+			p.bad(name, v, "has an empty entry, "+example)
+			continue
+		}
+		labels := strings.Split(h, ".")
+		ok := len(labels) >= 2 && len(h) <= 253
+		for _, l := range labels {
+			ok = ok && hostLabel.MatchString(l)
+		}
+		switch {
+		case strings.HasPrefix(h, "*."):
+			p.bad(name, v, fmt.Sprintf("%q is not a host name; a host covers its subdomains, e.g. %s=%s", part, name, strings.TrimPrefix(h, "*.")))
+		case !ok:
+			p.bad(name, v, fmt.Sprintf("%q is not a host name (no scheme, port or path), %s", strings.TrimSpace(part), example))
+		case !slices.Contains(out, h):
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 func (p *parser) level(name string) slog.Level {
@@ -367,6 +435,9 @@ func (p *parser) credentials(file string, impersonate bool) []byte {
 		}
 		return nil
 	default:
+		if looksSecret(key.Type) {
+			key.Type = "…"
+		}
 		p.add(name, fmt.Sprintf("%s has type %q; want service_account or authorized_user,%s", what, key.Type, example))
 		return nil
 	}
@@ -412,7 +483,9 @@ func (p *parser) calendars(name string, offsets []time.Duration) []meetingbot.Su
 	v := p.get(name)
 	example := "e.g. " + name + "=alice@example.com,team@example.com=#eng"
 	if v == "" {
-		p.add(name, "missing: name at least one calendar, "+example)
+		if !p.hidden[name] {
+			p.add(name, "missing: name at least one calendar, "+example)
+		}
 		return nil
 	}
 	var subs []meetingbot.Subscription

@@ -25,16 +25,18 @@ const DemoWhen = "with none of SLACK_BOT_TOKEN, Google credentials and CALENDARS
 // README show them.
 var Vars = []Var{
 	{"SLACK_BOT_TOKEN", "none", "Slack bot token (xoxb-…); secret, never printed. " + strings.ToUpper(DemoWhen[:1]) + DemoWhen[1:] + ", the built-in demo runs"},
-	{"SLACK_API_URL", DefaultSlackAPIURL, "Slack Web API base URL (a proxy or a local emulator)"},
+	{"SLACK_API_URL", DefaultSlackAPIURL, "Slack Web API base URL (a proxy or a local emulator); https, or http to a loopback host only"},
 	{"GOOGLE_APPLICATION_CREDENTIALS", "none", "path to a service-account or authorized-user JSON key file"},
 	{"GOOGLE_CREDENTIALS_JSON", "none", "the same JSON, inline; secret, never printed. Set this or GOOGLE_APPLICATION_CREDENTIALS, not both"},
-	{"GOOGLE_API_ENDPOINT", DefaultGoogleEndpoint, "Google Calendar API base URL (a proxy or a local emulator)"},
+	{"GOOGLE_API_ENDPOINT", DefaultGoogleEndpoint, "Google Calendar API base URL (a proxy or a local emulator); https, or http to a loopback host only"},
 	{"GOOGLE_IMPERSONATE", "false", "true: the service account reads each calendar as its owner (domain-wide delegation)"},
 	{"CALENDARS", "none", "comma-separated calendarId[=destination]; destination C…/G… (channel ID), #name, U…/W… (user ID) or an email; none = DM the calendar's owner by email. Required unless the demo runs"},
 	{"REMINDER_OFFSETS", DefaultReminderOffsets, "comma-separated Go durations before each meeting's start, whole seconds, no duplicates; 0 = starting now, sent up to " + meetingbot.FormatOffset(meetingbot.StartGrace) + " after the start"},
 	{"TICK_INTERVAL", meetingbot.FormatOffset(DefaultTickInterval), "how often the calendars are swept, from 1s to 10m; at most the smallest REMINDER_OFFSETS above 0, and at most " + meetingbot.FormatOffset(meetingbot.StartGrace) + " when 0 is one, or a reminder could fall between two sweeps (start-up refuses it)"},
+	{"JOIN_URL_HOSTS", "none", "comma-separated hosts, e.g. meet.jit.si, whose https links become a reminder's Join button beside Google Meet, Zoom, Microsoft Teams and Webex; a host covers its subdomains. Any other link from an event is shown as text"},
 	{"DATABASE_PATH", DefaultDatabasePath, "SQLite file holding cursors and the ledger of sent reminders"},
-	{"HTTP_ADDR", DefaultHTTPAddr, "listen address of /healthz and /metrics"},
+	{"HTTP_ADDR", DefaultHTTPAddr, "listen address of /healthz and, unless METRICS_ADDR is set, /metrics"},
+	{"METRICS_ADDR", "none", "a second, private listen address for /metrics and the detailed /healthz, which name calendars and channels; set, HTTP_ADDR's /healthz says only ok or how many subscriptions fail. None: both on HTTP_ADDR"},
 	{"LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"LOG_FORMAT", "json", "json or text (logs go to stderr)"},
 }
@@ -64,7 +66,8 @@ Environment:
 	tw.Flush()
 	fmt.Fprint(w, `
 Malformed configuration exits with status 2, one line per problem.
-Health: GET /healthz. Metrics: GET /metrics (Prometheus text format).
+Health: GET /healthz. Metrics: GET /metrics (Prometheus text format); with
+a private listener set, both in detail there.
 `)
 }
 

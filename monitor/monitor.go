@@ -2,8 +2,9 @@
 // scheduler.Observer, keeps Prometheus metrics on a registry of its own, and
 // serves /healthz, which answers 503 naming the subscription, since when and
 // its last error when any subscription has gone three tick intervals without
-// a complete sweep, and lists the subscriptions whose Slack destination is
-// refused for good, and /metrics in the Prometheus text format.
+// a complete sweep, or the ledger when ticks have failed that long, and
+// lists the subscriptions whose Slack destination is refused for good; and
+// /metrics in the Prometheus text format.
 package monitor
 
 import (
@@ -46,6 +47,9 @@ type Monitor struct {
 
 	mu   sync.Mutex
 	subs map[string]*subHealth
+	// ledger is the ticks' record: a tick fails only when the ledger
+	// cannot be read or written.
+	ledger subHealth
 }
 
 // subHealth is one subscription's sweep record.
@@ -62,9 +66,9 @@ func New(opts Options) *Monitor {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	m := &Monitor{opts: opts, metrics: newMetrics(), subs: map[string]*subHealth{}}
-	m.dest = newDestinations(m.metrics.reg, opts.Subscriptions)
 	start := opts.Now()
+	m := &Monitor{opts: opts, metrics: newMetrics(), subs: map[string]*subHealth{}, ledger: subHealth{lastGood: start}}
+	m.dest = newDestinations(m.metrics.reg, opts.Subscriptions)
 	for _, s := range opts.Subscriptions {
 		m.subs[s.ID] = &subHealth{lastGood: start}
 	}
@@ -105,20 +109,34 @@ func (m *Monitor) Swept(sub meetingbot.Subscription, now time.Time, err error) {
 		h = &subHealth{lastGood: at}
 		m.subs[sub.ID] = h
 	}
+	if h.record(at, err) {
+		m.metrics.lastSuccess.WithLabelValues(sub.ID).Set(float64(at.UnixMilli()) / 1000)
+	}
+}
+
+// record notes a sweep or a tick ending at at with err, and reports
+// whether it completed.
+func (h *subHealth) record(at time.Time, err error) bool {
 	if err == nil {
 		h.lastGood, h.swept, h.failingSince, h.lastErr = at, true, time.Time{}, ""
-		m.metrics.lastSuccess.WithLabelValues(sub.ID).Set(float64(at.UnixMilli()) / 1000)
-		return
+		return true
 	}
 	if h.failingSince.IsZero() {
 		h.failingSince = at
 	}
 	h.lastErr = err.Error()
+	return false
 }
 
-// Ticked records how long a tick took.
-func (m *Monitor) Ticked(now time.Time, took time.Duration) {
+// Ticked records how long a tick took and whether it failed: a tick fails
+// when the ledger cannot be read or written (a full disk, a read-only
+// file), even while every subscription sweeps and nothing is due.
+func (m *Monitor) Ticked(now time.Time, took time.Duration, err error) {
 	m.metrics.tickDuration.Observe(took.Seconds())
+	at := m.opts.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ledger.record(at, err)
 }
 
 // ObserveCalendar counts one Google Calendar API attempt; its signature
@@ -161,14 +179,33 @@ func (m *Monitor) TrackLedger(ctx context.Context, c Counter, period time.Durati
 	}
 }
 
-// Unhealthy returns one line per subscription that has gone more than
-// StaleAfter intervals without a complete sweep, saying since when and its
-// last error; none when all is well.
+// Unhealthy returns one line for a ledger whose ticks have failed for more
+// than StaleAfter intervals, and one per subscription that has gone more
+// than StaleAfter intervals without a complete sweep, each saying since
+// when and its last error; none when all is well.
 func (m *Monitor) Unhealthy() []string {
+	ledger, subs := m.unhealthy()
+	if ledger != "" {
+		return append([]string{ledger}, subs...)
+	}
+	return subs
+}
+
+// unhealthy returns Unhealthy's ledger line ("" when fine) and its
+// subscription lines.
+func (m *Monitor) unhealthy() (ledger string, subs []string) {
 	now := m.opts.Now()
 	limit := StaleAfter * m.opts.Interval
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if h := m.ledger; !h.failingSince.IsZero() && now.Sub(h.lastGood) > limit {
+		since := "no complete tick since start-up at " + h.lastGood.UTC().Format(time.RFC3339)
+		if h.swept {
+			since = "last complete tick at " + h.lastGood.UTC().Format(time.RFC3339)
+		}
+		ledger = fmt.Sprintf("ledger: %s (%s ago, more than %d ticks of %v); failing since %s; last error: %s",
+			since, now.Sub(h.lastGood).Round(time.Second), StaleAfter, m.opts.Interval, h.failingSince.UTC().Format(time.RFC3339), h.lastErr)
+	}
 	var out []string
 	for id, h := range m.subs {
 		age := now.Sub(h.lastGood)
@@ -189,18 +226,44 @@ func (m *Monitor) Unhealthy() []string {
 		out = append(out, line)
 	}
 	slices.Sort(out)
-	return out
+	return ledger, out
 }
 
 // Registerer returns the registry /metrics serves, for collectors kept
 // elsewhere (the audit watcher's gauges).
 func (m *Monitor) Registerer() prometheus.Registerer { return m.metrics.reg }
 
-// Handler serves /healthz and /metrics.
+// Handler serves /healthz, naming each failing subscription and its
+// error, and /metrics, labelled by subscription: both belong on a private
+// listener, or on the only one when the bot is not reachable from outside.
 func (m *Monitor) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", m.serveHealth)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.metrics.reg, promhttp.HandlerOpts{Registry: m.metrics.reg}))
+	return mux
+}
+
+// PublicHandler serves a /healthz that names nothing, for a listener
+// anyone may reach: 200 "ok", or 503 with how many subscriptions fail
+// (and whether the ledger does). Handler, on a private listener, says
+// which and why.
+func (m *Monitor) PublicHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		ledger, subs := m.unhealthy()
+		if ledger == "" && len(subs) == 0 {
+			fmt.Fprintln(w, "ok")
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		line := fmt.Sprintf("unhealthy: %d of %d subscriptions failing", len(subs), m.count())
+		if ledger != "" {
+			line += "; the ledger is failing"
+		}
+		fmt.Fprintln(w, line)
+	})
 	return mux
 }
 
@@ -214,9 +277,13 @@ func (m *Monitor) serveHealth(w http.ResponseWriter, r *http.Request) {
 		attention = fmt.Sprintf("attention: %d of %d subscriptions cannot reach their Slack destination; their reminders fail until it is fixed, the others run\n%s\n",
 			len(bad), m.count(), strings.Join(bad, "\n"))
 	}
-	if bad := m.Unhealthy(); len(bad) > 0 {
+	if ledger, subs := m.unhealthy(); ledger != "" || len(subs) > 0 {
 		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, "unhealthy: %d of %d subscriptions not swept\n%s\n%s", len(bad), m.count(), strings.Join(bad, "\n"), attention)
+		head := fmt.Sprintf("%d of %d subscriptions not swept", len(subs), m.count())
+		if ledger != "" {
+			head += "; the ledger is failing"
+		}
+		fmt.Fprintf(w, "unhealthy: %s\n%s\n%s", head, strings.Join(m.Unhealthy(), "\n"), attention)
 		return
 	}
 	fmt.Fprintf(w, "ok: %d subscriptions swept within the last %d ticks of %v\n%s", m.count(), StaleAfter, m.opts.Interval, attention)

@@ -137,8 +137,8 @@ func TestMetrics(t *testing.T) {
 	m.Recorded(meetingbot.Entry{Outcome: meetingbot.Failed, Code: meetingbot.ReasonPermanent, Reason: "channel_not_found"})
 	m.Recorded(meetingbot.Entry{Outcome: meetingbot.Failed, Code: meetingbot.ReasonTransient, Retryable: true, Reason: "timeout"})
 	m.Recorded(meetingbot.Entry{Outcome: meetingbot.Failed, Code: meetingbot.ReasonTransient, Retryable: true, Reason: "timeout"})
-	m.Ticked(clk.Now(), 30*time.Millisecond)
-	m.Ticked(clk.Now(), 3*time.Second)
+	m.Ticked(clk.Now(), 30*time.Millisecond, nil)
+	m.Ticked(clk.Now(), 3*time.Second, nil)
 	m.Swept(alice, clk.Now(), nil)
 	m.ObserveCalendar("events.list", "ok")
 	m.ObserveCalendar("events.list", "rate_limited")
@@ -216,4 +216,31 @@ func TestMetrics(t *testing.T) {
 	h := families["meetingbot_reminder_lateness_seconds"].GetMetric()[0].GetHistogram()
 	assert.InDelta(t, 92, h.GetSampleSum(), 0.001, "lateness sum: 2s + 90s")
 	assert.Contains(t, families, "go_goroutines", "the bot's registry carries the Go runtime metrics")
+}
+
+// The public health check says whether the bot is well and how many
+// subscriptions fail, never which: calendar IDs and channel names
+// ("ceo@example.com=#board-layoffs-2026") are for the private listener.
+func TestPublicHealthNamesNothing(t *testing.T) {
+	m, clk, private := start(t)
+	public := httptest.NewServer(m.PublicHandler())
+	t.Cleanup(public.Close)
+	if status, body := get(t, public.URL+"/healthz"); status != 200 || body != "ok\n" {
+		t.Errorf("public GET /healthz = %d %q, want 200 \"ok\\n\"", status, body)
+	}
+	for range 4 {
+		clk.Advance(10 * time.Second)
+		m.Swept(alice, clk.Now(), nil)
+		m.Swept(team, clk.Now(), errors.New("read calendar team@example.com: 403 forbidden"))
+	}
+	status, body := get(t, public.URL+"/healthz")
+	if status != 503 || body != "unhealthy: 1 of 2 subscriptions failing\n" {
+		t.Errorf("public GET /healthz = %d %q, want 503 \"unhealthy: 1 of 2 subscriptions failing\\n\"", status, body)
+	}
+	if status, body := get(t, private.URL+"/healthz"); status != 503 || !strings.Contains(body, "team@example.com=#eng") {
+		t.Errorf("private GET /healthz = %d %q, want 503 naming the subscription", status, body)
+	}
+	if status, _ := get(t, public.URL+"/metrics"); status != 404 {
+		t.Errorf("public GET /metrics = %d, want 404: metrics name every subscription", status)
+	}
 }

@@ -6,25 +6,70 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/outbound"
 	"github.com/meetingbot/meetingbot/retry"
 )
 
 // errConfirmed ends a call whose earlier attempt turned out to have worked.
 var errConfirmed = errors.New("confirmed delivered")
 
-// transientCodes are Slack error codes that say "try again later".
-var transientCodes = map[string]bool{
-	"internal_error":      true,
-	"fatal_error":         true,
-	"service_unavailable": true,
-	"request_timeout":     true,
-	"team_added_to_org":   true,
+// permanentCodes are the error codes Slack documents for the methods the
+// bot calls (chat.postMessage, conversations.open, conversations.list,
+// conversations.history, users.lookupByEmail, auth.test) that no retry
+// cures: a token, a scope, a channel, a user or a workspace setting a
+// person must fix, or a request the bot must make differently. Every other
+// code, documented as passing by itself (internal_error, fatal_error,
+// service_unavailable, request_timeout, team_added_to_org,
+// org_login_required, message_limit_exceeded, invalid_cursor) or unknown,
+// is retried within Config.Retry and then left to the next sweep: a
+// reminder is never lost for good on a code nobody has explained.
+var permanentCodes = map[string]bool{}
+
+func init() {
+	for _, code := range strings.Fields(`
+		access_denied accesslimited account_inactive app_access_restricted
+		as_user_not_supported attachment_payload_limit_exceeded cannot_dm_bot
+		cannot_reply_to_message channel_is_limited_access channel_not_found
+		deprecated_endpoint ekm_access_denied enterprise_is_restricted
+		invalid_arg_name invalid_array_arg invalid_auth invalid_blocks
+		invalid_blocks_format invalid_charset invalid_form_data invalid_limit
+		invalid_metadata_filter_keys invalid_metadata_format
+		invalid_metadata_schema invalid_post_type invalid_ts_latest
+		invalid_ts_oldest invalid_types invalid_user_combination is_archived
+		is_bot markdown_text_conflict messages_tab_disabled
+		metadata_must_be_sent_from_app metadata_too_large method_deprecated
+		method_not_supported_for_channel_type missing_argument
+		missing_post_type missing_scope msg_blocks_too_long msg_too_long
+		no_permission no_text not_allowed_token_type not_authed
+		not_enough_users not_in_channel restricted_action
+		restricted_action_non_threadable_channel
+		restricted_action_read_only_channel restricted_action_thread_locked
+		restricted_action_thread_only_channel send_on_behalf_not_allowed
+		slack_connect_canvas_sharing_blocked
+		slack_connect_file_link_sharing_blocked
+		slack_connect_lists_sharing_blocked team_not_found token_expired
+		token_revoked too_many_attachments too_many_contact_cards
+		too_many_users two_factor_setup_required unknown_method
+		user_disabled user_not_found user_not_visible users_list_not_supplied
+		users_not_found`) {
+		permanentCodes[code] = true
+	}
+}
+
+// refusedContent are the codes with which Slack refuses a message for its
+// blocks or its length: the same reminder as plain text may pass.
+var refusedContent = map[string]bool{
+	"invalid_blocks":        true,
+	"invalid_blocks_format": true,
+	"msg_blocks_too_long":   true,
+	"msg_too_long":          true,
 }
 
 // classify sorts an attempt's error into an outcome class, and for rate
@@ -36,6 +81,9 @@ func classify(err error) (class retry.Class, wait time.Duration) {
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) {
 		return retry.RateLimited, max(rl.RetryAfter, time.Second)
+	}
+	if errors.Is(err, outbound.ErrRedirect) {
+		return retry.Permanent, 0 // SLACK_API_URL points at something that redirects elsewhere
 	}
 	var sc slack.StatusCodeError
 	if errors.As(err, &sc) {
@@ -53,15 +101,12 @@ func classify(err error) (class retry.Class, wait time.Duration) {
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) {
 		switch {
-		case se.Err == "ratelimited":
+		case se.Err == "ratelimited" || se.Err == "rate_limited":
 			return retry.RateLimited, time.Second
-		case transientCodes[se.Err]:
-			return retry.ServerError, 0
+		case permanentCodes[se.Err]:
+			return retry.Permanent, 0
 		}
-		// Slack reports every condition that passes by itself through 429,
-		// 5xx or the codes above; any other code needs a person, and
-		// retrying it forever would stall the subscription.
-		return retry.Permanent, 0
+		return retry.ServerError, 0
 	}
 	return retry.Network, 0 // timeouts, refused connections, undecodable answers
 }
@@ -72,8 +117,8 @@ var errNoReference = errors.New("slack answered ok without the message's channel
 
 // mayHaveLanded reports whether an attempt that failed with err may still
 // have done its work: true unless Slack answered that it did not (a rate
-// limit, an error code, a 4xx) or the connection was refused before the
-// request left (a failed dial).
+// limit, an error code, a 4xx, a redirect) or the connection was refused
+// before the request left (a failed dial).
 func mayHaveLanded(err error) bool {
 	var (
 		rl *slack.RateLimitedError
@@ -82,7 +127,7 @@ func mayHaveLanded(err error) bool {
 		op *net.OpError
 	)
 	switch {
-	case err == nil, errors.As(err, &rl), errors.As(err, &se):
+	case err == nil, errors.As(err, &rl), errors.As(err, &se), errors.Is(err, outbound.ErrRedirect):
 		return false
 	case errors.As(err, &sc):
 		return sc.Code >= 500

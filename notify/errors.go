@@ -3,9 +3,11 @@ package notify
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/outbound"
 	"github.com/meetingbot/meetingbot/retry"
 	"github.com/slack-go/slack"
 )
@@ -45,6 +47,9 @@ func (s *Slack) explain(method string, dest destination, err error) error {
 	}
 	if class, _ := classify(err); class != retry.Permanent {
 		return fmt.Errorf("%s: %w", where, err)
+	}
+	if errors.Is(err, outbound.ErrRedirect) {
+		return meetingbot.Permanent(&fixError{fmt.Sprintf("%s: %v: check SLACK_API_URL (%s); the token is not sent elsewhere", where, concise(err), s.cfg.APIURL), err})
 	}
 	var se slack.SlackErrorResponse
 	if !errors.As(err, &se) {
@@ -91,6 +96,16 @@ func (s *Slack) explain(method string, dest destination, err error) error {
 		return meetingbot.Permanent(fmt.Errorf("%s: %w", where, err))
 	}
 	return meetingbot.Permanent(&fixError{fmt.Sprintf("%s: %s: %s", where, se.Err, fix), err})
+}
+
+// concise drops the *url.Error around err, whose quoted URL adds nothing
+// to SLACK_API_URL and the method.
+func concise(err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		return uerr.Err
+	}
+	return err
 }
 
 // botName is the bot's user name for /invite hints: from auth.test when it

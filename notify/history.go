@@ -58,7 +58,7 @@ func (s *Slack) find(ctx context.Context, dest destination, r meetingbot.Reminde
 	var found *slack.Message
 	more, err := s.history(ctx, dest.channel, oldest, time.Time{}, s.cfg.HistoryPages, attempts, func(m slack.Message) bool {
 		if m.Metadata.EventType == EventType && payload(m, fieldKey) == r.Key &&
-			payload(m, fieldSubscription) == r.Subscription.ID && (m.BotID == self.BotID || m.User == self.UserID) {
+			payload(m, fieldSubscription) == r.Subscription.ID && own(m, self) {
 			found = &m
 			return false
 		}
@@ -75,18 +75,23 @@ func (s *Slack) find(ctx context.Context, dest destination, r meetingbot.Reminde
 	return meetingbot.Receipt{}, false, nil
 }
 
-// Reminders returns every meeting_reminder message in sub's destination
-// posted in [from, to], oldest first, following all history pages. Messages
-// from other subscriptions sharing the destination are included; meetingbot.Delivery names
-// each one's subscription.
+// Reminders returns every meeting_reminder message this bot posted in
+// sub's destination in [from, to], oldest first, following all history
+// pages. Messages from other subscriptions sharing the destination are
+// included; meetingbot.Delivery names each one's subscription. Messages of
+// other apps or users are not, whatever their metadata says.
 func (s *Slack) Reminders(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Delivery, error) {
 	dest, err := s.resolve(ctx, sub)
 	if err != nil {
 		return nil, fmt.Errorf("notify: subscription %q: %w", sub.ID, err)
 	}
+	self, err := s.identity(ctx, 0)
+	if err != nil {
+		return nil, fmt.Errorf("notify: subscription %q: %w", sub.ID, err)
+	}
 	var out []meetingbot.Delivery
 	_, err = s.history(ctx, dest.channel, from, to, 0, 0, func(m slack.Message) bool {
-		if m.Metadata.EventType == EventType {
+		if m.Metadata.EventType == EventType && own(m, self) {
 			out = append(out, decode(dest.channel, m))
 		}
 		return true
@@ -131,6 +136,12 @@ func (s *Slack) history(ctx context.Context, channel string, oldest, latest time
 		}
 	}
 	return true, nil
+}
+
+// own reports whether this bot posted m: any app may post a message with
+// the reminders' metadata type and a key of its choosing.
+func own(m slack.Message, self *slack.AuthTestResponse) bool {
+	return (self.BotID != "" && m.BotID == self.BotID) || (self.UserID != "" && m.User == self.UserID)
 }
 
 func payload(m slack.Message, field string) string {

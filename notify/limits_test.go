@@ -29,7 +29,7 @@ func TestLongFieldsStaySendable(t *testing.T) {
 		{name: "four-byte emoji", title: strings.Repeat("🎉", 3000), wantTitle: strings.Repeat("🎉", 700)},
 		{name: "long organizer", organizer: strings.Repeat("<&>", 3000), wantOrganizer: strings.Repeat("&lt;&amp;&gt;", 150)},
 		{name: "join link over 3,000 characters", join: longHTTPS},
-		{name: "join link over http", join: "http://zoom.us/j/123?pwd=a&b", wantJoinIn: "http://zoom.us/j/123?pwd=a&amp;b"},
+		{name: "join link over http", join: "http://zoom.us/j/123?pwd=a&b", wantJoinIn: "`http://zoom.us/j/123?pwd=a&amp;b`"},
 		{name: "join link with a space", join: "https://zoom.us/j/1 2"},
 		{name: "join link with a non-ASCII host", join: "https://zöom.us/j/1"},
 		{name: "everything at once", title: strings.Repeat("&<", 5000), organizer: strings.Repeat("&", 5000), join: "https://meet.google.com/" + strings.Repeat("a", 2970),

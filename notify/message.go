@@ -34,57 +34,56 @@ const ellipsis = "…"
 
 // Message renders the reminder r as it is posted at instant now: a plain
 // text fallback, which is what push notifications show, and Block Kit
-// blocks. Nothing from the event is trusted as markup: the title and the
-// organizer are escaped wherever they appear, and only well-formed https
-// links become buttons; another http(s) join link is shown as text. Times
-// are <!date> tokens, so each reader sees their own zone; the fallbacks are
-// in UTC.
+// blocks. A private meeting (meetingbot.Meeting.Private) shows as "Private
+// meeting", its time and its join link, unless the reminder goes to a DM to
+// the calendar's owner (no destination, or the calendar ID as the
+// destination). Nothing from the event is trusted as markup: the title and the
+// organizer are made one line of inert text (no line breaks, formatting
+// markers, control or invisible characters; see inert) and escaped
+// wherever they appear, and Slack is told to show every text verbatim.
+// Only an https link to Google Meet, Zoom, Microsoft Teams, Webex or one of
+// joinHosts (each host covering its subdomains), without user info, becomes
+// the Join button; another http(s) join link is shown as code. Times are
+// <!date> tokens, so each reader sees their own zone; the fallbacks are in
+// UTC.
 //
 // No event content makes the message one Slack refuses: after escaping, the
 // title and the organizer are cut (never inside an entity, a <!date> token
 // or a UTF-8 sequence, and marked with "…") so that every field fits its
 // Block Kit limit, while what says when the meeting starts stays whole.
-func Message(r meetingbot.Reminder, now time.Time) (text string, blocks []slack.Block) {
-	m := r.Meeting
-	title := escape(m.Title)
-	if strings.TrimSpace(m.Title) == "" {
-		title = "(No title)"
-	}
+func Message(r meetingbot.Reminder, now time.Time, joinHosts ...string) (text string, blocks []slack.Block) {
+	m, title := shown(r)
 	start := dateToken(m.Start, "{date_short_pretty} {time}", "2006-01-02 15:04 UTC")
 	head := headline(r, now)
-
-	tail := " " + head
-	if !isLate(r, now) {
-		tail += " (" + start + ")"
-	}
-	text = fit(title, maxFallback-len(tail)) + tail
+	text = notification(r, title, now, maxFallback)
 
 	when := start
 	if !m.End.IsZero() && m.End.After(m.Start) {
 		when += " – " + dateToken(m.End, "{time}", "15:04 UTC")
 	}
 	details := "*When:* " + when
-	if !buttonURL(m.JoinURL) && linkURL(m.JoinURL) {
-		// Not a link Slack takes for a button, but one a reader can
-		// follow: keep it, as text.
-		if line := "\n*Join:* " + escape(m.JoinURL); len(details)+len(line) <= maxSectionText {
+	join := joinButton(m.JoinURL, joinHosts)
+	if !join && linkURL(m.JoinURL) && !strings.Contains(m.JoinURL, "`") {
+		// Not a link for the Join button, but one a reader may check and
+		// copy: show it as code, which Slack neither links nor formats.
+		if line := "\n*Join:* `" + escape(m.JoinURL) + "`"; len(details)+len(line) <= maxSectionText {
 			details += line
 		}
 	}
-	if m.Organizer != "" {
+	if organizer := escape(inert(m.Organizer)); organizer != "" {
 		const label = "\n*Organizer:* "
 		if room := maxSectionText - len(details) - len(label); room > len(ellipsis) {
-			details += label + fit(escape(m.Organizer), room)
+			details += label + fit(organizer, room)
 		}
 	}
 	const open, close = ":calendar: *", "* "
 	blocks = []slack.Block{
-		slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType,
-			open+fit(title, maxSectionText-len(open)-len(close)-len(head))+close+head, false, false), nil, nil, slack.SectionBlockOptionBlockID("reminder_headline")),
-		slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, details, false, false), nil, nil, slack.SectionBlockOptionBlockID("reminder_details")),
+		slack.NewSectionBlock(markdown(open+fit(title, maxSectionText-len(open)-len(close)-len(head))+close+head),
+			nil, nil, slack.SectionBlockOptionBlockID("reminder_headline")),
+		slack.NewSectionBlock(markdown(details), nil, nil, slack.SectionBlockOptionBlockID("reminder_details")),
 	}
 	var buttons []slack.BlockElement
-	if buttonURL(m.JoinURL) {
+	if join {
 		buttons = append(buttons, slack.NewButtonBlockElement("join", "", slack.NewTextBlockObject(slack.PlainTextType, "Join", false, false)).
 			WithURL(m.JoinURL).WithStyle(slack.StylePrimary))
 	}
@@ -96,6 +95,66 @@ func Message(r meetingbot.Reminder, now time.Time) (text string, blocks []slack.
 		blocks = append(blocks, slack.NewActionBlock("reminder_actions", buttons...))
 	}
 	return text, blocks
+}
+
+// shown returns the meeting as its reminder may show it (a private one
+// reduced to its time and join link unless the reminder goes to its
+// owner) and its title, inert and escaped.
+func shown(r meetingbot.Reminder) (m meetingbot.Meeting, title string) {
+	m = r.Meeting
+	if m.Private && !toOwner(r.Subscription) {
+		// Only the owner may read a private event's details: keep its
+		// time and its way in.
+		m = meetingbot.Meeting{Title: "Private meeting", Start: m.Start, End: m.End, JoinURL: m.JoinURL}
+	}
+	title = escape(inert(m.Title))
+	if title == "" {
+		title = "(No title)"
+	}
+	return m, title
+}
+
+// notification is the one line a push notification shows, at most n bytes:
+// the title (cut to fit), how long until the meeting and, while on time,
+// when it starts.
+func notification(r meetingbot.Reminder, title string, now time.Time, n int) string {
+	tail := " " + headline(r, now)
+	if !isLate(r, now) {
+		tail += " (" + dateToken(r.Meeting.Start, "{date_short_pretty} {time}", "2006-01-02 15:04 UTC") + ")"
+	}
+	return fit(title, n-len(tail)) + tail
+}
+
+// maxPlainTitle bounds the title in plainText.
+const maxPlainTitle = 200
+
+// plainText renders r as a minimal text message, for when Slack refuses
+// the blocks of Message: the notification line with a title of at most
+// maxPlainTitle bytes, and the Join link when it is one Message would make
+// a button of. It follows the same rules for private meetings and event
+// text as Message.
+func plainText(r meetingbot.Reminder, now time.Time, joinHosts []string) string {
+	m, title := shown(r)
+	text := notification(r, fit(title, maxPlainTitle), now, maxFallback)
+	if joinButton(m.JoinURL, joinHosts) {
+		text += " Join: " + escape(m.JoinURL)
+	}
+	return text
+}
+
+// toOwner reports whether sub's reminders go to a DM to its calendar's
+// owner: no destination (a DM to the user whose email is the calendar ID),
+// or the calendar ID itself as the destination.
+func toOwner(sub meetingbot.Subscription) bool {
+	dest := strings.TrimSpace(sub.Destination)
+	return dest == "" || strings.EqualFold(dest, strings.TrimSpace(sub.CalendarID))
+}
+
+// markdown is a mrkdwn text object that Slack shows verbatim: it links no
+// bare URL or channel name and parses no mention, so only the markup the
+// bot writes (escaped event text, <!date> tokens) means anything.
+func markdown(text string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, text, false, true)
 }
 
 // fit returns the escaped text s cut to at most n bytes, ending in "…" when
@@ -192,14 +251,65 @@ func buttonURL(u string) bool {
 	return linkURL(u) && len(u) <= maxButtonURL && strings.HasPrefix(u, "https:")
 }
 
+// meetingHosts are the hosts of the video services whose links become the
+// Join button, from the join links each service hands out: Google Meet
+// (meet.google.com), Zoom (zoom.us and a company's or a region's
+// subdomain such as us02web.zoom.us; zoom.com; zoomgov.com), Microsoft
+// Teams (teams.microsoft.com, teams.live.com, teams.cloud.microsoft and
+// the US government clouds) and Webex (a site's subdomain of webex.com).
+var meetingHosts = []struct {
+	host       string
+	subdomains bool
+}{
+	{"meet.google.com", false},
+	{"zoom.us", true},
+	{"zoom.com", true},
+	{"zoomgov.com", true},
+	{"teams.microsoft.com", false},
+	{"teams.live.com", false},
+	{"teams.cloud.microsoft", false},
+	{"gov.teams.microsoft.us", false},
+	{"dod.teams.microsoft.us", false},
+	{"webex.com", true},
+}
+
+// joinButton reports whether u may be the Join button: a button URL
+// (buttonURL) without user info or a port of its own, whose host is a
+// known meeting host or one of extra (JOIN_URL_HOSTS) or a subdomain of
+// one of extra. Anyone who can invite can put any link in an event's
+// conference data; only these are offered as the way into the meeting.
+func joinButton(u string, extra []string) bool {
+	if !buttonURL(u) {
+		return false
+	}
+	p, err := url.Parse(u)
+	if err != nil || p.User != nil || (p.Port() != "" && p.Port() != "443") {
+		return false
+	}
+	host := strings.ToLower(p.Hostname())
+	under := func(domain string) bool { return strings.HasSuffix(host, "."+domain) }
+	for _, h := range meetingHosts {
+		if host == h.host || (h.subdomains && under(h.host)) {
+			return true
+		}
+	}
+	for _, h := range extra {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" && (host == h || under(h)) {
+			return true
+		}
+	}
+	return false
+}
+
 // linkURL reports whether u is an absolute http(s) URL with a host and
-// nothing a URL must percent-encode that could break out of it.
+// nothing a URL must percent-encode that could break out of it, nor a
+// backslash, which browsers read as a slash where Go's parser does not.
 func linkURL(u string) bool {
 	if u == "" || len(u) > maxSectionText {
 		return false
 	}
 	for i := 0; i < len(u); i++ {
-		if u[i] <= ' ' || u[i] >= 0x7f {
+		if u[i] <= ' ' || u[i] >= 0x7f || u[i] == '\\' {
 			return false
 		}
 	}

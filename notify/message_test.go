@@ -31,6 +31,26 @@ func TestPayloadGolden(t *testing.T) {
 	long.Title = strings.Repeat("&", 2600)
 	long.Organizer = strings.Repeat("<Mallory> ", 400)
 	long.JoinURL = "http://zoom.us/j/123?pwd=a&b"
+	// One meeting per field an invitation's sender controls.
+	hostileField := func(edit func(*meetingbot.Meeting)) meetingbot.Meeting {
+		m := meeting()
+		edit(&m)
+		return m
+	}
+	lines := hostileField(func(m *meetingbot.Meeting) {
+		m.Title = "Standup\n*Organizer:* CEO\n*Join:* https://evil.example/zoom"
+	})
+	markup := hostileField(func(m *meetingbot.Meeting) {
+		m.Title = "*URGENT* _all hands_ ~cancelled~ `code` <#C0GENERAL1> #general @here"
+		m.Organizer = "> quoted\n- listed"
+	})
+	bidi := hostileField(func(m *meetingbot.Meeting) {
+		m.Title = "Invoice \u202egnp.exe\u202c\u200b review \u2066x\u2069"
+		m.Organizer = "Al\u200bice\u200f\x1b]8;;https://evil.example\x07"
+	})
+	joinHTTP := hostileField(func(m *meetingbot.Meeting) { m.JoinURL = "http://evil.example/j/1" })
+	joinUserinfo := hostileField(func(m *meetingbot.Meeting) { m.JoinURL = "https://zoom.us@evil.example/j/1" })
+	joinHost := hostileField(func(m *meetingbot.Meeting) { m.JoinURL = "https://evil.example/zoom/j/1" })
 	tests := []struct {
 		name   string
 		rem    meetingbot.Reminder
@@ -48,6 +68,12 @@ func TestPayloadGolden(t *testing.T) {
 		{"no_join_no_title", reminder(sub("#standup"), bare, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
 		{"hostile_title", reminder(sub("#standup"), hostile, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
 		{"long_fields", reminder(sub("#standup"), long, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
+		{"hostile_lines", reminder(sub("#standup"), lines, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
+		{"hostile_markup", reminder(sub("#standup"), markup, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
+		{"hostile_bidi", reminder(sub("#standup"), bidi, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
+		{"hostile_join_http", reminder(sub("#standup"), joinHTTP, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
+		{"hostile_join_userinfo", reminder(sub("#standup"), joinUserinfo, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
+		{"hostile_join_host", reminder(sub("#standup"), joinHost, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

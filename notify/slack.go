@@ -20,6 +20,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/outbound"
 	"github.com/meetingbot/meetingbot/retry"
 )
 
@@ -33,10 +34,16 @@ type Config struct {
 	Token string
 	// APIURL is the Web API base URL, from SLACK_API_URL; DefaultAPIURL if empty.
 	APIURL string
-	// HTTPClient makes the requests; http.DefaultClient if nil.
+	// HTTPClient makes the requests; http.DefaultClient if nil. Either is
+	// used through outbound.Client: no redirect to another host, no answer
+	// over outbound.MaxResponse.
 	HTTPClient *http.Client
 	// Logger receives retries and deliveries at debug level; discarded if nil.
 	Logger *slog.Logger
+	// JoinHosts are hosts whose https links become a reminder's Join button,
+	// beside Google Meet, Zoom, Microsoft Teams and Webex (JOIN_URL_HOSTS).
+	// A host covers its subdomains.
+	JoinHosts []string
 	// Observe, if set, is called once per Slack API attempt with the method
 	// ("chat.postMessage", …) and the outcome class.
 	Observe func(call string, class retry.Class)
@@ -78,9 +85,7 @@ func New(cfg Config) *Slack {
 	if cfg.APIURL == "" {
 		cfg.APIURL = DefaultAPIURL
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = http.DefaultClient
-	}
+	cfg.HTTPClient = outbound.Client(cfg.HTTPClient)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -156,22 +161,46 @@ func (s *Slack) identity(ctx context.Context, attempts int) (*slack.AuthTestResp
 // nothing was posted (a rate limit, a Slack error code, a refused
 // connection) are never unconfirmed.
 //
+// When Slack refuses the message for its blocks or its length
+// (invalid_blocks, msg_too_long and the like), Notify posts it once more as
+// one line of text (the title, when, the join link), which still carries
+// the metadata Delivered looks for.
+//
 // Errors name the subscription; errors an operator must fix (bad token,
-// missing scope, bot not in channel, unknown user) are permanent
-// (meetingbot.IsPermanent) and say the fix.
+// missing scope, bot not in channel, unknown user: every code Slack
+// documents as such) are permanent (meetingbot.IsPermanent) and say the
+// fix. Any other Slack error code, known to pass or unknown, is retried
+// within Config.Retry and then returned as transient.
 func (s *Slack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, error) {
 	dest, err := s.resolve(ctx, r.Subscription)
 	if err != nil {
 		return meetingbot.Receipt{}, fmt.Errorf("notify: subscription %q: %w", r.Subscription.ID, err)
 	}
-	text, blocks := Message(r, s.cfg.Now())
-	opts := []slack.MsgOption{
-		slack.MsgOptionText(text, false),
-		slack.MsgOptionBlocks(blocks...),
+	text, blocks := Message(r, s.cfg.Now(), s.cfg.JoinHosts...)
+	receipt, err := s.post(ctx, dest, r, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) && refusedContent[se.Err] && !errors.Is(err, meetingbot.ErrUnconfirmed) {
+		// Slack refused the post itself, so nothing of it landed: send the
+		// reminder once more, as text alone, rather than lose it.
+		s.log.DebugContext(ctx, "blocks refused; posting the reminder as text", "subscription", r.Subscription.ID, "key", r.Key, "err", err)
+		receipt, err = s.post(ctx, dest, r, slack.MsgOptionText(plainText(r, s.cfg.Now(), s.cfg.JoinHosts), false))
+	}
+	if err != nil {
+		return meetingbot.Receipt{}, fmt.Errorf("notify: subscription %q: %w", r.Subscription.ID, s.explain("chat.postMessage", dest, err))
+	}
+	s.log.DebugContext(ctx, "reminder posted", "subscription", r.Subscription.ID, "key", r.Key, "channel", receipt.Channel, "ts", receipt.TS)
+	return receipt, nil
+}
+
+// post makes the chat.postMessage call of Notify with content, the
+// reminder's metadata and no unfurling, and returns the message's receipt
+// or the call's error, unexplained.
+func (s *Slack) post(ctx context.Context, dest destination, r meetingbot.Reminder, content ...slack.MsgOption) (meetingbot.Receipt, error) {
+	opts := append(content,
 		slack.MsgOptionMetadata(metadata(r)),
 		slack.MsgOptionDisableLinkUnfurl(),
 		slack.MsgOptionDisableMediaUnfurl(),
-	}
+	)
 	var receipt meetingbot.Receipt
 	// confirm runs before any post that follows one Slack may have
 	// accepted: a lost answer must not become a second reminder. It makes
@@ -189,7 +218,7 @@ func (s *Slack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.R
 		}
 		return found, nil
 	}
-	err = s.call(ctx, "chat.postMessage", policy{channel: dest.channel, confirm: confirm}, func(ctx context.Context) error {
+	err := s.call(ctx, "chat.postMessage", policy{channel: dest.channel, confirm: confirm}, func(ctx context.Context) error {
 		ch, ts, err := s.api.PostMessageContext(ctx, dest.channel, opts...)
 		switch {
 		case err != nil:
@@ -203,9 +232,5 @@ func (s *Slack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.R
 	if errors.Is(err, errConfirmed) {
 		err = nil
 	}
-	if err != nil {
-		return meetingbot.Receipt{}, fmt.Errorf("notify: subscription %q: %w", r.Subscription.ID, s.explain("chat.postMessage", dest, err))
-	}
-	s.log.DebugContext(ctx, "reminder posted", "subscription", r.Subscription.ID, "key", r.Key, "channel", receipt.Channel, "ts", receipt.TS)
-	return receipt, nil
+	return receipt, err
 }

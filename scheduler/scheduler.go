@@ -49,8 +49,10 @@ type Observer interface {
 	// Swept is called once per subscription per tick; err is nil when the
 	// subscription's sweep completed and its cursor moved to now.
 	Swept(sub meetingbot.Subscription, now time.Time, err error)
-	// Ticked is called after each tick with how long it took.
-	Ticked(now time.Time, took time.Duration)
+	// Ticked is called after each tick with how long it took and the
+	// error Tick returns: nil, or the ledger failing to be read or
+	// written, which no subscription's Swept reports.
+	Ticked(now time.Time, took time.Duration, err error)
 }
 
 // Options tune a Scheduler. The zero value of each field picks its default.
@@ -201,11 +203,14 @@ func (s *Scheduler) Run(ctx context.Context) error {
 // subscription that fails is logged and retried on the next tick without
 // holding up the others; Tick returns an error only when the ledger itself
 // cannot be read or written.
-func (s *Scheduler) Tick(ctx context.Context) error {
+func (s *Scheduler) Tick(ctx context.Context) (err error) {
 	start := time.Now()
 	now := s.opts.Now().UTC()
 	if !s.trustClock(now) {
 		return nil
+	}
+	if s.opts.Observer != nil {
+		defer func() { s.opts.Observer.Ticked(now, time.Since(start), err) }()
 	}
 	cursors, err := s.ledger.Cursors(ctx)
 	if err != nil {
@@ -263,9 +268,6 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 		return fmt.Errorf("scheduler: %w", err)
 	}
 	s.prune(ctx, now)
-	if s.opts.Observer != nil {
-		s.opts.Observer.Ticked(now, time.Since(start))
-	}
 	return nil
 }
 

@@ -18,8 +18,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -131,7 +133,19 @@ func dsn(path string, readOnly bool) string {
 		// the write lock up front, so two processes never deadlock upgrading.
 		q += "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	}
-	return "file:" + path + "?" + q
+	return (&url.URL{Scheme: "file", Path: absolute(path), RawQuery: q}).String()
+}
+
+// absolute returns path made absolute, so that the file: URI names it
+// whatever it starts with ("//" would otherwise read as a host). url.URL
+// then escapes what a URI path cannot hold as is ("?", "#", "%", spaces),
+// which SQLite decodes back: the database opened is the file at path,
+// the one checked and locked, and nothing in its name becomes a parameter.
+func absolute(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return filepath.ToSlash(abs)
+	}
+	return path
 }
 
 func createFile(path string) error {

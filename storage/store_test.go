@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -266,4 +267,42 @@ func TestOpenSweepsLockFilesOfDeadProcesses(t *testing.T) {
 		got = append(got, n.Name())
 	}
 	assert.ElementsMatch(t, []string{live.Owner() + ".lock", next.Owner() + ".lock"}, got, "lock files after Open")
+}
+
+// A path is a path, not a URI: "?", "#" and "%41" in DATABASE_PATH name
+// exactly the file that was checked and locked, with its private mode, and
+// the ledger written there is read back from it.
+func TestOpenPathWithURICharacters(t *testing.T) {
+	for _, name := range []string{"a?b.db", "c#d.db", "e%41f.db", "g&mode=ro.db", "h?_pragma=foo.db", "i j.db"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, name)
+			s := open(t, path)
+			en := meetingbot.Entry{Subscription: "team", Key: "k1", EventID: "e", Start: time.Unix(1772442000, 0).UTC(), TriggerAt: time.Unix(1772441400, 0).UTC()}
+			now := en.TriggerAt
+			st, _, err := s.Claim(ctx, en, now, now.Add(time.Minute))
+			require.NoError(t, err)
+			require.Equal(t, meetingbot.Claimed, st)
+			require.NoError(t, s.Close())
+
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			for _, n := range names {
+				if n != name && !strings.HasPrefix(n, name+"-") && !strings.HasPrefix(n, name+".") {
+					t.Errorf("Open(%q) made %q in its directory (all: %q); want only %q and its companions", name, n, names, name)
+				}
+			}
+			fi, err := os.Stat(path)
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "mode of %s", name)
+			s = open(t, path)
+			st, _, err = s.Claim(ctx, en, now, now.Add(time.Minute))
+			require.NoError(t, err)
+			assert.NotEqual(t, meetingbot.Claimed, st, "Claim(%s) after reopening %s: the first claim must be there", en.Key, name)
+		})
+	}
 }

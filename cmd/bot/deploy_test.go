@@ -59,6 +59,10 @@ func TestFlyConfigAgreesWithDefaults(t *testing.T) {
 	if _, err := config.Parse(func(k string) string { return fly.Env[k] }); err != nil && !strings.Contains(err.Error(), "DATABASE_PATH") {
 		t.Errorf("config.Parse(fly.toml [env]) = %v, want no problem but the absent /data", err)
 	}
+	// Metrics name calendars and channels: Fly scrapes them on a port of
+	// their own that http_service does not expose.
+	_, metricsPort, err := net.SplitHostPort(fly.Env["METRICS_ADDR"])
+	require.NoError(t, err, "fly.toml [env] METRICS_ADDR")
 	tests := []struct {
 		what      string
 		got, want any
@@ -68,7 +72,8 @@ func TestFlyConfigAgreesWithDefaults(t *testing.T) {
 		{"DATABASE_PATH directory", path.Dir(dbPath), mount},
 		{"DATABASE_PATH", dbPath, "/data/reminders.db"},
 		{"internal_port", fly.HTTPService.InternalPort, atoi(t, port)},
-		{"metrics port", fly.Metrics.Port, atoi(t, port)},
+		{"metrics port is METRICS_ADDR's", fly.Metrics.Port, atoi(t, metricsPort)},
+		{"metrics port private", fly.Metrics.Port != fly.HTTPService.InternalPort, true},
 		{"metrics path", fly.Metrics.Path, "/metrics"},
 		{"health check path", health, "/healthz"},
 		{"auto_stop_machines", fly.HTTPService.AutoStopMachines, "off"},
@@ -111,4 +116,50 @@ func atoi(t *testing.T, s string) int {
 		n = n*10 + int(r-'0')
 	}
 	return n
+}
+
+// TestDockerignoreKeepsSecretsOut checks that keys and environment files
+// lying in the checkout never enter the image's build context (COPY . .),
+// while the sources do.
+func TestDockerignoreKeepsSecretsOut(t *testing.T) {
+	b, err := os.ReadFile("../../.dockerignore")
+	require.NoError(t, err)
+	var patterns []string
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			patterns = append(patterns, line)
+		}
+	}
+	// ignored follows .dockerignore's rules for the patterns used here: a
+	// path pattern from the context's root, "**/" matching any depth.
+	ignored := func(file string) bool {
+		for _, p := range patterns {
+			if ok, _ := path.Match(p, file); ok {
+				return true
+			}
+			if rest, ok := strings.CutPrefix(p, "**/"); ok {
+				for dir := file; ; {
+					if ok, _ := path.Match(rest, dir); ok {
+						return true
+					}
+					_, after, found := strings.Cut(dir, "/")
+					if !found {
+						break
+					}
+					dir = after
+				}
+			}
+		}
+		return false
+	}
+	for _, secret := range []string{"key.json", "secrets/key.json", "deploy/sa-key.json", ".env", ".env.production", "deploy/.env", "tls.pem", "secrets/bot.key"} {
+		if !ignored(secret) {
+			t.Errorf(".dockerignore lets %s into the build context", secret)
+		}
+	}
+	for _, source := range []string{"go.mod", "go.sum", "cmd/bot/main.go", "storage/migrations/0001_init.sql", "deploy/entrypoint.sh"} {
+		if ignored(source) {
+			t.Errorf(".dockerignore keeps %s, which the build needs, out of the build context", source)
+		}
+	}
 }

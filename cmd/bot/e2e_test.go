@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -272,6 +273,52 @@ func TestMalformedEnvironmentStartsNothing(t *testing.T) {
 	}
 }
 
+// TestSecretInWrongVariableNotPrinted runs the built bot with the two
+// common mistakes: the key's JSON pasted into the path variable
+// (GOOGLE_APPLICATION_CREDENTIALS="$(cat key.json)") and a token put in
+// SLACK_API_URL. It exits 2 naming both variables and prints neither.
+func TestSecretInWrongVariableNotPrinted(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	key := string(w.cal.ServiceAccountJSON())
+	const token = "xoxb-4242-4242-SuperSecretTokenValue"
+	for _, tt := range []struct {
+		env  []string
+		want []string
+	}{
+		{[]string{"GOOGLE_CREDENTIALS_JSON=", "GOOGLE_APPLICATION_CREDENTIALS=" + key},
+			[]string{"GOOGLE_APPLICATION_CREDENTIALS: holds what looks like the key itself"}},
+		{[]string{"SLACK_API_URL=" + token}, []string{"SLACK_API_URL: looks like a secret"}},
+		{[]string{"SLACK_API_URL=https://slack.com/api/" + token + "/"}, []string{"SLACK_API_URL: looks like a secret"}},
+		{[]string{"GOOGLE_CREDENTIALS_JSON=", "GOOGLE_APPLICATION_CREDENTIALS=" + key, "SLACK_API_URL=" + token},
+			[]string{"GOOGLE_APPLICATION_CREDENTIALS: holds", "SLACK_API_URL: looks like a secret"}},
+	} {
+		env := w.env(tt.env...)
+		p := start(t, w.dir, env)
+		code, _ := p.wait(30 * time.Second)
+		out := p.out.String()
+		if code != 2 {
+			t.Errorf("bot with a secret in the wrong variable: exit %d, output %q; want 2", code, out)
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(out, want) {
+				t.Errorf("bot output = %q, want %q", out, want)
+			}
+		}
+		secrets := []string{"SuperSecretTokenValue", "BEGIN PRIVATE KEY", "private_key"}
+		for line := range strings.SplitSeq(key, `\n`) {
+			if len(line) > 40 && !strings.Contains(line, "PRIVATE KEY") {
+				secrets = append(secrets, line)
+			}
+		}
+		for _, s := range secrets {
+			if strings.Contains(out, s) {
+				t.Errorf("bot output shows the secret %.12s…: %q", s, out)
+			}
+		}
+	}
+}
+
 // TestSecretsNeverPrinted runs the bot at debug level through reminders,
 // Calendar and Slack failures and a shutdown, and looks for the token and
 // the private key in everything it wrote and served.
@@ -388,5 +435,41 @@ func TestHealthzNamesTheFailingSubscription(t *testing.T) {
 	_, metrics := httpGet("http://" + addr + "/metrics")
 	if want := `meetingbot_calendar_errors_total{call="events.list",class="permanent"} 10`; !strings.Contains(metrics, want) {
 		t.Errorf("GET /metrics lacks %q", want)
+	}
+}
+
+// TestMetricsOnPrivateListener runs the built bot with METRICS_ADDR: the
+// HTTP_ADDR listener, the one Slack or Google would reach, answers /healthz
+// with "ok" and nothing else; /metrics and the detailed page are on the
+// private listener.
+func TestMetricsOnPrivateListener(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := start(t, w.dir, w.env("METRICS_ADDR=127.0.0.1:0", "CALENDARS="+alice+","+teamID))
+	public := p.ready()
+	var private string
+	eventually(t, 30*time.Second, "the METRICS_ADDR address in the log", func() bool {
+		for line := range strings.SplitSeq(p.out.String(), "\n") {
+			var rec struct {
+				Msg, Listener, Addr string
+			}
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Listener == "METRICS_ADDR" {
+				private = rec.Addr
+			}
+		}
+		return private != ""
+	})
+	if status, body := httpGet("http://" + public + "/healthz"); status != 200 || body != "ok\n" {
+		t.Errorf("GET HTTP_ADDR/healthz = %d %q, want 200 \"ok\\n\"", status, body)
+	}
+	if status, _ := httpGet("http://" + public + "/metrics"); status != 404 {
+		t.Errorf("GET HTTP_ADDR/metrics = %d, want 404", status)
+	}
+	eventually(t, 30*time.Second, "METRICS_ADDR/metrics by subscription", func() bool {
+		status, body := httpGet("http://" + private + "/metrics")
+		return status == 200 && strings.Contains(body, `subscription="`+teamID+`"`)
+	})
+	if status, body := httpGet("http://" + private + "/healthz"); status != 200 || !strings.HasPrefix(body, "ok: 2 subscriptions swept") {
+		t.Errorf("GET METRICS_ADDR/healthz = %d %q, want the detailed page", status, body)
 	}
 }

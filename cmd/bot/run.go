@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -83,7 +82,7 @@ type hooks struct {
 }
 
 // serve runs the bot with cfg until ctx ends: it opens the ledger, serves
-// /healthz and /metrics, and sweeps the calendars every tick. When ctx ends
+// /healthz and /metrics (see listen), and sweeps the calendars every tick. When ctx ends
 // it stops ticking, finishes and records a send in flight, shuts the HTTP
 // server down and returns nil.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) error {
@@ -103,11 +102,15 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		return err
 	}
 	defer store.Close()
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	servers, err := listen(cfg, mon, log)
 	if err != nil {
-		return fmt.Errorf("listen on HTTP_ADDR: %w", err)
+		return err
 	}
-	defer ln.Close()
+	defer func() {
+		for _, s := range servers {
+			s.ln.Close()
+		}
+	}()
 
 	// A send in flight at SIGTERM gets the scheduler's ShutdownGrace (5s)
 	// to finish and be recorded, well within the 10 seconds promised.
@@ -129,25 +132,22 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		return err
 	}
 
-	srv := &http.Server{
-		Handler:           mon.Handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
 	bg, stopBG := context.WithCancel(ctx)
 	defer stopBG()
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("http server stopped", "err", err)
-		}
-	})
+	for _, s := range servers {
+		wg.Go(func() {
+			if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("http server stopped", "listener", s.name, "err", err)
+			}
+		})
+		log.Info("serving "+s.what, "listener", s.name, "addr", s.ln.Addr().String())
+	}
 	wg.Go(func() { mon.TrackLedger(bg, store, ledgerRefresh) })
 	wg.Go(func() { watcher.Run(bg) })
 	wg.Go(func() { newDestinationCheck(cfg.Subscriptions, slack.Resolve, mon.Destination, log).Run(bg) })
-	log.Info("serving /healthz and /metrics", "addr", ln.Addr().String())
 	if h.listening != nil {
-		h.listening(ln.Addr().String())
+		h.listening(servers[0].ln.Addr().String())
 	}
 
 	err = sched.Run(ctx)
@@ -155,8 +155,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	stopBG()
 	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shut); err != nil {
-		log.Warn("http server shutdown", "err", err)
+	for _, s := range servers {
+		if err := s.srv.Shutdown(shut); err != nil {
+			log.Warn("http server shutdown", "listener", s.name, "err", err)
+		}
 	}
 	wg.Wait()
 	log.Info("stopped")

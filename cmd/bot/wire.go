@@ -61,10 +61,11 @@ func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs obser
 		log.Info("reading calendars as the service account; share each calendar with it", "service_account", email)
 	}
 	slack := notify.New(notify.Config{
-		Token:   cfg.SlackToken,
-		APIURL:  cfg.SlackAPIURL,
-		Logger:  log,
-		Observe: obs.slack,
+		Token:     cfg.SlackToken,
+		APIURL:    cfg.SlackAPIURL,
+		JoinHosts: cfg.JoinURLHosts,
+		Logger:    log,
+		Observe:   obs.slack,
 	})
 	check, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
