@@ -7,7 +7,8 @@
 // is not a meeting (cancelled, all-day, declined, out of office, focus
 // time, working location, birthdays) and retries rate limits, server and
 // network errors with backoff. Failures no retry can cure are returned as
-// meetingbot.Permanent errors that say what the operator should do.
+// meetingbot.Permanent errors that say what the operator should do. Meeting
+// reads one instance again (events.get), with the same filters.
 package calendar
 
 import (
@@ -183,7 +184,7 @@ func (s *Source) Meetings(ctx context.Context, sub meetingbot.Subscription, from
 	pageToken := ""
 	for range maxPages {
 		var page *calendar.Events
-		err := s.withRetries(ctx, sub.CalendarID, func() error {
+		err := s.withRetries(ctx, callEventsList, sub.CalendarID, func() error {
 			svc, err := s.service(ctx, sub.CalendarID)
 			if err != nil {
 				return meetingbot.Permanent(err)
