@@ -17,7 +17,7 @@ import (
 	"github.com/meetingbot/meetingbot/retry"
 )
 
-// Names of the API calls reported to Config.Observe.
+// Names of the API calls reported to Config.Observe and Config.QuotaWait.
 const (
 	callEventsList = "events.list"
 	callEventsGet  = "events.get"
@@ -90,13 +90,21 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 
 // withRetries runs try, one request of call, until it succeeds, fails
 // permanently, runs out of attempts or ctx is done, reporting each
-// attempt's class to Observe. A 401 renews the access token once. A permanent failure comes back
+// attempt's class to Observe. Each attempt first waits for the quotas. A
+// 401 renews the access token once. A permanent failure comes back
 // explained and marked meetingbot.Permanent; an error that is
 // meetingbot.ErrGone is the answer, returned as is.
 func (s *Source) withRetries(ctx context.Context, call, calendarID string, try func() error) error {
 	renewed := false
 	for n := 1; ; n++ {
-		err := try()
+		waited, err := s.quota.wait(ctx, s.quotaPrincipal(calendarID))
+		if s.cfg.QuotaWait != nil {
+			s.cfg.QuotaWait(call, waited)
+		}
+		if err != nil {
+			return fmt.Errorf("calendar %s: %s: waiting for the quota: %w", calendarID, call, err)
+		}
+		err = try()
 		if err == nil || errors.Is(err, meetingbot.ErrGone) {
 			s.observe(call, retry.OK)
 			return err
