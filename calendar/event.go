@@ -11,12 +11,16 @@ import (
 	"google.golang.org/api/calendar/v3"
 )
 
-// eventFields is the fields mask of events.list: only what meeting reads
-// travels, and the caller's access role, which says when the calendar
-// shows only free/busy.
-const eventFields = "nextPageToken,accessRole,items(id,recurringEventId,originalStartTime(dateTime),status,eventType,summary,start(date,dateTime),end(date,dateTime)," +
+// itemFields is the fields mask of one event, for events.get: only what
+// meeting reads travels.
+const itemFields = "id,recurringEventId,originalStartTime(dateTime),status,eventType,summary,start(date,dateTime),end(date,dateTime)," +
 	"htmlLink,hangoutLink,conferenceData(entryPoints(entryPointType,uri)),location,description," +
-	"organizer(email,displayName),attendees(self,responseStatus),updated,visibility)"
+	"organizer(email,displayName),attendees(self,responseStatus),updated,visibility"
+
+// eventFields is the fields mask of events.list: the same for each item,
+// and the caller's access role, which says when the calendar shows only
+// free/busy.
+const eventFields = "nextPageToken,accessRole,items(" + itemFields + ")"
 
 // notMeetings are the event types that never deserve a reminder.
 var notMeetings = map[string]bool{
@@ -30,20 +34,8 @@ var notMeetings = map[string]bool{
 // meetings (cancelled, all-day, declined, not a meeting type); err reports
 // an event that cannot be read.
 func meeting(ev *calendar.Event) (m meetingbot.Meeting, ok bool, err error) {
-	switch {
-	case ev.Id == "":
-		return m, false, errors.New("missing id")
-	case ev.Status == "cancelled", notMeetings[ev.EventType]:
-		return m, false, nil
-	case ev.Start == nil || ev.End == nil:
-		return m, false, errors.New("missing start or end")
-	case ev.Start.DateTime == "" && ev.Start.Date != "":
-		return m, false, nil // all-day
-	}
-	for _, a := range ev.Attendees {
-		if a != nil && a.Self && a.ResponseStatus == "declined" {
-			return m, false, nil
-		}
+	if why, err := notMeeting(ev); why != "" || err != nil {
+		return m, false, err
 	}
 	m = meetingbot.Meeting{
 		ID:       ev.Id,
@@ -78,6 +70,29 @@ func meeting(ev *calendar.Event) (m meetingbot.Meeting, ok bool, err error) {
 		m.Updated, _ = time.Parse(time.RFC3339, ev.Updated)
 	}
 	return m, true, nil
+}
+
+// notMeeting says why ev is not a meeting ("cancelled", "all-day" …), or ""
+// when it is one; err reports an event that cannot be read.
+func notMeeting(ev *calendar.Event) (why string, err error) {
+	switch {
+	case ev.Id == "":
+		return "", errors.New("missing id")
+	case ev.Status == "cancelled":
+		return "cancelled", nil
+	case notMeetings[ev.EventType]:
+		return "of type " + ev.EventType, nil
+	case ev.Start == nil || ev.End == nil:
+		return "", errors.New("missing start or end")
+	case ev.Start.DateTime == "" && ev.Start.Date != "":
+		return "all-day", nil
+	}
+	for _, a := range ev.Attendees {
+		if a != nil && a.Self && a.ResponseStatus == "declined" {
+			return "declined by the calendar's owner", nil
+		}
+	}
+	return "", nil
 }
 
 // splitSuffix is what Google Calendar appends to a series' id when "this

@@ -17,8 +17,11 @@ import (
 	"github.com/meetingbot/meetingbot/retry"
 )
 
-// callEventsList names the API call reported to Config.Observe.
-const callEventsList = "events.list"
+// Names of the API calls reported to Config.Observe and Config.QuotaWait.
+const (
+	callEventsList = "events.list"
+	callEventsGet  = "events.get"
+)
 
 // classify says what a failed attempt means, and how long the server asked
 // to wait (0 when it did not say).
@@ -85,24 +88,33 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// withRetries runs try until it succeeds, fails permanently, runs out of
-// attempts or ctx is done, reporting each attempt's class to Observe. A
+// withRetries runs try, one request of call, until it succeeds, fails
+// permanently, runs out of attempts or ctx is done, reporting each
+// attempt's class to Observe. Each attempt first waits for the quotas. A
 // 401 renews the access token once. A permanent failure comes back
-// explained and marked meetingbot.Permanent.
-func (s *Source) withRetries(ctx context.Context, calendarID string, try func() error) error {
+// explained and marked meetingbot.Permanent; an error that is
+// meetingbot.ErrGone is the answer, returned as is.
+func (s *Source) withRetries(ctx context.Context, call, calendarID string, try func() error) error {
 	renewed := false
 	for n := 1; ; n++ {
-		err := try()
-		if err == nil {
-			s.observe(callEventsList, retry.OK)
-			return nil
+		waited, err := s.quota.wait(ctx, s.quotaPrincipal(calendarID))
+		if s.cfg.QuotaWait != nil {
+			s.cfg.QuotaWait(call, waited)
+		}
+		if err != nil {
+			return fmt.Errorf("calendar %s: %s: waiting for the quota: %w", calendarID, call, err)
+		}
+		err = try()
+		if err == nil || errors.Is(err, meetingbot.ErrGone) {
+			s.observe(call, retry.OK)
+			return err
 		}
 		if ctx.Err() != nil {
-			s.observe(callEventsList, retry.Network)
-			return fmt.Errorf("calendar %s: events.list: %w", calendarID, ctx.Err())
+			s.observe(call, retry.Network)
+			return fmt.Errorf("calendar %s: %s: %w", calendarID, call, ctx.Err())
 		}
 		class, wait := classify(err)
-		s.observe(callEventsList, class)
+		s.observe(call, class)
 		if class == retry.Permanent && !renewed && unauthorized(err) {
 			// An access token revoked or expired early is not the
 			// operator's problem: get a new one, once, and try again.
@@ -115,17 +127,17 @@ func (s *Source) withRetries(ctx context.Context, calendarID string, try func() 
 			return s.explain(calendarID, err)
 		}
 		if n >= s.cfg.Retry.Attempts() {
-			return fmt.Errorf("calendar %s: events.list: %s after %d attempts: %w", calendarID, class, n, concise(err))
+			return fmt.Errorf("calendar %s: %s: %s after %d attempts: %w", calendarID, call, class, n, concise(err))
 		}
 		if wait == 0 {
 			wait = s.cfg.Retry.Backoff(n)
 		}
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
-			return fmt.Errorf("calendar %s: events.list: %s, retry in %v is past the deadline: %w", calendarID, class, wait, concise(err))
+			return fmt.Errorf("calendar %s: %s: %s, retry in %v is past the deadline: %w", calendarID, call, class, wait, concise(err))
 		}
-		s.log.Debug("retrying events.list", "calendar", calendarID, "class", class, "attempt", n, "wait", wait)
+		s.log.Debug("retrying "+call, "calendar", calendarID, "class", class, "attempt", n, "wait", wait)
 		if err := s.sleep(ctx, wait); err != nil {
-			return fmt.Errorf("calendar %s: events.list: %s, then %w", calendarID, class, err)
+			return fmt.Errorf("calendar %s: %s: %s, then %w", calendarID, call, class, err)
 		}
 	}
 }

@@ -7,7 +7,12 @@
 // is not a meeting (cancelled, all-day, declined, out of office, focus
 // time, working location, birthdays) and retries rate limits, server and
 // network errors with backoff. Failures no retry can cure are returned as
-// meetingbot.Permanent errors that say what the operator should do.
+// meetingbot.Permanent errors that say what the operator should do. Meeting
+// reads one instance again (events.get), with the same filters.
+//
+// Every request first waits for a place in the project's and the user's
+// per-minute quotas (quota.go), so that thousands of calendars slow a sweep
+// down rather than draw rate-limit errors.
 package calendar
 
 import (
@@ -61,9 +66,23 @@ type Config struct {
 	// Retry bounds the attempts of one page request and the waits between
 	// them; the zero Policy takes retry's defaults (5 attempts, 1s to 30s).
 	Retry retry.Policy
-	// Sleep waits between attempts; tests replace it. Default: a timer
-	// that stops when ctx is done.
+	// Sleep waits between attempts and for the quotas; tests replace it.
+	// Default: a timer that stops when ctx is done.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// ProjectQuota and UserQuota are the Calendar API requests a minute
+	// the Google Cloud project allows in all and per user; every request
+	// waits for a place in both (see quota.go for whom a request counts
+	// against). 0 takes Google's defaults, DefaultProjectQuota (10,000)
+	// and DefaultUserQuota (600). Waiting never fails a call; only ctx
+	// ending does.
+	ProjectQuota, UserQuota int
+	// QuotaWait, when set, is called before each request is sent with the
+	// call ("events.list", "events.get") and how long it waited for the
+	// quotas, 0 when it did not.
+	QuotaWait func(call string, waited time.Duration)
+	// Now is the quotas' clock; time.Now by default. Tests inject it with
+	// Sleep.
+	Now func() time.Time
 }
 
 // Source reads meetings from Google Calendar. It is safe for concurrent
@@ -75,6 +94,7 @@ type Source struct {
 	httpClient *http.Client
 	endpoint   string
 	sleep      func(context.Context, time.Duration) error
+	quota      *quota
 
 	mu sync.Mutex
 	// services holds one API client per impersonated subject ("" when not
@@ -106,6 +126,11 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	if s.sleep == nil {
 		s.sleep = retry.Sleep
 	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	s.quota = newQuota(cfg.ProjectQuota, cfg.UserQuota, now, s.sleep)
 	if u, err := url.Parse(s.endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("calendar: GOOGLE_API_ENDPOINT %q is not an http(s) URL, e.g. %s", s.endpoint, DefaultEndpoint)
 	}
@@ -225,7 +250,7 @@ func (s *Source) Meetings(ctx context.Context, sub meetingbot.Subscription, from
 	pageToken := ""
 	for range maxPages {
 		var page *calendar.Events
-		err := s.withRetries(ctx, sub.CalendarID, func() error {
+		err := s.withRetries(ctx, callEventsList, sub.CalendarID, func() error {
 			svc, err := s.service(ctx, sub.CalendarID)
 			if err != nil {
 				return meetingbot.Permanent(err)

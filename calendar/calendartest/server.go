@@ -5,10 +5,12 @@
 //
 // It implements events.list as documented (timeMin bounds an event's end and
 // timeMax its start, both exclusive; singleEvents; orderBy=startTime;
-// showDeleted; pagination), expands simple recurring series into instances,
-// serves an OAuth 2.0 token endpoint for service-account and authorized-user
-// credentials, and injects faults (rate limits, server errors, dropped
-// connections) on request.
+// showDeleted; pagination) and events.get (of an event, a series or one
+// instance of a series by its generated id), both with the fields mask,
+// expands simple recurring series into instances, serves an OAuth 2.0 token
+// endpoint for service-account and authorized-user credentials, and injects
+// faults (rate limits, server errors, dropped connections) and a latency on
+// request.
 package calendartest
 
 import (
@@ -19,6 +21,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/api/calendar/v3"
 
@@ -57,6 +60,11 @@ type Server struct {
 	// request per calendar; needQuota refuses user credentials without one.
 	userProject map[string]string
 	needQuota   bool
+
+	// Per API method, see api.go.
+	methodCounts map[string]int
+	getFaults    map[string][]Fault
+	latency      atomic.Int64 // time.Duration
 }
 
 type calendarState struct {
@@ -82,6 +90,8 @@ func NewServer() *Server {
 		requests:     map[string]int{},
 		lastQuery:    map[string]url.Values{},
 		userProject:  map[string]string{},
+		methodCounts: map[string]int{},
+		getFaults:    map[string][]Fault{},
 		delegation:   true,
 		refreshToken: "1//refresh-" + rand.Text(),
 		userEmail:    "user@example.com",
@@ -90,7 +100,8 @@ func NewServer() *Server {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /token", s.serveToken)
-	mux.HandleFunc("GET /calendar/v3/calendars/{calendarId}/events", s.serveList)
+	mux.HandleFunc("GET /calendar/v3/calendars/{calendarId}/events", s.api(MethodList, s.serveList))
+	mux.HandleFunc("GET /calendar/v3/calendars/{calendarId}/events/{eventId}", s.api(MethodGet, s.serveGet))
 	s.ts = httptest.NewServer(mux)
 	return s
 }

@@ -31,7 +31,7 @@ var (
 )
 
 // botBinary builds ./cmd/bot once per test run, as a user would.
-func botBinary(t *testing.T) string {
+func botBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "meetingbot-bin-")
@@ -147,7 +147,7 @@ func (w *world) waitMessage(t *testing.T, title string, within time.Duration) sl
 }
 
 // eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for !cond() {
@@ -160,7 +160,7 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 
 // proc is a running bot.
 type proc struct {
-	t    *testing.T
+	t    testing.TB
 	cmd  *exec.Cmd
 	out  *syncBuffer
 	done chan struct{}
@@ -186,7 +186,7 @@ func (s *syncBuffer) String() string {
 }
 
 // start runs the bot with exactly env (plus PATH and HOME), in dir.
-func start(t *testing.T, dir string, env map[string]string, args ...string) *proc {
+func start(t testing.TB, dir string, env map[string]string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(botBinary(t), args...)
 	cmd.Dir = dir

@@ -94,7 +94,7 @@ func (s *Server) open(form url.Values) response {
 	if form.Get("users") == "" || len(ids) != 1 {
 		return slackErr("users_list_not_supplied")
 	}
-	if s.user(func(u User) bool { return u.ID == ids[0] }) == nil {
+	if s.user("id:"+ids[0]) == nil {
 		return slackErr("user_not_found")
 	}
 	id := "D" + strings.TrimLeft(ids[0], "UW")
@@ -107,7 +107,10 @@ func (s *Server) lookupByEmail(form url.Values) response {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	email := form.Get("email")
-	u := s.user(func(u User) bool { return email != "" && strings.EqualFold(u.Email, email) })
+	var u *User
+	if email != "" {
+		u = s.user("email:" + strings.ToLower(email))
+	}
 	if u == nil || u.Deactivated {
 		return slackErr("users_not_found")
 	}
@@ -120,7 +123,7 @@ func (s *Server) userInfo(form url.Values) response {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := form.Get("user")
-	u := s.user(func(u User) bool { return u.ID == id })
+	u := s.user("id:" + id)
 	if u == nil {
 		return slackErr("user_not_found")
 	}
@@ -164,11 +167,11 @@ func channelJSON(c Channel) map[string]any {
 	}
 }
 
-func (s *Server) user(match func(User) bool) *User {
-	for i := range s.users {
-		if match(s.users[i]) {
-			return &s.users[i]
-		}
+// user returns the first user seeded with key ("id:U…" or "email:" and
+// the lowercase address), or nil.
+func (s *Server) user(key string) *User {
+	if i, ok := s.userIndex[key]; ok {
+		return &s.users[i]
 	}
 	return nil
 }

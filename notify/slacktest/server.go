@@ -16,7 +16,8 @@
 // records every call, and can be told to fail the next calls of a method (a
 // 429 with Retry-After, a 5xx, a Slack error string, a slow response, a
 // dropped connection, an answer that lacks what the client needs), before or
-// after the call took effect.
+// after the call took effect, or answer every call after a latency
+// (SetLatency). AddUsers seeds thousands of members cheaply.
 package slacktest
 
 import (
@@ -28,6 +29,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -97,23 +99,26 @@ type Server struct {
 	now       func() time.Time
 	tokens    map[string]bool
 	users     []User
+	userIndex map[string]int // "id:U…" and "email:<lowercase>" -> index in users, first wins
 	channels  []Channel
 	dms       map[string]string // DM channel ID -> user ID
 	messages  []Message
 	calls     []Call
 	faults    []queuedFault
 	onMessage []func(Message)
-	lastTS    int64 // microseconds of the last ts handed out
+	lastTS    int64        // microseconds of the last ts handed out
+	latency   atomic.Int64 // time.Duration, see SetLatency
 }
 
 // NewServer starts an emulator that accepts Token and has no users or
 // channels yet; seed them with AddUser and AddChannel. Close it when done.
 func NewServer() *Server {
 	s := &Server{
-		done:   make(chan struct{}),
-		now:    time.Now,
-		tokens: map[string]bool{Token: true},
-		dms:    map[string]string{},
+		done:      make(chan struct{}),
+		now:       time.Now,
+		tokens:    map[string]bool{Token: true},
+		dms:       map[string]string{},
+		userIndex: map[string]int{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.serve)
@@ -149,10 +154,21 @@ func (s *Server) AddToken(token string) {
 }
 
 // AddUser seeds a workspace member.
-func (s *Server) AddUser(u User) {
+func (s *Server) AddUser(u User) { s.AddUsers(u) }
+
+// AddUsers seeds many workspace members at once; lookups by ID and email
+// stay constant-time however many there are.
+func (s *Server) AddUsers(users ...User) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.users = append(s.users, u)
+	for _, u := range users {
+		s.users = append(s.users, u)
+		for _, k := range []string{"id:" + u.ID, "email:" + strings.ToLower(u.Email)} {
+			if _, ok := s.userIndex[k]; !ok {
+				s.userIndex[k] = len(s.users) - 1
+			}
+		}
+	}
 }
 
 // AddChannel seeds a channel.
@@ -270,6 +286,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.calls = append(s.calls, Call{Method: method, Form: cloneValues(form), Authorized: authorized, At: s.now()})
 	fault, faulted := s.takeFault(method, form.Get("channel"))
 	s.mu.Unlock()
+
+	if !s.wait(r, time.Duration(s.latency.Load())) {
+		return
+	}
 
 	if faulted && !fault.effective() {
 		if !s.wait(r, fault.Delay) {

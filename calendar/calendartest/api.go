@@ -1,0 +1,52 @@
+package calendartest
+
+import (
+	"net/http"
+	"time"
+)
+
+// Names of the Calendar API methods the server answers, as RequestsTo
+// counts them.
+const (
+	MethodList = "events.list"
+	MethodGet  = "events.get"
+)
+
+// SetLatency makes every Calendar API request (events.list, events.get)
+// wait d before it is answered, as a distant server would; 0, the default,
+// answers at once. Requests wait concurrently, never behind each other,
+// and a request whose client gives up while it waits gets no answer. The
+// token endpoint is not delayed. The latency applies to requests that
+// arrive after the call.
+func (s *Server) SetLatency(d time.Duration) {
+	s.latency.Store(int64(max(d, 0)))
+}
+
+// RequestsTo returns how many requests of method (MethodList, MethodGet)
+// the server received, on every calendar, including those answered with
+// an injected fault or an error.
+func (s *Server) RequestsTo(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.methodCounts[method]
+}
+
+// api wraps the handler of one API method: it counts the request, then
+// waits out the latency without holding the server's lock.
+func (s *Server) api(method string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.methodCounts[method]++
+		s.mu.Unlock()
+		if d := time.Duration(s.latency.Load()); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			}
+		}
+		h(w, r)
+	}
+}

@@ -1,0 +1,207 @@
+package calendar_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meetingbot/meetingbot/calendar"
+)
+
+// fakeClock is the quotas' clock: sleeping moves it forward at once, and
+// every Calendar API request sent is stamped with its time.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	sent   []sent
+	waited time.Duration
+	base   http.RoundTripper
+}
+
+type sent struct {
+	at       time.Duration // since the clock's origin
+	calendar string
+}
+
+var origin = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return nil
+}
+
+func (c *fakeClock) quotaWait(call string, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waited += d
+}
+
+func (c *fakeClock) RoundTrip(r *http.Request) (*http.Response, error) {
+	if _, rest, ok := strings.Cut(r.URL.Path, "/calendars/"); ok {
+		cal, _, _ := strings.Cut(rest, "/")
+		c.mu.Lock()
+		c.sent = append(c.sent, sent{c.now.Sub(origin), cal})
+		c.mu.Unlock()
+	}
+	return c.base.RoundTrip(r)
+}
+
+func (c *fakeClock) times() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []time.Duration
+	for _, s := range c.sent {
+		out = append(out, s.at)
+	}
+	return out
+}
+
+// maxInMinute returns the most requests sent in any minute [t, t+1m).
+func maxInMinute(times []time.Duration) int {
+	most := 0
+	for i, t := range times {
+		n := 0
+		for _, u := range times[i:] {
+			if u < t+time.Minute {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
+func TestQuotasSpaceRequests(t *testing.T) {
+	const bob = "bob@example.com"
+	// every10s is a budget of 6 a minute: a burst of 1, then one every
+	// 10s, so never 7 in a minute.
+	every10s := func(n int) []time.Duration {
+		out := make([]time.Duration, n)
+		for i := range out {
+			out[i] = time.Duration(i) * 10 * time.Second
+		}
+		return out
+	}
+	pairs := func(n int) []time.Duration { // two principals, 6 a minute each
+		out := make([]time.Duration, n)
+		for i := range out {
+			out[i] = time.Duration(i/2) * 10 * time.Second
+		}
+		return out
+	}
+	defaults := make([]time.Duration, 14) // 600 a minute: a burst of 10, then 591 a minute
+	for i := 10; i < len(defaults); i++ {
+		defaults[i] = time.Duration(float64(i-9) * float64(time.Minute) / 591)
+	}
+	tests := []struct {
+		name        string
+		project     int
+		user        int
+		impersonate bool
+		calendars   []string // read in turn
+		n           int
+		want        []time.Duration
+		perMinute   int
+	}{
+		{"one user's budget", 0, 6, false, []string{alice}, 8, every10s(8), 6},
+		{"a service account is one user for every calendar", 0, 6, false, []string{alice, bob}, 8, every10s(8), 6},
+		{"an impersonated user is the user", 0, 6, true, []string{alice, bob}, 8, pairs(8), 12},
+		{"the project's budget binds every user", 6, 600, true, []string{alice, bob}, 8, every10s(8), 6},
+		{"defaults", 0, 0, false, []string{alice}, 14, defaults, 600},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newServer(t)
+			for _, cal := range tt.calendars {
+				put(t, srv, cal, "m", window[0].Add(time.Hour), time.Hour)
+			}
+			clock := &fakeClock{now: origin, base: srv.Client().Transport}
+			src, _ := newSource(t, srv, func(c *calendar.Config) {
+				c.Impersonate = tt.impersonate
+				c.ProjectQuota, c.UserQuota = tt.project, tt.user
+				c.HTTPClient = &http.Client{Transport: clock}
+				c.Now, c.Sleep, c.QuotaWait = clock.Now, clock.Sleep, clock.quotaWait
+			})
+			for i := range tt.n {
+				cal := tt.calendars[i%len(tt.calendars)]
+				var err error
+				if i%2 == 0 {
+					_, err = src.Meetings(context.Background(), sub(cal), window[0], window[1])
+				} else {
+					_, err = src.Meeting(context.Background(), sub(cal), "m")
+				}
+				if err != nil {
+					t.Fatalf("read %d of %s: %v", i, cal, err)
+				}
+			}
+			got := clock.times()
+			if len(got) != len(tt.want) {
+				t.Fatalf("requests sent at %v, want at %v", got, tt.want)
+			}
+			for i := range got {
+				if d := got[i] - tt.want[i]; d < -time.Millisecond || d > time.Millisecond {
+					t.Errorf("request %d sent at %v, want %v", i+1, got[i], tt.want[i])
+				}
+			}
+			if n := maxInMinute(got); n > tt.perMinute {
+				t.Errorf("%d requests in one minute, want at most %d", n, tt.perMinute)
+			}
+			if d := clock.waited - got[len(got)-1]; d < -time.Millisecond || d > time.Millisecond {
+				t.Errorf("QuotaWait reported %v in all, want %v", clock.waited, got[len(got)-1])
+			}
+		})
+	}
+}
+
+// TestQuotaWaitEndsWithContext checks that the only way waiting for the
+// quota fails a read is its context ending: no request is sent then.
+func TestQuotaWaitEndsWithContext(t *testing.T) {
+	srv := newServer(t)
+	put(t, srv, alice, "m", window[0].Add(time.Hour), time.Hour)
+	clock := &fakeClock{now: origin, base: srv.Client().Transport}
+	var calls []string
+	src, _ := newSource(t, srv, func(c *calendar.Config) {
+		c.UserQuota = 1
+		c.HTTPClient = &http.Client{Transport: clock}
+		c.Now, c.Sleep = clock.Now, clock.Sleep
+		c.QuotaWait = func(call string, d time.Duration) { calls = append(calls, fmt.Sprint(call, " ", d)) }
+	})
+	if _, err := src.Meeting(context.Background(), sub(alice), "m"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := src.Meetings(ctx, sub(alice), window[0], window[1])
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "waiting for the quota") {
+		t.Errorf("Meetings() with a budget spent and ctx cancelled = %v, want a context.Canceled while waiting for the quota", err)
+	}
+	if n := len(clock.times()); n != 1 {
+		t.Errorf("requests sent = %d, want 1", n)
+	}
+	if want := []string{"events.get 0s", "events.list 0s"}; fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("QuotaWait calls = %v, want %v", calls, want)
+	}
+	// The place it gave up is free again: the next read waits one minute.
+	if _, err := src.Meetings(context.Background(), sub(alice), window[0], window[1]); err != nil {
+		t.Fatal(err)
+	}
+	if got := clock.times(); got[1] != time.Minute {
+		t.Errorf("next request sent at %v, want 1m0s", got[1])
+	}
+}

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/meetingbot/meetingbot/calendar/calendartest"
+	"github.com/meetingbot/meetingbot/notify/slacktest"
+)
+
+// The load benchmark: the bot binary, as a company would run it, against a
+// Calendar and a Slack that answer after a real API's latency, with N
+// subscriptions whose reminders fall due over a couple of minutes. It
+// measures what users notice (how late each reminder is, which never came,
+// which came twice) and what the operator pays (Calendar calls, CPU,
+// memory). It reports figures and never fails on them: only broken wiring
+// (a bot that does not build or start) fails it.
+//
+//	go test ./cmd/bot -run '^$' -bench Load -benchtime 1x -timeout 30m
+//	go test ./cmd/bot -run '^$' -bench Load -benchtime 1x -load.subs=1000 -load.latency=50ms
+var (
+	loadSubs    = flag.String("load.subs", "100,1000,3000", "load benchmark: comma-separated numbers of subscriptions, one run each")
+	loadLatency = flag.Duration("load.latency", 150*time.Millisecond, "load benchmark: latency of every Calendar and Slack API call")
+	loadLead    = flag.Duration("load.lead", 30*time.Second, "load benchmark: time from the bot being up to the first trigger")
+	loadSpread  = flag.Duration("load.spread", 2*time.Minute, "load benchmark: span over which the triggers fall due")
+)
+
+const (
+	// loadOffset is the reminder offset of every subscription.
+	loadOffset = 2 * time.Minute
+	// loadMissAfter is how long after the last trigger a reminder not yet
+	// posted counts as missed.
+	loadMissAfter = 20 * time.Second
+	// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's CPU times,
+	// 100 on every Linux architecture Go supports.
+	clockTicks = 100
+)
+
+// loadResult is what one run measured.
+type loadResult struct {
+	subs, reminders   int
+	latency           time.Duration
+	p50, p99, maxLate time.Duration // of the reminders posted in time
+	posted            int           // reminders posted by the deadline, once or more
+	missed, dups      int
+	listPerSubMin     float64 // Calendar calls per subscription-minute
+	getPerSubMin      float64
+	cpuPercent        float64 // of one core, over the trigger window
+	peakRSSMB         float64
+}
+
+func BenchmarkLoad(b *testing.B) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		b.Skip("the load benchmark reads the bot's CPU and memory from /proc (Linux)")
+	}
+	var sizes []int
+	for f := range strings.SplitSeq(*loadSubs, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("-load.subs=%q: want comma-separated positive numbers, e.g. 100,1000,3000", *loadSubs)
+		}
+		sizes = append(sizes, n)
+	}
+	botBinary(b) // build once, before any timing
+	var header sync.Once
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("subs=%d", n), func(b *testing.B) {
+			var r loadResult
+			for range b.N {
+				r = runLoad(b, n, *loadLatency)
+			}
+			b.ReportMetric(r.p50.Seconds(), "p50-late-s")
+			b.ReportMetric(r.p99.Seconds(), "p99-late-s")
+			b.ReportMetric(r.maxLate.Seconds(), "max-late-s")
+			b.ReportMetric(float64(r.missed), "missed")
+			b.ReportMetric(float64(r.dups), "duplicated")
+			b.ReportMetric(r.listPerSubMin, "list/sub-min")
+			b.ReportMetric(r.getPerSubMin, "get/sub-min")
+			b.ReportMetric(r.cpuPercent, "cpu-%")
+			b.ReportMetric(r.peakRSSMB, "peak-RSS-MB")
+			header.Do(func() {
+				fmt.Println("| subscriptions | latency | lateness p50 | p99 | max | missed | duplicated | events.list per sub-min | events.get per sub-min | CPU (one core) | peak RSS |")
+				fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+			})
+			fmt.Println(r.row())
+		})
+	}
+}
+
+// row formats r as a line of the README's table.
+func (r loadResult) row() string {
+	late := func(d time.Duration) string {
+		if r.posted == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+	return fmt.Sprintf("| %s | %v | %s | %s | %s | %s of %s | %d | %.2f | %.2f | %.1f %% | %.0f MB |",
+		thousands(r.subs), r.latency, late(r.p50), late(r.p99), late(r.maxLate),
+		thousands(r.missed), thousands(r.reminders), r.dups, r.listPerSubMin, r.getPerSubMin, r.cpuPercent, r.peakRSSMB)
+}
+
+// thousands writes n with thousands separators: 3,000.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// runLoad runs the bot once with n subscriptions, each a calendar of its
+// own DMing its owner (a company-wide deployment with domain-wide
+// delegation: each calendar read as its owner), two meetings each, and
+// measures it.
+func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
+	cal, slack := calendartest.NewServer(), slacktest.NewServer()
+	b.Cleanup(cal.Close)
+	b.Cleanup(slack.Close)
+	cal.SetLatency(latency)
+	slack.SetLatency(latency)
+	users := make([]slacktest.User, n)
+	entries := make([]string, n)
+	for i := range n {
+		// Short IDs: CALENDARS must fit in one environment string (128 KiB).
+		email := fmt.Sprintf("u%d@b.io", i)
+		users[i] = slacktest.User{ID: fmt.Sprintf("U%07d", i), Name: fmt.Sprint("u", i), Email: email}
+		entries[i] = email
+		cal.AddCalendar(email)
+		cal.Share(email, email) // readable by its owner only: impersonation must work
+	}
+	slack.AddUsers(users...)
+
+	dir := b.TempDir()
+	env := map[string]string{
+		"SLACK_BOT_TOKEN":         slacktest.Token,
+		"SLACK_API_URL":           slack.URL(),
+		"GOOGLE_CREDENTIALS_JSON": string(cal.ServiceAccountJSON()),
+		"GOOGLE_API_ENDPOINT":     cal.Endpoint(),
+		"GOOGLE_IMPERSONATE":      "true",
+		"CALENDARS":               strings.Join(entries, ","),
+		"REMINDER_OFFSETS":        loadOffset.String(),
+		"DATABASE_PATH":           filepath.Join(dir, "reminders.db"),
+		"HTTP_ADDR":               "127.0.0.1:0",
+	}
+	p := start(b, dir, env)
+	p.addr()
+	up := time.Now()
+
+	// Two meetings per subscription, triggers on whole seconds spread
+	// evenly from lead after start-up: subscription k's first meeting in
+	// the first half of the spread, its second in the second half.
+	first := up.Add(*loadLead).Truncate(time.Second).Add(time.Second)
+	triggers := make(map[string]time.Time, 2*n)
+	var last time.Time
+	for i := range 2 * n {
+		trigger := first.Add(time.Duration(i) * *loadSpread / time.Duration(2*n)).Truncate(time.Second)
+		id := fmt.Sprintf("e%06d", i)
+		begins := trigger.Add(loadOffset)
+		if err := cal.Put(entries[i%n], calendartest.NewEvent(id, "Load "+id, begins, begins.Add(30*time.Minute))); err != nil {
+			b.Fatal(err)
+		}
+		triggers[id] = trigger
+		if trigger.After(last) {
+			last = trigger
+		}
+	}
+
+	time.Sleep(time.Until(first))
+	cpu0, _ := procCPU(p.cmd.Process.Pid)
+	list0, get0 := cal.RequestsTo(calendartest.MethodList), cal.RequestsTo(calendartest.MethodGet)
+	deadline := last.Add(loadMissAfter)
+	time.Sleep(time.Until(deadline))
+	cpu1, cpuErr := procCPU(p.cmd.Process.Pid)
+	list1, get1 := cal.RequestsTo(calendartest.MethodList), cal.RequestsTo(calendartest.MethodGet)
+	rss, rssErr := procPeakRSS(p.cmd.Process.Pid)
+	window := deadline.Sub(first)
+	if p.exited() {
+		b.Fatalf("the bot exited during the run: %v\n%s", p.err, tail(p.out.String(), 20))
+	}
+	if cpuErr != nil || rssErr != nil {
+		b.Fatalf("read /proc of the bot: %v, %v", cpuErr, rssErr)
+	}
+	p.signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		b.Logf("the bot did not stop within 15s of SIGTERM; killing it")
+	}
+
+	r := loadResult{subs: n, reminders: len(triggers), latency: latency}
+	posts := map[string][]time.Time{}
+	for _, m := range slack.Messages() {
+		if m.Metadata == nil || m.Posted.After(deadline) {
+			continue
+		}
+		id, _ := m.Metadata.EventPayload["event_id"].(string)
+		if _, ok := triggers[id]; ok {
+			posts[id] = append(posts[id], m.Posted)
+		}
+	}
+	var late []time.Duration
+	for id, trigger := range triggers {
+		ps := posts[id]
+		if len(ps) == 0 {
+			r.missed++
+			continue
+		}
+		r.dups += len(ps) - 1
+		late = append(late, slices.MinFunc(ps, time.Time.Compare).Sub(trigger))
+	}
+	r.posted = len(late)
+	if len(late) > 0 {
+		slices.Sort(late)
+		r.p50, r.p99, r.maxLate = percentile(late, 50), percentile(late, 99), late[len(late)-1]
+	}
+	subMinutes := float64(n) * window.Minutes()
+	r.listPerSubMin = float64(list1-list0) / subMinutes
+	r.getPerSubMin = float64(get1-get0) / subMinutes
+	r.cpuPercent = 100 * (cpu1 - cpu0).Seconds() / window.Seconds()
+	r.peakRSSMB = float64(rss) / (1 << 20)
+	return r
+}
+
+// percentile returns the nearest-rank p-th percentile of sorted.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	return sorted[max(i, 0)]
+}
+
+// procCPU returns the user and system CPU time pid has used.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, field 2, is in parentheses and may hold spaces:
+	// count fields after its closing one. utime and stime are fields 14
+	// and 15.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the name", pid, len(f))
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: utime %q, stime %q", pid, f[11], f[12])
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks, nil
+}
+
+// procPeakRSS returns pid's peak resident set size in bytes (VmHWM).
+func procPeakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/%d/status: VmHWM %q", pid, v)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
