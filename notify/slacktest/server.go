@@ -101,6 +101,8 @@ type Server struct {
 	faults    []queuedFault
 	onMessage []func(Message)
 	lastTS    int64 // microseconds of the last ts handed out
+
+	ext extension // self-service methods and Socket Mode
 }
 
 // NewServer starts an emulator that accepts Token and has no users or
@@ -114,6 +116,7 @@ func NewServer() *Server {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.serve)
+	s.registerExtension(mux)
 	s.srv = httptest.NewServer(mux)
 	return s
 }
@@ -307,6 +310,9 @@ func (s *Server) dispatch(method string, form url.Values) response {
 	case "users.lookupByEmail":
 		return s.lookupByEmail(form)
 	default:
+		if resp, ok := s.dispatchExtension(method, form); ok {
+			return resp
+		}
 		return response{status: http.StatusNotFound, body: map[string]any{"ok": false, "error": "unknown_method"}}
 	}
 }
