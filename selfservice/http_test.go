@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/selfservice"
 )
 
@@ -27,7 +28,7 @@ func TestOnlySignedFreshRequestsHaveAnEffect(t *testing.T) {
 	wrongKey := good
 	wrongKey.header = good.header.Clone()
 	req, _ := http.NewRequest(http.MethodPost, "/", nil)
-	sign(req, body, "not-the-signing-secret", e.clock.Now())
+	slacktest.Sign(req.Header, body, "not-the-signing-secret", e.clock.Now())
 	wrongKey.header.Set("X-Slack-Signature", req.Header.Get("X-Slack-Signature"))
 	unsigned := good
 	unsigned.header = http.Header{}
@@ -76,7 +77,7 @@ func TestOnlySignedFreshRequestsHaveAnEffect(t *testing.T) {
 
 func signedAt(e *env, body []byte, at time.Time) signed {
 	req, _ := http.NewRequest(http.MethodPost, "/", nil)
-	sign(req, body, secret, at)
+	slacktest.Sign(req.Header, body, secret, at)
 	return signed{path: selfservice.PathCommands, contentType: "application/x-www-form-urlencoded", body: body, header: req.Header}
 }
 

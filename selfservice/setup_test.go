@@ -3,9 +3,6 @@ package selfservice_test
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -221,17 +218,6 @@ func fixture(t *testing.T, name string) []byte {
 	return b
 }
 
-// sign adds Slack's headers to req for body, signed with key at at, the
-// way Slack signs its requests.
-func sign(req *http.Request, body []byte, key string, at time.Time) {
-	stamp := strconv.FormatInt(at.Unix(), 10)
-	mac := hmac.New(sha256.New, []byte(key))
-	mac.Write([]byte("v0:" + stamp + ":"))
-	mac.Write(body)
-	req.Header.Set("X-Slack-Request-Timestamp", stamp)
-	req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
-}
-
 // signed is a request as Slack sends it: body, content type, and the
 // headers signed at a given instant.
 type signed struct {
@@ -242,7 +228,7 @@ type signed struct {
 
 func (e *env) signed(path, contentType string, body []byte) signed {
 	req, _ := http.NewRequest(http.MethodPost, "/", nil)
-	sign(req, body, secret, e.clock.Now())
+	slacktest.Sign(req.Header, body, secret, e.clock.Now())
 	return signed{path: path, contentType: contentType, body: body, header: req.Header}
 }
 

@@ -322,3 +322,24 @@ func TestSocketModeMessagesHaveDocumentedShape(t *testing.T) {
 		t.Errorf("disconnect lacks documented fields %v", missing)
 	}
 }
+
+// TestSignMatchesSlacksExample signs the example of Slack's "Verifying
+// requests from Slack" and checks it with slack-go's verifier.
+func TestSignMatchesSlacksExample(t *testing.T) {
+	const secret = "8f742231b10e8888abcd99yyyzzz85a5"
+	body := []byte("token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c")
+	h := http.Header{}
+	slacktest.Sign(h, body, secret, time.Unix(1531420618, 0))
+	if got, want := h.Get("X-Slack-Signature"), "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503"; got != want {
+		t.Errorf("Sign(Slack's example) = %s, want %s", got, want)
+	}
+	slacktest.Sign(h, body, secret, time.Now())
+	v, err := slack.NewSecretsVerifier(h, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Write(body)
+	if err := v.Ensure(); err != nil {
+		t.Errorf("slack-go refuses the signature: %v", err)
+	}
+}
