@@ -117,19 +117,6 @@ func (s *Server) lookupByEmail(form url.Values) response {
 	return ok(map[string]any{"user": userJSON(*u)})
 }
 
-// userInfo answers users.info: user_not_found for an unknown ID, else the
-// user object, "deleted" when deactivated.
-func (s *Server) userInfo(form url.Values) response {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id := form.Get("user")
-	u := s.user("id:" + id)
-	if u == nil {
-		return slackErr("user_not_found")
-	}
-	return ok(map[string]any{"user": userJSON(*u)})
-}
-
 func userJSON(u User) map[string]any {
 	return map[string]any{
 		"id": u.ID, "team_id": TeamID, "name": u.Name, "real_name": u.Name, "deleted": u.Deactivated, "is_bot": false,

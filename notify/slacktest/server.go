@@ -108,6 +108,8 @@ type Server struct {
 	onMessage []func(Message)
 	lastTS    int64        // microseconds of the last ts handed out
 	latency   atomic.Int64 // time.Duration, see SetLatency
+
+	ext extension // self-service methods and Socket Mode
 }
 
 // NewServer starts an emulator that accepts Token and has no users or
@@ -122,6 +124,7 @@ func NewServer() *Server {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.serve)
+	s.registerExtension(mux)
 	s.srv = httptest.NewServer(mux)
 	return s
 }
@@ -341,13 +344,14 @@ func (s *Server) dispatch(method string, form url.Values) response {
 		return s.list(form)
 	case "conversations.info":
 		return s.info(form)
-	case "users.info":
-		return s.userInfo(form)
 	case "conversations.history":
 		return s.history(form)
 	case "users.lookupByEmail":
 		return s.lookupByEmail(form)
 	default:
+		if resp, ok := s.dispatchExtension(method, form); ok {
+			return resp
+		}
 		return response{status: http.StatusNotFound, body: map[string]any{"ok": false, "error": "unknown_method"}}
 	}
 }

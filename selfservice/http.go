@@ -1,0 +1,223 @@
+package selfservice
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+)
+
+// The paths of Slack's request URLs, as DESIGN.md gives them.
+const (
+	PathCommands      = "/slack/commands"
+	PathInteractivity = "/slack/interactivity"
+	PathEvents        = "/slack/events"
+)
+
+// Handler returns the handler of Slack's request URLs: POST PathCommands,
+// PathInteractivity and PathEvents (mount it at "/slack/"). Every request
+// is checked before it is read: a body over MaxBody is refused with 413,
+// and one without a valid v0 signature under signingSecret, with a
+// timestamp more than MaxSkew from the clock, or seen before, with 401;
+// a refused request has no effect. It fails without a signing secret.
+func (a *App) Handler(signingSecret string) (http.Handler, error) {
+	if signingSecret == "" {
+		return nil, errors.New("selfservice: no signing secret (SLACK_SIGNING_SECRET)")
+	}
+	return &handler{app: a, verify: &verifier{secret: []byte(signingSecret), now: a.now, seen: map[string]bool{}}}, nil
+}
+
+type handler struct {
+	app    *App
+	verify *verifier
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case PathCommands, PathInteractivity, PathEvents:
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "use POST", http.StatusMethodNotAllowed)
+		return
+	}
+	if r.ContentLength > MaxBody {
+		http.Error(w, "request body over 64 KiB", http.StatusRequestEntityTooLarge)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	switch {
+	case err != nil:
+		http.Error(w, "cannot read the request body", http.StatusBadRequest)
+		return
+	case len(body) > MaxBody:
+		http.Error(w, "request body over 64 KiB", http.StatusRequestEntityTooLarge)
+		return
+	}
+	if err := h.verify.check(r.Header, body); err != nil {
+		h.app.log.Warn("refused a request to Slack's endpoints", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
+		http.Error(w, "refused: "+err.Error(), http.StatusUnauthorized)
+		return
+	}
+	switch r.URL.Path {
+	case PathCommands:
+		h.commands(w, r, body)
+	case PathInteractivity:
+		h.interactivity(w, r, body)
+	case PathEvents:
+		h.events(w, r, body)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// ephemeral is a reply only its reader sees.
+func ephemeral(text string) map[string]any {
+	return map[string]any{"response_type": "ephemeral", "text": text}
+}
+
+// slashCommand reads a slash command's form, as slack.SlashCommandParse.
+func slashCommand(form url.Values) slack.SlashCommand {
+	return slack.SlashCommand{
+		Token: form.Get("token"), TeamID: form.Get("team_id"), TeamDomain: form.Get("team_domain"),
+		EnterpriseID: form.Get("enterprise_id"), EnterpriseName: form.Get("enterprise_name"),
+		IsEnterpriseInstall: form.Get("is_enterprise_install") == "true",
+		ChannelID:           form.Get("channel_id"), ChannelName: form.Get("channel_name"),
+		UserID: form.Get("user_id"), UserName: form.Get("user_name"), Command: form.Get("command"),
+		Text: form.Get("text"), ResponseURL: form.Get("response_url"), TriggerID: form.Get("trigger_id"),
+		APIAppID: form.Get("api_app_id"),
+	}
+}
+
+func (h *handler) commands(w http.ResponseWriter, r *http.Request, body []byte) {
+	form, err := url.ParseQuery(string(body))
+	if err != nil || form.Get("user_id") == "" {
+		http.Error(w, "not a slash command", http.StatusBadRequest)
+		return
+	}
+	writeJSON(w, ephemeral(h.app.answerCommand(r.Context(), slashCommand(form))))
+}
+
+func (h *handler) interactivity(w http.ResponseWriter, r *http.Request, body []byte) {
+	form, err := url.ParseQuery(string(body))
+	var cb slack.InteractionCallback
+	if err != nil || json.Unmarshal([]byte(form.Get("payload")), &cb) != nil || cb.User.ID == "" {
+		http.Error(w, "not an interaction payload", http.StatusBadRequest)
+		return
+	}
+	if !h.app.spawn(r.Context(), func(ctx context.Context) { h.app.interaction(ctx, cb) }) {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	w.WriteHeader(http.StatusOK) // an empty 200 acknowledges
+}
+
+func (h *handler) events(w http.ResponseWriter, r *http.Request, body []byte) {
+	ev, err := slackevents.ParseEvent(body, slackevents.OptionNoVerifyToken())
+	if err != nil {
+		http.Error(w, "not an Events API request", http.StatusBadRequest)
+		return
+	}
+	switch ev.Type {
+	case slackevents.URLVerification:
+		v, _ := ev.Data.(*slackevents.EventsAPIURLVerificationEvent)
+		if v == nil {
+			http.Error(w, "no challenge", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, v.Challenge)
+		return
+	case slackevents.CallbackEvent:
+		if !h.app.spawn(r.Context(), func(ctx context.Context) { h.app.event(ctx, ev) }) {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable) // Slack retries
+			return
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// event handles an Events API event: app_home_opened publishes the Home
+// tab.
+func (a *App) event(ctx context.Context, ev slackevents.EventsAPIEvent) {
+	if e, ok := ev.InnerEvent.Data.(*slackevents.AppHomeOpenedEvent); ok && e.Tab == "home" {
+		a.publishHome(ctx, e.User, "")
+	}
+}
+
+// answerCommand answers a slash command within AckWithin: with the reply
+// itself when the work is done by then, else with "one moment" while the
+// work goes on and its reply follows through the response_url.
+func (a *App) answerCommand(parent context.Context, cmd slack.SlashCommand) string {
+	var (
+		mu    sync.Mutex
+		acked bool
+		done  = make(chan string, 1)
+	)
+	started := a.spawn(parent, func(ctx context.Context) {
+		text := a.answer(ctx, cmd)
+		mu.Lock()
+		late := acked
+		if !late {
+			done <- text
+		}
+		mu.Unlock()
+		if late {
+			a.respond(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, text)
+		}
+	})
+	if !started {
+		return "I'm restarting; try again in a minute."
+	}
+	t := time.NewTimer(a.ackIn)
+	defer t.Stop()
+	select {
+	case text := <-done:
+		return text
+	case <-t.C:
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	select {
+	case text := <-done:
+		return text
+	default:
+		acked = true
+	}
+	if w := strings.Fields(strings.ToLower(cmd.Text)); len(w) > 0 && (w[0] == string(verbOn) || w[0] == string(verbSubscribe)) {
+		return "One moment: I'm reading the calendar…"
+	}
+	return "One moment…"
+}
+
+// respond sends text to the person who acted: through the response_url,
+// or else as an ephemeral message in channel.
+func (a *App) respond(ctx context.Context, responseURL, channel, user, text string) {
+	if responseURL != "" {
+		err := slack.PostWebhookCustomHTTPContext(ctx, responseURL, a.http, &slack.WebhookMessage{ResponseType: slack.ResponseTypeEphemeral, Text: text})
+		if err == nil {
+			return
+		}
+		a.log.Warn("cannot answer through the response_url", "user", user, "err", err)
+	}
+	if channel == "" || user == "" {
+		return
+	}
+	if _, err := a.api.PostEphemeralContext(ctx, channel, user, slack.MsgOptionText(text, false)); err != nil {
+		a.log.Warn("cannot answer with an ephemeral message", "user", user, "channel", channel, "err", err)
+	}
+}

@@ -1,0 +1,86 @@
+package selfservice
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+)
+
+// RunSocketMode serves Slack's slash commands, interactions and events
+// over Socket Mode until ctx ends, then returns nil. client is
+// socketmode.New over a slack.Client that carries the app-level token
+// (slack.OptionAppLevelToken, xapp-…) besides the bot token. Every envelope
+// is acknowledged within 3 s: a slash command's ack carries its reply (or
+// "one moment", the reply following through the response_url), others are
+// acknowledged at once and handled after. It returns an error when Slack
+// refuses the app-level token.
+func (a *App) RunSocketMode(ctx context.Context, client *socketmode.Client) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- client.RunContext(ctx) }()
+	for {
+		select {
+		case <-ctx.Done():
+			<-errc
+			return nil
+		case err := <-errc:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("selfservice: socket mode: %w", err)
+		case evt := <-client.Events:
+			a.socketEvent(ctx, client, evt)
+		}
+	}
+}
+
+func (a *App) socketEvent(ctx context.Context, client *socketmode.Client, evt socketmode.Event) {
+	switch evt.Type {
+	case socketmode.EventTypeSlashCommand:
+		cmd, ok := evt.Data.(slack.SlashCommand)
+		if !ok || evt.Request == nil {
+			return
+		}
+		req := *evt.Request
+		// answerCommand takes up to AckWithin: not on the loop that reads
+		// the other envelopes.
+		started := a.spawn(ctx, func(ctx context.Context) {
+			a.ack(ctx, client, req, ephemeral(a.answerCommand(ctx, cmd)))
+		})
+		if !started {
+			a.ack(ctx, client, req, ephemeral("I'm restarting; try again in a minute."))
+		}
+	case socketmode.EventTypeInteractive:
+		cb, ok := evt.Data.(slack.InteractionCallback)
+		if !ok || evt.Request == nil {
+			return
+		}
+		a.ack(ctx, client, *evt.Request, nil)
+		a.spawn(ctx, func(ctx context.Context) { a.interaction(ctx, cb) })
+	case socketmode.EventTypeEventsAPI:
+		ev, ok := evt.Data.(slackevents.EventsAPIEvent)
+		if !ok || evt.Request == nil {
+			return
+		}
+		a.ack(ctx, client, *evt.Request, nil)
+		a.spawn(ctx, func(ctx context.Context) { a.event(ctx, ev) })
+	case socketmode.EventTypeConnected:
+		a.log.Info("connected to Slack over Socket Mode")
+	case socketmode.EventTypeConnectionError, socketmode.EventTypeIncomingError,
+		socketmode.EventTypeErrorBadMessage, socketmode.EventTypeErrorWriteFailed:
+		a.log.Warn("socket mode trouble", "event", string(evt.Type), "err", fmt.Sprint(evt.Data))
+	case socketmode.EventTypeInvalidAuth:
+		a.log.Error("Slack refused the app-level token (SLACK_APP_TOKEN)")
+	}
+}
+
+// ack acknowledges one envelope, with payload when it is not nil.
+func (a *App) ack(ctx context.Context, client *socketmode.Client, req socketmode.Request, payload any) {
+	if err := client.AckCtx(ctx, req.EnvelopeID, payload); err != nil {
+		a.log.Warn("cannot acknowledge a Socket Mode envelope", "envelope", req.EnvelopeID, "type", req.Type, "err", err)
+	}
+}
