@@ -32,7 +32,7 @@ func TestReconcileDSTFallBack(t *testing.T) {
 	from := time.Date(2026, 10, 31, 0, 0, 0, 0, ny) // 04:00Z
 	to := time.Date(2026, 11, 3, 0, 0, 0, 0, ny)    // 05:00Z: 73 hours later
 	sched, err := scheduler.New([]meetingbot.Subscription{night}, e.cal.src, e.slack, e.store, scheduler.Options{
-		Now: e.clock.Now, Interval: tick, Logger: slog.New(slog.DiscardHandler),
+		Clock: e.clock, Interval: tick, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		t.Fatal(err)

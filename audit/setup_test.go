@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,37 +13,12 @@ import (
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
+	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/retry"
 	"github.com/meetingbot/meetingbot/storage"
 )
-
-// clock is shared by the notifier and the Slack emulator, so message
-// timestamps are the instants the test says.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
-func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	return ctx.Err()
-}
 
 // calendarFake is a Google Calendar emulator and the real Calendar client
 // reading it.
@@ -92,7 +66,7 @@ func (c *calendarFake) cancel(calendarID, id string) {
 // real notify client pointed at it, and a calendar.
 type env struct {
 	t     *testing.T
-	clock *clock
+	clock *clock.Fake
 	store *storage.Store
 	srv   *slacktest.Server
 	slack *notify.Slack
@@ -111,7 +85,7 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(srv.Close)
 	srv.AddUser(slacktest.User{ID: "U0ALICE001", Name: "alice", Email: "alice@example.com"})
 	srv.AddChannel(slacktest.Channel{ID: "C0STANDUP1", Name: "standup", Member: true})
-	c := &clock{now: day}
+	c := clock.NewFake(day)
 	srv.SetClock(c.Now)
 	slack := notify.New(notify.Config{
 		Token: slacktest.Token, APIURL: srv.URL(), Now: c.Now, Sleep: c.Sleep,

@@ -16,6 +16,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
+	"github.com/meetingbot/meetingbot/clock"
 )
 
 // syncBuffer is a log destination safe for the Run goroutine and the test.
@@ -59,7 +60,7 @@ func gauges(t *testing.T, reg *prometheus.Registry, sub string) string {
 
 func TestWatcherCheck(t *testing.T) {
 	e := seedDay(t)
-	c := &clock{now: at(12, 0, 0)}
+	c := clock.NewFake(at(12, 0, 0))
 	logs := &syncBuffer{}
 	reg := prometheus.NewRegistry()
 	w, err := audit.NewWatcher(audit.WatcherConfig{

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot/calendar"
+	"github.com/meetingbot/meetingbot/clock"
 )
 
 // fakeClock is the quotas' clock: sleeping moves it forward at once, and
 // every Calendar API request sent is stamped with its time.
 type fakeClock struct {
+	*clock.Fake
 	mu     sync.Mutex
-	now    time.Time
 	sent   []sent
 	waited time.Duration
 	base   http.RoundTripper
@@ -30,22 +31,6 @@ type sent struct {
 
 var origin = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	return nil
-}
-
 func (c *fakeClock) quotaWait(call string, d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -56,7 +41,7 @@ func (c *fakeClock) RoundTrip(r *http.Request) (*http.Response, error) {
 	if _, rest, ok := strings.Cut(r.URL.Path, "/calendars/"); ok {
 		cal, _, _ := strings.Cut(rest, "/")
 		c.mu.Lock()
-		c.sent = append(c.sent, sent{c.now.Sub(origin), cal})
+		c.sent = append(c.sent, sent{c.Now().Sub(origin), cal})
 		c.mu.Unlock()
 	}
 	return c.base.RoundTrip(r)
@@ -131,7 +116,7 @@ func TestQuotasSpaceRequests(t *testing.T) {
 			for _, cal := range tt.calendars {
 				put(t, srv, cal, "m", window[0].Add(time.Hour), time.Hour)
 			}
-			clock := &fakeClock{now: origin, base: srv.Client().Transport}
+			clock := &fakeClock{Fake: clock.NewFake(origin), base: srv.Client().Transport}
 			src, _ := newSource(t, srv, func(c *calendar.Config) {
 				c.Impersonate = tt.impersonate
 				c.ProjectQuota, c.UserQuota = tt.project, tt.user
@@ -174,7 +159,7 @@ func TestQuotasSpaceRequests(t *testing.T) {
 func TestQuotaWaitEndsWithContext(t *testing.T) {
 	srv := newServer(t)
 	put(t, srv, alice, "m", window[0].Add(time.Hour), time.Hour)
-	clock := &fakeClock{now: origin, base: srv.Client().Transport}
+	clock := &fakeClock{Fake: clock.NewFake(origin), base: srv.Client().Transport}
 	var calls []string
 	src, _ := newSource(t, srv, func(c *calendar.Config) {
 		c.UserQuota = 1

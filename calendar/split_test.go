@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,30 +11,13 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
+	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/retry"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
 )
-
-// clock is the scheduler's, the notifier's and Slack's pinned clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
 
 // splitWorld is a daily 09:00 standup in Alice's calendar, reminded 10m and
 // 1m before in #standup by the real scheduler, reading the calendar through
@@ -45,7 +27,7 @@ type splitWorld struct {
 	t     *testing.T
 	cal   *calendartest.Server
 	slack *slacktest.Server
-	clock *clock
+	clock *clock.Fake
 	sched *scheduler.Scheduler
 }
 
@@ -60,7 +42,7 @@ func at(d, hh, mm int) time.Time {
 
 func newSplitWorld(t *testing.T) *splitWorld {
 	t.Helper()
-	w := &splitWorld{t: t, cal: newServer(t), slack: slacktest.NewServer(), clock: &clock{now: at(0, 8, 0)}}
+	w := &splitWorld{t: t, cal: newServer(t), slack: slacktest.NewServer(), clock: clock.NewFake(at(0, 8, 0))}
 	t.Cleanup(w.slack.Close)
 	w.slack.AddChannel(slacktest.Channel{ID: "C0STANDUP1", Name: "standup", Member: true})
 	w.slack.SetClock(w.clock.Now)
@@ -82,7 +64,7 @@ func newSplitWorld(t *testing.T) *splitWorld {
 	sub := meetingbot.Subscription{ID: "standup", CalendarID: standupCal, Destination: "#standup",
 		Offsets: []time.Duration{10 * time.Minute, time.Minute}}
 	w.sched, err = scheduler.New([]meetingbot.Subscription{sub}, src, slack, store, scheduler.Options{
-		Now: w.clock.Now, Interval: 30 * time.Second, Logger: slog.New(slog.DiscardHandler),
+		Clock: w.clock, Interval: 30 * time.Second, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +76,7 @@ func newSplitWorld(t *testing.T) *splitWorld {
 func (w *splitWorld) run(from, to time.Time) {
 	w.t.Helper()
 	for now := from; now.Before(to); now = now.Add(30 * time.Second) {
-		w.clock.set(now)
+		w.clock.Set(now)
 		if err := w.sched.Tick(context.Background()); err != nil {
 			w.t.Fatalf("Tick(%v) = %v", now, err)
 		}

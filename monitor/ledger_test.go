@@ -68,6 +68,10 @@ func (noMeetings) Meetings(context.Context, meetingbot.Subscription, time.Time, 
 	return nil, nil
 }
 
+func (noMeetings) Meeting(context.Context, meetingbot.Subscription, string) (meetingbot.Meeting, error) {
+	return meetingbot.Meeting{}, meetingbot.ErrGone
+}
+
 func (noMeetings) Notify(context.Context, meetingbot.Reminder) (meetingbot.Receipt, error) {
 	return meetingbot.Receipt{}, errors.New("nothing is due")
 }
@@ -86,7 +90,7 @@ func TestHealthReportsFailingLedger(t *testing.T) {
 	t.Cleanup(func() { store.Close() })
 	ledger := &fullDisk{Store: store}
 	sched, err := scheduler.New([]meetingbot.Subscription{alice, team}, noMeetings{}, noMeetings{}, ledger, scheduler.Options{
-		Now: clk.Now, Interval: 10 * time.Second, Observer: m, Logger: slog.New(slog.DiscardHandler),
+		Clock: clk, Interval: 10 * time.Second, Observer: m, Logger: slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
 	tick := func() error {

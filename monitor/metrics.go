@@ -23,6 +23,12 @@ type metrics struct {
 	subscriptions prometheus.Gauge
 	lastSuccess   *prometheus.GaugeVec
 	ledgerRows    prometheus.Gauge
+	sweepDuration prometheus.Histogram
+	tickInterval  prometheus.Gauge
+	timersArmed   prometheus.Gauge
+	checks        *prometheus.CounterVec
+	readsInFlight prometheus.Gauge
+	quotaWait     *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -51,9 +57,34 @@ func newMetrics() *metrics {
 		}),
 		tickDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "meetingbot_tick_duration_seconds",
-			Help:    "Duration of one sweep of every subscription.",
+			Help:    "Duration of one round: starting a sweep of every subscription.",
 			Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
 		}),
+		sweepDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "meetingbot_sweep_duration_seconds",
+			Help:    "Duration of one subscription's sweep: its calendar read, the sends it found due, its plan; compare with meetingbot_tick_interval_seconds.",
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120},
+		}),
+		tickInterval: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "meetingbot_tick_interval_seconds",
+			Help: "TICK_INTERVAL: how often each subscription is swept.",
+		}),
+		timersArmed: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "meetingbot_timers_armed",
+			Help: "Reminders planned on a timer to go out at their trigger instant.",
+		}),
+		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "meetingbot_fire_checks_total",
+			Help: "Checks of a meeting against the calendar just before its planned reminder, by outcome: confirmed (sent), moved or cancelled (not sent), unknown (sent on the last sweep's reading).",
+		}, []string{"outcome"}),
+		readsInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "meetingbot_calendar_reads_in_flight",
+			Help: "Calendar reads of sweeps in flight.",
+		}),
+		quotaWait: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "meetingbot_calendar_quota_wait_seconds_total",
+			Help: "Seconds Calendar calls waited for the client-side quota budget, by call: when it grows, sweeps stretch beyond TICK_INTERVAL.",
+		}, []string{"call"}),
 		calendarCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "meetingbot_calendar_calls_total",
 			Help: "Google Calendar API attempts, by call and outcome class.",
@@ -86,12 +117,16 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(m.sent, m.skipped, m.failed, m.late, m.lateness, m.tickDuration,
 		m.calendarCalls, m.calendarErrs, m.slackCalls, m.slackErrs,
 		m.subscriptions, m.lastSuccess, m.ledgerRows,
+		m.sweepDuration, m.tickInterval, m.timersArmed, m.checks, m.readsInFlight, m.quotaWait,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Series that exist from the start, so that rate() and alerts see a 0
 	// rather than nothing.
 	m.skipped.WithLabelValues("started")
 	m.failed.WithLabelValues("permanent")
 	m.failed.WithLabelValues("transient")
+	for _, o := range []meetingbot.CheckOutcome{meetingbot.CheckConfirmed, meetingbot.CheckMoved, meetingbot.CheckCancelled, meetingbot.CheckUnknown} {
+		m.checks.WithLabelValues(string(o))
+	}
 	return m
 }
 

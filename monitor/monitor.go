@@ -73,6 +73,7 @@ func New(opts Options) *Monitor {
 		m.subs[s.ID] = &subHealth{lastGood: start}
 	}
 	m.metrics.subscriptions.Set(float64(len(opts.Subscriptions)))
+	m.metrics.tickInterval.Set(opts.Interval.Seconds())
 	return m
 }
 
@@ -100,7 +101,8 @@ func (m *Monitor) Recorded(e meetingbot.Entry) {
 }
 
 // Swept records one subscription's sweep: a nil err means it completed.
-func (m *Monitor) Swept(sub meetingbot.Subscription, now time.Time, err error) {
+func (m *Monitor) Swept(sub meetingbot.Subscription, now time.Time, took time.Duration, err error) {
+	m.metrics.sweepDuration.Observe(took.Seconds())
 	at := m.opts.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -126,6 +128,25 @@ func (h *subHealth) record(at time.Time, err error) bool {
 	}
 	h.lastErr = err.Error()
 	return false
+}
+
+// Planned records how many reminders are armed on timers.
+func (m *Monitor) Planned(armed int) { m.metrics.timersArmed.Set(float64(armed)) }
+
+// Checked counts a check of a meeting just before its planned reminder.
+func (m *Monitor) Checked(outcome meetingbot.CheckOutcome) {
+	m.metrics.checks.WithLabelValues(string(outcome)).Inc()
+}
+
+// Reading records how many calendar reads are in flight.
+func (m *Monitor) Reading(inFlight int) { m.metrics.readsInFlight.Set(float64(inFlight)) }
+
+// ObserveQuotaWait counts time a Calendar call waited for the quota
+// budget; its signature fits calendar.Config.QuotaWait.
+func (m *Monitor) ObserveQuotaWait(call string, waited time.Duration) {
+	if waited > 0 {
+		m.metrics.quotaWait.WithLabelValues(call).Add(waited.Seconds())
+	}
 }
 
 // Ticked records how long a tick took and whether it failed: a tick fails

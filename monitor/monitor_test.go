@@ -7,11 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -19,32 +19,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 var (
 	alice = meetingbot.Subscription{ID: "alice@example.com", CalendarID: "alice@example.com", Offsets: []time.Duration{time.Minute}}
 	team  = meetingbot.Subscription{ID: "team@example.com=#eng", CalendarID: "team@example.com", Destination: "#eng", Offsets: []time.Duration{time.Minute}}
 	t0    = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 )
 
-func start(t *testing.T) (*monitor.Monitor, *clock, *httptest.Server) {
+func start(t *testing.T) (*monitor.Monitor, *clock.Fake, *httptest.Server) {
 	t.Helper()
-	clk := &clock{t: t0}
+	clk := clock.NewFake(t0)
 	m := monitor.New(monitor.Options{Subscriptions: []meetingbot.Subscription{alice, team}, Interval: 10 * time.Second, Now: clk.Now})
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
@@ -72,27 +55,27 @@ func TestHealth(t *testing.T) {
 		{"fresh start counts as healthy", func() {}, 200, []string{"ok: 2 subscriptions"}},
 		{"both sweep", func() {
 			clk.Advance(10 * time.Second)
-			m.Swept(alice, clk.Now(), nil)
-			m.Swept(team, clk.Now(), nil)
+			m.Swept(alice, clk.Now(), time.Second, nil)
+			m.Swept(team, clk.Now(), time.Second, nil)
 		}, 200, []string{"ok"}},
 		{"team fails for three intervals", func() {
 			for range 3 {
 				clk.Advance(10 * time.Second)
-				m.Swept(alice, clk.Now(), nil)
-				m.Swept(team, clk.Now(), errors.New("read calendar team@example.com: 403 rateLimitExceeded"))
+				m.Swept(alice, clk.Now(), time.Second, nil)
+				m.Swept(team, clk.Now(), time.Second, errors.New("read calendar team@example.com: 403 rateLimitExceeded"))
 			}
 		}, 200, []string{"ok"}},
 		{"one more interval is too many", func() {
 			clk.Advance(10 * time.Second)
-			m.Swept(alice, clk.Now(), nil)
-			m.Swept(team, clk.Now(), errors.New("read calendar team@example.com: 500 backendError"))
+			m.Swept(alice, clk.Now(), time.Second, nil)
+			m.Swept(team, clk.Now(), time.Second, errors.New("read calendar team@example.com: 500 backendError"))
 		}, 503, []string{
 			"unhealthy: 1 of 2",
 			"subscription team@example.com=#eng: last complete sweep at 2026-11-30T09:00:10Z (40s ago, more than 3 ticks of 10s)",
 			"failing since 2026-11-30T09:00:20Z; last error: read calendar team@example.com: 500 backendError",
 		}},
 		{"recovery", func() {
-			m.Swept(team, clk.Now(), nil)
+			m.Swept(team, clk.Now(), time.Second, nil)
 		}, 200, []string{"ok"}},
 		{"ticks stop altogether", func() { clk.Advance(31 * time.Second) }, 503, []string{
 			"unhealthy: 2 of 2",
@@ -139,7 +122,15 @@ func TestMetrics(t *testing.T) {
 	m.Recorded(meetingbot.Entry{Outcome: meetingbot.Failed, Code: meetingbot.ReasonTransient, Retryable: true, Reason: "timeout"})
 	m.Ticked(clk.Now(), 30*time.Millisecond, nil)
 	m.Ticked(clk.Now(), 3*time.Second, nil)
-	m.Swept(alice, clk.Now(), nil)
+	m.Swept(alice, clk.Now(), time.Second, nil)
+	m.Planned(7)
+	m.Planned(5)
+	m.Checked(meetingbot.CheckConfirmed)
+	m.Checked(meetingbot.CheckConfirmed)
+	m.Checked(meetingbot.CheckMoved)
+	m.Reading(3)
+	m.ObserveQuotaWait("events.list", 1500*time.Millisecond)
+	m.ObserveQuotaWait("events.get", 0)
 	m.ObserveCalendar("events.list", "ok")
 	m.ObserveCalendar("events.list", "rate_limited")
 	m.ObserveSlack("chat.postMessage", "ok")
@@ -206,6 +197,13 @@ func TestMetrics(t *testing.T) {
 		{"meetingbot_slack_calls_total", []string{"call", "chat.postMessage", "class", "ok"}, 2},
 		{"meetingbot_slack_errors_total", []string{"call", "chat.postMessage", "class", "server_error"}, 1},
 		{"meetingbot_subscriptions", nil, 2},
+		{"meetingbot_sweep_duration_seconds", nil, 1},
+		{"meetingbot_timers_armed", nil, 5},
+		{"meetingbot_fire_checks_total", []string{"outcome", "confirmed"}, 2},
+		{"meetingbot_fire_checks_total", []string{"outcome", "moved"}, 1},
+		{"meetingbot_fire_checks_total", []string{"outcome", "cancelled"}, 0},
+		{"meetingbot_calendar_reads_in_flight", nil, 3},
+		{"meetingbot_calendar_quota_wait_seconds_total", []string{"call", "events.list"}, 1.5},
 		{"meetingbot_subscription_last_success_timestamp_seconds", []string{"subscription", alice.ID}, float64(t0.Unix())},
 	}
 	for _, tt := range tests {
@@ -230,8 +228,8 @@ func TestPublicHealthNamesNothing(t *testing.T) {
 	}
 	for range 4 {
 		clk.Advance(10 * time.Second)
-		m.Swept(alice, clk.Now(), nil)
-		m.Swept(team, clk.Now(), errors.New("read calendar team@example.com: 403 forbidden"))
+		m.Swept(alice, clk.Now(), time.Second, nil)
+		m.Swept(team, clk.Now(), time.Second, errors.New("read calendar team@example.com: 403 forbidden"))
 	}
 	status, body := get(t, public.URL+"/healthz")
 	if status != 503 || body != "unhealthy: 1 of 2 subscriptions failing\n" {

@@ -86,7 +86,7 @@ func TestDeliveredUnknown(t *testing.T) {
 			r := reminder(sub(tt.dest), meeting(), 10*time.Minute)
 			e.srv.AddMessage(slacktest.Message{Channel: "C0STANDUP1", Text: "ours, before the chatter",
 				Metadata: &slacktest.Metadata{EventType: notify.EventType, EventPayload: map[string]any{"key": r.Key, "subscription": "team"}}})
-			e.clock.now = e.clock.now.Add(time.Second)
+			e.clock.Advance(time.Second)
 			if tt.setup != nil {
 				tt.setup(e)
 			}
@@ -175,10 +175,10 @@ func TestReminders(t *testing.T) {
 		if i%50 == 0 {
 			e.srv.AddMessage(slacktest.Message{Channel: "C0STANDUP1", Text: "not a reminder"})
 		}
-		e.clock.now = e.clock.now.Add(time.Second)
+		e.clock.Advance(time.Second)
 	}
 	to := e.clock.Now()
-	e.clock.now = e.clock.now.Add(time.Minute)
+	e.clock.Advance(time.Minute)
 	if _, err := e.slack.Notify(ctx, reminder(sub("#standup"), meeting(), time.Minute)); err != nil { // after `to`
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func TestPayloadGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.clock.now = tt.sendAt
+			e.clock.Set(tt.sendAt)
 			if _, err := e.slack.Notify(context.Background(), tt.rem); err != nil {
 				t.Fatalf("Notify() error: %v", err)
 			}

@@ -1,47 +1,16 @@
 package notify_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/retry"
 )
-
-// fakeClock is shared by the notifier and the emulator, so waits cost no
-// real time and message timestamps show the pacing.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	sleeps []time.Duration
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	c.sleeps = append(c.sleeps, d)
-	return nil
-}
-
-func (c *fakeClock) Sleeps() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.sleeps...)
-}
 
 // observed records Config.Observe calls.
 type observed struct {
@@ -66,7 +35,7 @@ var meetingStart = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 type env struct {
 	srv   *slacktest.Server
 	slack *notify.Slack
-	clock *fakeClock
+	clock *clock.Fake
 	obs   *observed
 }
 
@@ -82,7 +51,7 @@ func newEnv(t *testing.T, tweak ...func(*notify.Config)) *env {
 	srv.AddChannel(slacktest.Channel{ID: "C0RANDOM01", Name: "random"})
 	srv.AddChannel(slacktest.Channel{ID: "C0OLD00001", Name: "old", Archived: true, Member: true})
 	srv.AddChannel(slacktest.Channel{ID: "G0PRIVATE1", Name: "private", Private: true, Member: true})
-	clock := &fakeClock{now: meetingStart.Add(-10 * time.Minute)}
+	clock := clock.NewFake(meetingStart.Add(-10 * time.Minute))
 	srv.SetClock(clock.Now)
 	obs := &observed{}
 	cfg := notify.Config{

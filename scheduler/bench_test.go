@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
 )
@@ -37,6 +38,11 @@ func (s *benchSource) Meetings(ctx context.Context, sub meetingbot.Subscription,
 		out[i] = meetingbot.Meeting{ID: fmt.Sprintf("ev%d_%d", n, i), Title: "Weekly sync", Start: start, End: start.Add(30 * time.Minute)}
 	}
 	return out, nil
+}
+
+// Meeting is never asked: no trigger falls between the ticks.
+func (s *benchSource) Meeting(ctx context.Context, sub meetingbot.Subscription, id string) (meetingbot.Meeting, error) {
+	return meetingbot.Meeting{}, meetingbot.ErrGone
 }
 
 type nopNotifier struct{ sent atomic.Int64 }
@@ -101,10 +107,10 @@ func benchTick(b *testing.B, n int, due bool) {
 	for i := range subs {
 		subs[i] = meetingbot.Subscription{ID: fmt.Sprintf("sub%05d", i), CalendarID: fmt.Sprintf("user%05d@example.com", i), Offsets: []time.Duration{10 * time.Minute}}
 	}
-	c := &clock{t: t0}
+	c := clock.NewFake(t0)
 	src := &benchSource{now: c.Now, due: due}
 	nop := &nopNotifier{}
-	s, err := scheduler.New(subs, src, nop, store, scheduler.Options{Now: c.Now, Logger: discardLogger()})
+	s, err := scheduler.New(subs, src, nop, store, scheduler.Options{Clock: c, Logger: discardLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -141,7 +141,6 @@ func TestClockJumpForwardLosesNothing(t *testing.T) {
 	e := newEnv(t)
 	logs := &countingHandler{}
 	e.opts.Logger = slogNew(logs)
-	e.opts.Elapsed = e.clock.Elapsed
 	e.restart()
 	e.meeting(cal, "nine", at("09:00"))
 	e.meeting(cal, "ninethirty", at("09:30"))
@@ -171,7 +170,6 @@ func TestClockJumpForwardLosesNothing(t *testing.T) {
 // is believed after JumpConfirm: the sweep catches up from its cursor.
 func TestClockJumpForwardBelievedWhenItHolds(t *testing.T) {
 	e := newEnv(t)
-	e.opts.Elapsed = e.clock.Elapsed
 	e.restart()
 	e.meeting(cal, "ten", at("10:00"))    // started during the jump
 	e.meeting(cal, "tenten", at("10:10")) // due, not started
@@ -205,7 +203,7 @@ func TestRemovedSubscriptionsClaimsAreSettled(t *testing.T) {
 	e.subs = []meetingbot.Subscription{sub("alice")} // bob removed from CALENDARS
 	e.restart()
 	e.tickAt(at("08:51"))
-	orphans, err := e.store.Orphans(context.Background(), at("08:51"))
+	orphans, err := e.store.Orphans(context.Background(), "", at("08:51"))
 	require.NoError(t, err)
 	assert.Empty(t, orphans, "orphans after a tick")
 	rows := e.ledger()

@@ -10,19 +10,76 @@ import (
 // Source reads the meetings of a subscription's calendar.
 type Source interface {
 	// Meetings returns the meetings that start in (from, to]. An error that
-	// reports Permanent() == true (see meetingbot.IsPermanent) needs an operator; any
-	// other error is retried on the next tick.
+	// reports Permanent() == true (see meetingbot.IsPermanent) needs an
+	// operator; any other error is retried on the next sweep.
 	Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error)
+	// Meeting reads one instance afresh, for the check just before its
+	// reminder goes out: the meeting as it is now (its Start tells a
+	// move), or an error matching meetingbot.ErrGone when it is no longer
+	// a meeting to remind of (cancelled, deleted, declined).
+	Meeting(ctx context.Context, sub meetingbot.Subscription, eventID string) (meetingbot.Meeting, error)
 }
 
 // Notifier delivers reminders.
 type Notifier interface {
-	// Notify delivers one reminder and returns where it landed. A permanent
-	// error (meetingbot.IsPermanent) is recorded as failed and not retried; any other
-	// error is retried on the next tick.
+	// Notify delivers one reminder and returns where it landed. A
+	// permanent error (meetingbot.IsPermanent) is recorded as failed and
+	// not retried; an error matching meetingbot.ErrUnconfirmed (Slack may
+	// hold the message) is looked up before any resend; any other error is
+	// retried on the next sweep.
 	Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, error)
 	// Delivered reports whether a reminder with r.Key already reached its
-	// destination; it is asked after a crash left a send unconfirmed. It
-	// returns meetingbot.ErrUnknown when it cannot tell.
+	// destination; it is asked after a crash or an unconfirmed send. It
+	// returns meetingbot.ErrUnknown when it can never tell, and another
+	// error when it cannot tell now.
 	Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, bool, error)
+}
+
+// Ledger is the state the scheduler keeps between sweeps; *storage.Store
+// provides it. Claims belong to the Ledger that made them: one Ledger per
+// process.
+type Ledger interface {
+	// Cursor returns a subscription's cursor, the instant up to which its
+	// sweep is complete, and whether it has one.
+	Cursor(ctx context.Context, subscription string) (time.Time, bool, error)
+	// AdvanceCursors moves cursors forward, never back.
+	AdvanceCursors(ctx context.Context, cursors map[string]time.Time) error
+	Entries(ctx context.Context, subscription string, keys []string) (map[string]meetingbot.Entry, error)
+	// Orphans lists the claims in flight no other live process may finish,
+	// of one subscription, or of all when subscription is empty.
+	Orphans(ctx context.Context, subscription string, now time.Time) ([]meetingbot.Entry, error)
+	// Claim takes a key at now until leaseUntil; a live process's claim
+	// is never taken.
+	Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error)
+	// Renew extends a claim held; Record ends it with an outcome; Release
+	// gives it up unconfirmed, for a lookup before any resend.
+	Renew(ctx context.Context, e meetingbot.Entry, leaseUntil time.Time) error
+	Record(ctx context.Context, e meetingbot.Entry, now time.Time) error
+	Release(ctx context.Context, e meetingbot.Entry, reason string) error
+	Prune(ctx context.Context, before time.Time) (int64, error)
+}
+
+// Observer is told what the scheduler does, for metrics and health. Its
+// methods are called from several goroutines at once.
+type Observer interface {
+	// Recorded is called for each outcome the scheduler records in the
+	// ledger: sent, skipped, failed (permanently or for now).
+	Recorded(e meetingbot.Entry)
+	// Swept is called after each sweep of a subscription with the instant
+	// it swept at and how long it took; err is nil when the sweep
+	// completed and the cursor moved to now.
+	Swept(sub meetingbot.Subscription, now time.Time, took time.Duration, err error)
+	// Ticked is called after each round (Run) or Tick with how long it
+	// took to start (Run) or finish (Tick) its sweeps, and the ledger's
+	// failure since the last call, if any: it could not be read or
+	// written, which no subscription's Swept reports.
+	Ticked(now time.Time, took time.Duration, err error)
+	// Planned is called with the number of timers armed, when it changes.
+	Planned(armed int)
+	// Checked is called with the outcome of each check before a timer's
+	// reminder goes out.
+	Checked(outcome meetingbot.CheckOutcome)
+	// Reading is called with the number of calendar reads in flight, when
+	// it changes.
+	Reading(inFlight int)
 }

@@ -11,28 +11,11 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
+	"github.com/stretchr/testify/require"
 )
-
-// clock is a pinned clock that tests move by hand. Set moves the wall
-// clock and the elapsed time together, as time passing does; Jump moves
-// only the wall clock, as a bad clock step does.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-	el time.Duration
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.el += t.Sub(c.t)
-	c.t = t
-}
-func (c *clock) Jump(d time.Duration)   { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
-func (c *clock) Elapsed() time.Duration { c.mu.Lock(); defer c.mu.Unlock(); return c.el }
 
 // calendar is an in-memory meeting source.
 type calendar struct {
@@ -40,6 +23,7 @@ type calendar struct {
 	events map[string]map[string]meetingbot.Meeting // calendar ID -> event ID -> meeting
 	fail   map[string]error                         // calendar ID -> error to return
 	reads  int
+	gets   int
 }
 
 func newCalendar() *calendar {
@@ -72,6 +56,22 @@ func (c *calendar) Fail(cal string, err error) {
 	} else {
 		c.fail[cal] = err
 	}
+}
+
+// Meeting returns one meeting as the calendar has it now; a cancelled or
+// unknown one is gone.
+func (c *calendar) Meeting(ctx context.Context, sub meetingbot.Subscription, id string) (meetingbot.Meeting, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gets++
+	if err := c.fail[sub.CalendarID]; err != nil {
+		return meetingbot.Meeting{}, err
+	}
+	m, ok := c.events[sub.CalendarID][id]
+	if !ok {
+		return meetingbot.Meeting{}, fmt.Errorf("event %s: %w", id, meetingbot.ErrGone)
+	}
+	return m, nil
 }
 
 func (c *calendar) Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
@@ -167,7 +167,7 @@ func (s *slack) Deliveries() []delivery {
 // env is one bot on one database file, with a pinned clock and fakes.
 type env struct {
 	t     *testing.T
-	clock *clock
+	clock *clock.Fake
 	cal   *calendar
 	slack *slack
 	path  string
@@ -204,29 +204,34 @@ func newEnv(t *testing.T, subs ...meetingbot.Subscription) *env {
 	if len(subs) == 0 {
 		subs = []meetingbot.Subscription{sub("alice")}
 	}
-	c := &clock{t: t0}
+	c := clock.NewFake(t0)
 	e := &env{t: t, clock: c, cal: newCalendar(), slack: newSlack(c.Now), path: filepath.Join(t.TempDir(), "bot.db"), subs: subs}
-	e.opts = scheduler.Options{Now: c.Now, Logger: discardLogger(), Workers: 4}
+	e.opts = scheduler.Options{Clock: c, Logger: discardLogger()}
 	e.restart()
-	t.Cleanup(func() { e.store.Close() })
+	t.Cleanup(func() {
+		e.sched.Stop()
+		e.store.Close()
+	})
 	return e
 }
 
-// restart drops the scheduler and reopens the store, as a new process would.
+// restart drops the scheduler, its timers and all, and reopens the store,
+// as a new process would.
 func (e *env) restart() {
 	e.t.Helper()
+	if e.sched != nil {
+		e.sched.Stop()
+	}
 	if e.store != nil {
 		e.store.Close()
 	}
 	st, err := storage.Open(context.Background(), e.path)
 	if err != nil {
-		e.t.Fatalf("storage.Open: %v", err)
+		require.NoError(e.t, err, "storage.Open")
 	}
 	e.store = st
 	s, err := scheduler.New(e.subs, e.cal, e.slack, st, e.opts)
-	if err != nil {
-		e.t.Fatalf("scheduler.New: %v", err)
-	}
+	require.NoError(e.t, err, "scheduler.New")
 	e.sched = s
 }
 
@@ -234,9 +239,7 @@ func (e *env) restart() {
 func (e *env) tickAt(t time.Time) {
 	e.t.Helper()
 	e.clock.Set(t)
-	if err := e.sched.Tick(context.Background()); err != nil {
-		e.t.Fatalf("Tick(%v) = %v", t, err)
-	}
+	require.NoError(e.t, e.sched.Tick(context.Background()), "Tick(%v)", t)
 }
 
 // tickEvery ticks every step from 'from' to 'to' inclusive.
@@ -254,8 +257,6 @@ func (e *env) meeting(cal, id string, start time.Time) {
 func (e *env) ledger() []meetingbot.Entry {
 	e.t.Helper()
 	rows, err := e.store.Range(context.Background(), "", time.Time{}, t0.Add(1000*time.Hour))
-	if err != nil {
-		e.t.Fatalf("Range: %v", err)
-	}
+	require.NoError(e.t, err, "Range")
 	return rows
 }

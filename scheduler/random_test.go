@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
 )
@@ -55,27 +56,31 @@ func TestRandomCalendarsTicksAndCrashes(t *testing.T) {
 		}
 		total.add(st)
 	}
-	t.Logf("%d cases: %d ticks (%d by a second process mid-send), %d crashes, %d sends unconfirmed, %d lookups failed; "+
-		"%d reminders expected, %d delivered, %d lost to Slack failures",
-		cases, total.ticks, total.second, total.crashes, total.unconfirmed, total.lookupsFailed,
-		total.expected, total.delivered, total.lostToSlack)
+	t.Logf("%d cases: %d ticks (%d by a second process mid-send), %d crashes (%d between a timer's plan and its fire), "+
+		"%d sends unconfirmed, %d lookups failed; %d reminders expected, %d delivered (%d at their trigger instant), %d lost to Slack failures",
+		cases, total.ticks, total.second, total.crashes, total.timerCrashes, total.unconfirmed, total.lookupsFailed,
+		total.expected, total.delivered, total.onTime, total.lostToSlack)
 	t.Logf("exactly once held: no duplicate where the notifier can look a message up in Slack's history; "+
 		"%d duplicates (allowed by DESIGN.md) in cases that simulate a notifier without history lookup, each where the test "+
 		"killed the process or lost Slack's answer between Slack accepting the message and the ledger recording it "+
 		"(%d such kills and losses in all cases)",
 		total.duplicates, total.atRisk)
-	if total.crashes == 0 || total.atRisk == 0 || total.expected == 0 || total.second == 0 || total.unconfirmed == 0 || total.lookupsFailed == 0 {
+	if total.crashes == 0 || total.timerCrashes == 0 || total.atRisk == 0 || total.expected == 0 || total.second == 0 ||
+		total.unconfirmed == 0 || total.lookupsFailed == 0 || total.onTime == 0 {
 		t.Fatalf("the cases exercised too little: %+v", total)
 	}
 }
 
 type stats struct {
-	ticks, second, crashes, atRisk, expected, delivered, duplicates int
-	unconfirmed, lookupsFailed, lostToSlack                         int
+	ticks, second, crashes, timerCrashes, atRisk, expected, delivered, duplicates int
+	onTime                                                                        int
+	unconfirmed, lookupsFailed, lostToSlack                                       int
 }
 
 func (s *stats) add(o stats) {
 	s.second += o.second
+	s.timerCrashes += o.timerCrashes
+	s.onTime += o.onTime
 	s.unconfirmed += o.unconfirmed
 	s.lookupsFailed += o.lookupsFailed
 	s.lostToSlack += o.lostToSlack
@@ -110,6 +115,17 @@ func (tl *timeline) Meetings(ctx context.Context, sub meetingbot.Subscription, f
 		}
 	}
 	return out, nil
+}
+
+// Meeting returns the version of id present now, or ErrGone.
+func (tl *timeline) Meeting(ctx context.Context, sub meetingbot.Subscription, id string) (meetingbot.Meeting, error) {
+	now := tl.now()
+	for _, v := range tl.versions {
+		if v.id == id && !now.Before(v.from) && now.Before(v.to) {
+			return meetingbot.Meeting{ID: v.id, Title: v.id, Start: v.start, End: v.start.Add(30 * time.Minute)}, nil
+		}
+	}
+	return meetingbot.Meeting{}, meetingbot.ErrGone
 }
 
 var errCrashed = errors.New("process crashed")
@@ -179,8 +195,17 @@ func (l crashLedger) AdvanceCursors(ctx context.Context, c map[string]time.Time)
 func (l crashLedger) Entries(ctx context.Context, sub string, keys []string) (map[string]meetingbot.Entry, error) {
 	return guard(l.p, func() (map[string]meetingbot.Entry, error) { return l.Store.Entries(ctx, sub, keys) })
 }
-func (l crashLedger) Orphans(ctx context.Context, now time.Time) ([]meetingbot.Entry, error) {
-	return guard(l.p, func() ([]meetingbot.Entry, error) { return l.Store.Orphans(ctx, now) })
+func (l crashLedger) Orphans(ctx context.Context, sub string, now time.Time) ([]meetingbot.Entry, error) {
+	return guard(l.p, func() ([]meetingbot.Entry, error) { return l.Store.Orphans(ctx, sub, now) })
+}
+func (l crashLedger) Cursor(ctx context.Context, sub string) (time.Time, bool, error) {
+	var ok bool
+	c, err := guard(l.p, func() (time.Time, error) {
+		c, found, err := l.Store.Cursor(ctx, sub)
+		ok = found
+		return c, err
+	})
+	return c, ok, err
 }
 func (l crashLedger) Claim(ctx context.Context, e meetingbot.Entry, now, until time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error) {
 	var prev meetingbot.Entry
@@ -350,7 +375,7 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 		}
 	}
 
-	c := &clock{t: start}
+	c := clock.NewFake(start)
 	tl.now = c.Now
 	sl := newSlack(c.Now)
 	sl.canLookup = rng.IntN(2) == 0
@@ -372,10 +397,11 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 		}
 		defer other.Close()
 		second, err := scheduler.New(subs, &tl, sl, other,
-			scheduler.Options{Now: c.Now, Logger: discardLogger(), Workers: 1, Interval: 30 * time.Second})
+			scheduler.Options{Clock: c, Logger: discardLogger(), MaxReads: 1, Interval: 30 * time.Second})
 		if err != nil {
 			return st, err
 		}
+		defer second.Stop()
 		tr.midSend = func() {
 			if err := second.Tick(ctx); err == nil {
 				st.second++
@@ -387,6 +413,9 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 	var sched *scheduler.Scheduler
 	var proc *process
 	boot := func() error {
+		if sched != nil {
+			sched.Stop() // its timers die with it
+		}
 		if store != nil {
 			store.Close()
 		}
@@ -396,20 +425,30 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 		}
 		proc = &process{crashAt: -1}
 		sched, err = scheduler.New(subs, &tl, crashNotifier{sl, proc, atRisk, tr}, crashLedger{store, proc, atRisk},
-			scheduler.Options{Now: c.Now, Logger: discardLogger(), Workers: 1, Interval: 30 * time.Second})
+			scheduler.Options{Clock: c, Logger: discardLogger(), MaxReads: 1, Interval: 30 * time.Second})
 		return err
 	}
 	if err := boot(); err != nil {
 		return st, err
 	}
-	defer func() { store.Close() }()
+	defer func() {
+		sched.Stop()
+		store.Close()
+	}()
 
 	for _, tk := range ticks {
-		c.Set(tk)
 		if rng.IntN(100) < 12 {
 			proc.mu.Lock()
 			proc.crashAt, proc.after = proc.calls+rng.IntN(12), rng.IntN(2) == 0
 			proc.mu.Unlock()
+		}
+		c.Set(tk) // the timers planned by earlier ticks fire on the way
+		if proc.dead {
+			st.crashes++ // between plan and fire
+			st.timerCrashes++
+			if err := boot(); err != nil {
+				return st, err
+			}
 		}
 		err := sched.Tick(ctx)
 		st.ticks++
@@ -434,9 +473,17 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 	for _, d := range sl.Deliveries() {
 		k := d.Subscription.ID + "|" + d.Key
 		delivered[k]++
+		// A timer confirms its meeting FireLead (1s) before the trigger and
+		// sends at the trigger: the meeting had to be there at one of the
+		// two instants.
+		checked := d.At
+		if d.At.Equal(d.TriggerAt) {
+			checked = d.At.Add(-time.Second)
+		}
 		ok := false
 		for _, v := range tl.versions {
-			if v.id == d.Meeting.ID && v.start.Equal(d.Meeting.Start) && !d.At.Before(v.from) && d.At.Before(v.to) {
+			if v.id == d.Meeting.ID && v.start.Equal(d.Meeting.Start) &&
+				(!d.At.Before(v.from) && d.At.Before(v.to) || !checked.Before(v.from) && checked.Before(v.to)) {
 				ok = true
 			}
 		}
@@ -446,6 +493,9 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 		}
 		if !ok || d.At.Before(d.TriggerAt) || !d.At.Before(end) {
 			return st, fmt.Errorf("delivered %s at %v: not due then (cancelled, moved or started)", k, d.At)
+		}
+		if d.At.Equal(d.TriggerAt) {
+			st.onTime++
 		}
 	}
 	expected := map[string]bool{}

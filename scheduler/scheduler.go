@@ -1,12 +1,21 @@
-// Package scheduler is the sweep at the heart of the bot: on every tick it asks
-// which reminders became due since it last looked, re-reading the calendar each
-// time, and sends each due reminder exactly once, recording it in a ledger.
+// Package scheduler is the engine of the bot: it sweeps each subscription's
+// calendar for the reminders that became due since it last looked, sends
+// each exactly once, recording it in a ledger, and plans the reminders due
+// before its next sweep on timers that fire at their trigger instants.
 //
-// The package declares what it consumes (consumes.go, scheduler.go): a Source
-// of meetings, a Notifier that delivers one reminder, and a Ledger that keeps
+// A sweep is the safety net: it re-reads the calendar, sends whatever is
+// due and unsent (late, when a timer was lost to a crash, a restart or a
+// clock jump), and moves the subscription's cursor. A timer is the
+// precision: just before its trigger it confirms the meeting against the
+// calendar, then sends through the same claim, send and record path.
+// Subscriptions are swept independently, so a slow calendar or a busy
+// destination never holds up another's reminders.
+//
+// The package declares what it consumes (consumes.go): a Source of
+// meetings, a Notifier that delivers one reminder, and a Ledger that keeps
 // cursors and outcomes. It speaks the root package's words and imports no
-// adapter; the calendar, notify and storage packages provide what it consumes,
-// and cmd/bot wires them.
+// adapter; the calendar, notify and storage packages provide what it
+// consumes, and cmd/bot wires them.
 package scheduler
 
 import (
@@ -18,122 +27,96 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/clock"
 )
-
-// Ledger is the state the scheduler keeps between ticks; *storage.Store
-// provides it.
-// Claims belong to the Ledger that made them: one Ledger per process.
-type Ledger interface {
-	Cursors(ctx context.Context) (map[string]time.Time, error)
-	AdvanceCursors(ctx context.Context, cursors map[string]time.Time) error
-	Entries(ctx context.Context, subscription string, keys []string) (map[string]meetingbot.Entry, error)
-	// Orphans lists the claims in flight no other live process may finish.
-	Orphans(ctx context.Context, now time.Time) ([]meetingbot.Entry, error)
-	// Claim takes a key at now until leaseUntil; a live process's claim
-	// is never taken.
-	Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error)
-	// Renew extends a claim held; Record ends it with an outcome; Release
-	// gives it up unconfirmed, for a lookup before any resend.
-	Renew(ctx context.Context, e meetingbot.Entry, leaseUntil time.Time) error
-	Record(ctx context.Context, e meetingbot.Entry, now time.Time) error
-	Release(ctx context.Context, e meetingbot.Entry, reason string) error
-	Prune(ctx context.Context, before time.Time) (int64, error)
-}
-
-// Observer is told what the scheduler does, for metrics and health. Its
-// methods are called from several goroutines at once.
-type Observer interface {
-	// Recorded is called for each outcome the scheduler records in the
-	// ledger: sent, skipped, failed (permanently or for now).
-	Recorded(e meetingbot.Entry)
-	// Swept is called once per subscription per tick; err is nil when the
-	// subscription's sweep completed and its cursor moved to now.
-	Swept(sub meetingbot.Subscription, now time.Time, err error)
-	// Ticked is called after each tick with how long it took and the
-	// error Tick returns: nil, or the ledger failing to be read or
-	// written, which no subscription's Swept reports.
-	Ticked(now time.Time, took time.Duration, err error)
-}
 
 // Options tune a Scheduler. The zero value of each field picks its default.
 type Options struct {
-	// Now is the clock; time.Now by default. Tests pin it.
-	Now func() time.Time
-	// Elapsed reads a clock that never jumps: the time since a fixed
-	// origin. Comparing it with Now tells a step of the wall clock from
-	// time passing (see ClockJump). By default it is the monotonic clock
-	// when Now is time.Now, and Now itself when Now is injected, which
-	// sees no jump; tests of jumps inject both.
-	Elapsed func() time.Duration
-	// ClockJump is how far the wall clock may run ahead of Elapsed between
-	// two ticks before the scheduler distrusts it; 1m by default. A tick
-	// that sees such a jump does nothing: it records nothing as started
-	// and keeps every cursor. The jump is believed once the clock has kept
-	// its new time for JumpConfirm (2m by default), or forgotten when the
-	// clock comes back.
-	ClockJump, JumpConfirm time.Duration
-	// Interval is Run's tick period; meetingbot.DefaultTickInterval by
-	// default.
+	// Clock tells the time and runs the timers; clock.New() by default.
+	// Tests pass a *clock.Fake.
+	Clock clock.Clock
+	// Interval is how often each subscription is swept;
+	// meetingbot.DefaultTickInterval by default. It bounds how soon a
+	// calendar change is seen, not how late a reminder goes out.
 	Interval time.Duration
 	// MaxCatchUp bounds how far back a sweep reads after a gap; 24h by default.
 	MaxCatchUp time.Duration
-	// Retention is how long settled ledger rows are kept after their
-	// meeting's start; 30 days by default. It must exceed MaxCatchUp.
+	// Retention is how long ledger rows are kept after their meeting's
+	// start; 30 days by default. It must exceed MaxCatchUp.
 	Retention time.Duration
-	// Lease is how long a claim keeps other processes off a key; 2m by default.
+	// Lease is how long a claim keeps other processes off a key where
+	// liveness cannot be told; 2m by default.
 	Lease time.Duration
-	// SendTimeout bounds one delivery, retries included; Lease/2 by default,
-	// and never more, so a claim outlives the send it guards.
+	// SendTimeout bounds one delivery, retries included; Lease/2 by
+	// default, and never more, so a claim outlives the send it guards.
 	SendTimeout time.Duration
-	// ShutdownGrace is how long a send in flight may go on once the tick's
+	// ShutdownGrace is how long a send in flight may go on once the
 	// context ends; 5s by default.
 	ShutdownGrace time.Duration
-	// ReadTimeout bounds one subscription's calendar read, retries
-	// included; 1m by default.
+	// ReadTimeout bounds one calendar read, retries included; 1m by default.
 	ReadTimeout time.Duration
-	// Workers is how many subscriptions are swept at once; 8 by default.
-	Workers int
+	// FireLead is how long before its trigger a timer fires to confirm the
+	// meeting against the calendar, so that the reminder itself goes out at
+	// the trigger; 1s by default.
+	FireLead time.Duration
+	// CheckTimeout bounds that check; past it the reminder goes out on the
+	// sweep's reading of the calendar; 5s by default.
+	CheckTimeout time.Duration
+	// MaxReads bounds the calendar reads of sweeps in flight, and MaxSends
+	// the deliveries in flight; 64 and 256 by default. They are guards on
+	// resources, not the pace: the Calendar client keeps within Google's
+	// quotas and the Slack client paces each channel.
+	MaxReads, MaxSends int
+	// ClockJump is how far the wall clock may run ahead of the time
+	// elapsed since it was last read before the scheduler distrusts it; 1m
+	// by default. While it is distrusted nothing is swept or sent: nothing
+	// is recorded as started and no cursor moves. The jump is believed
+	// once the clock has kept its new time for JumpConfirm (2m by default),
+	// or forgotten when the clock comes back.
+	ClockJump, JumpConfirm time.Duration
 	// Logger receives the scheduler's logs; slog.Default() by default.
 	Logger *slog.Logger
-	// Observer, if set, is told of outcomes and ticks.
+	// Observer, if set, is told of outcomes, sweeps and timers.
 	Observer Observer
 }
 
-// Scheduler sweeps subscriptions for due reminders. Create it with New.
+// Scheduler sweeps subscriptions and fires their reminders. Create it with
+// New; run it with Run, or drive it with Tick in tests.
 type Scheduler struct {
 	subs   []meetingbot.Subscription
 	source Source
 	notify Notifier
 	ledger Ledger
 	opts   Options
+	clock  clock.Clock
 	log    *slog.Logger
+	reads  chan struct{} // one token per calendar read of a sweep in flight
+	sends  chan struct{} // one token per delivery in flight
+	wg     sync.WaitGroup
 
-	mu          sync.Mutex
-	lastErr     map[string]string // per subscription, to report each failure once
-	steppedBack bool
-	lastPrune   time.Time
-	inflight    map[string]bool // subscription|key of the claims this process is working on
-	clock       jumpGuard
+	mu        sync.Mutex
+	stopped   bool
+	lastErr   map[string]string            // per subscription, to report each failure once
+	behind    map[string]bool              // subscriptions whose cursor is ahead of the clock
+	lastPrune time.Time                    // on the wall clock
+	inflight  map[string]bool              // subscription|key of the claims this process is working on
+	sweeping  map[string]bool              // subscriptions with a sweep in flight
+	lastSweep map[string]time.Time         // each subscription's last sweep, on the wall clock
+	timers    map[string]map[string]*armed // per subscription, by key, the reminders planned
+	pending   map[string]time.Time         // cursor moves not written yet
+	lastFlush time.Duration                // on the elapsed clock
+	readsNow  int
+	ledgerErr error // the ledger's last failure since the last round
+	guard     jumpGuard
 }
 
 // New returns a Scheduler over subs. It fails if two subscriptions share an
 // ID, a subscription has no offsets or a negative one, or the options
 // contradict each other.
 func New(subs []meetingbot.Subscription, source Source, notifier Notifier, ledger Ledger, opts Options) (*Scheduler, error) {
-	if opts.Elapsed == nil {
-		if opts.Now == nil {
-			origin := time.Now()
-			opts.Elapsed = func() time.Duration { return time.Since(origin) }
-		} else {
-			now, origin := opts.Now, opts.Now()
-			opts.Elapsed = func() time.Duration { return now().Sub(origin) }
-		}
+	if opts.Clock == nil {
+		opts.Clock = clock.New()
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	opts.ClockJump = orDefault(opts.ClockJump, time.Minute)
-	opts.JumpConfirm = orDefault(opts.JumpConfirm, 2*time.Minute)
 	opts.Interval = orDefault(opts.Interval, meetingbot.DefaultTickInterval)
 	opts.MaxCatchUp = orDefault(opts.MaxCatchUp, 24*time.Hour)
 	opts.Retention = orDefault(opts.Retention, 30*24*time.Hour)
@@ -141,8 +124,15 @@ func New(subs []meetingbot.Subscription, source Source, notifier Notifier, ledge
 	opts.SendTimeout = min(orDefault(opts.SendTimeout, opts.Lease/2), opts.Lease/2)
 	opts.ReadTimeout = orDefault(opts.ReadTimeout, time.Minute)
 	opts.ShutdownGrace = orDefault(opts.ShutdownGrace, 5*time.Second)
-	if opts.Workers <= 0 {
-		opts.Workers = 8
+	opts.FireLead = orDefault(opts.FireLead, time.Second)
+	opts.CheckTimeout = orDefault(opts.CheckTimeout, 5*time.Second)
+	opts.ClockJump = orDefault(opts.ClockJump, time.Minute)
+	opts.JumpConfirm = orDefault(opts.JumpConfirm, 2*time.Minute)
+	if opts.MaxReads <= 0 {
+		opts.MaxReads = 64
+	}
+	if opts.MaxSends <= 0 {
+		opts.MaxSends = 256
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -170,7 +160,11 @@ func New(subs []meetingbot.Subscription, source Source, notifier Notifier, ledge
 	}
 	return &Scheduler{
 		subs: subs, source: source, notify: notifier, ledger: ledger, opts: opts,
-		log: opts.Logger, lastErr: map[string]string{}, inflight: map[string]bool{},
+		clock: opts.Clock, log: opts.Logger,
+		reads: make(chan struct{}, opts.MaxReads), sends: make(chan struct{}, opts.MaxSends),
+		lastErr: map[string]string{}, behind: map[string]bool{}, inflight: map[string]bool{},
+		sweeping: map[string]bool{}, timers: map[string]map[string]*armed{},
+		pending: map[string]time.Time{}, lastFlush: -time.Hour,
 	}, nil
 }
 
@@ -182,158 +176,225 @@ func orDefault(v, def time.Duration) time.Duration {
 	return v
 }
 
-// Run ticks at once and then every Interval until ctx ends, and returns nil
-// then. A send in flight when ctx ends is finished and recorded first.
+// Run sweeps every subscription at once and then every Interval, each at
+// its own phase within the interval, until ctx ends; in between, timers
+// send the reminders planned. It returns nil once ctx has ended, no timer
+// is left, and the sweeps and sends in flight have finished and been
+// recorded (a send gets ShutdownGrace to finish; none starts after ctx
+// ends).
 func (s *Scheduler) Run(ctx context.Context) error {
-	t := time.NewTicker(s.opts.Interval)
-	defer t.Stop()
-	for {
-		if err := s.Tick(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error("tick failed", "err", err)
+	for first := true; ; first = false {
+		s.round(ctx, first)
+		if !s.wait(ctx, s.opts.Interval) {
+			break
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+	}
+	s.Stop()
+	if err := s.flush(context.WithoutCancel(ctx)); err != nil {
+		s.log.Error("record sweep progress", "err", err)
+	}
+	return nil
+}
+
+// wait waits d on the scheduler's clock and reports whether ctx is still
+// live.
+func (s *Scheduler) wait(ctx context.Context, d time.Duration) bool {
+	done := make(chan struct{})
+	t := s.clock.AfterFunc(d, func() { close(done) })
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return false
+	case <-done:
+		return ctx.Err() == nil
 	}
 }
 
-// Tick sweeps every subscription once at the clock's current instant. A
-// subscription that fails is logged and retried on the next tick without
-// holding up the others; Tick returns an error only when the ledger itself
-// cannot be read or written.
+// Stop cancels every timer and waits for the sweeps and sends in flight,
+// which end with the context they were started with. A stopped Scheduler
+// starts nothing new. Run calls it before it returns; a test calls it to
+// drop a process without a trace, as a crash does.
+func (s *Scheduler) Stop() {
+	s.mu.Lock()
+	s.stopped = true
+	for sub, have := range s.timers {
+		for _, t := range have {
+			t.timer.Stop()
+		}
+		delete(s.timers, sub)
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// enter reports whether work may start, and counts it for Stop to wait
+// for; the caller calls s.wg.Done when it ends.
+func (s *Scheduler) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+// after runs fn once d has passed on the scheduler's clock, unless the
+// scheduler has stopped by then.
+func (s *Scheduler) after(d time.Duration, fn func()) clock.Timer {
+	return s.clock.AfterFunc(d, func() {
+		if !s.enter() {
+			return
+		}
+		defer s.wg.Done()
+		fn()
+	})
+}
+
+// round starts a sweep of every subscription not being swept already: at
+// once on the first round, then each at its phase in the interval, so that
+// calendar reads spread evenly instead of bursting at the tick.
+func (s *Scheduler) round(ctx context.Context, first bool) {
+	start := time.Now()
+	now := s.clock.Now().UTC()
+	if !s.trustClock(now) {
+		return
+	}
+	if err := s.dropRemoved(ctx, now); err != nil && ctx.Err() == nil {
+		s.ledgerFailed(err)
+		s.log.Error("read the ledger's interrupted sends", "err", err)
+	}
+	for _, sub := range s.subs {
+		if first {
+			if s.enter() {
+				go func() {
+					defer s.wg.Done()
+					s.sweepOne(ctx, sub)
+				}()
+			}
+			continue
+		}
+		s.after(phase(sub.ID, s.opts.Interval), func() {
+			if ctx.Err() == nil {
+				s.sweepOne(ctx, sub)
+			}
+		})
+	}
+	s.prune(ctx, now)
+	s.mu.Lock()
+	err := s.ledgerErr
+	s.ledgerErr = nil
+	s.mu.Unlock()
+	if s.opts.Observer != nil && ctx.Err() == nil {
+		s.opts.Observer.Ticked(now, time.Since(start), err)
+	}
+}
+
+// ledgerFailed notes a failure of the ledger for the next round's report.
+func (s *Scheduler) ledgerFailed(err error) {
+	s.mu.Lock()
+	s.ledgerErr = err
+	s.mu.Unlock()
+}
+
+// phase spreads subscriptions over the interval by a hash of their ID, so
+// that a subscription keeps its phase when others come and go.
+func phase(id string, interval time.Duration) time.Duration {
+	var h uint64 = 14695981039346656037 // FNV-1a
+	for i := 0; i < len(id); i++ {
+		h ^= uint64(id[i])
+		h *= 1099511628211
+	}
+	return time.Duration(h % uint64(interval))
+}
+
+// Tick sweeps every subscription once at the clock's current instant and
+// waits for all of them, then records their progress. A subscription that
+// fails is logged and retried on the next sweep without holding up the
+// others; Tick returns an error only when the ledger itself cannot be read
+// or written. Tests drive the scheduler with it; timers it plans fire as
+// the clock moves.
 func (s *Scheduler) Tick(ctx context.Context) (err error) {
 	start := time.Now()
-	now := s.opts.Now().UTC()
+	now := s.clock.Now().UTC()
 	if !s.trustClock(now) {
 		return nil
 	}
 	if s.opts.Observer != nil {
 		defer func() { s.opts.Observer.Ticked(now, time.Since(start), err) }()
 	}
-	cursors, err := s.ledger.Cursors(ctx)
-	if err != nil {
+	if err := s.dropRemoved(ctx, now); err != nil {
 		return fmt.Errorf("scheduler: %w", err)
 	}
-	orphanList, err := s.ledger.Orphans(ctx, now)
-	if err != nil {
-		return fmt.Errorf("scheduler: %w", err)
-	}
-	orphans := map[string][]meetingbot.Entry{}
-	for _, e := range orphanList {
-		orphans[e.Subscription] = append(orphans[e.Subscription], e)
-	}
-	s.dropRemoved(ctx, orphans)
-
-	type result struct {
-		sub     string
-		advance bool
-		back    bool
-	}
-	results := make([]result, len(s.subs))
-	jobs := make(chan int)
+	errs := make([]error, len(s.subs))
 	var wg sync.WaitGroup
-	for range min(s.opts.Workers, len(s.subs)) {
-		wg.Go(func() {
-			for i := range jobs {
-				sub := s.subs[i]
-				c, ok := cursors[sub.ID]
-				r := s.sweep(ctx, sub, c, ok, now, orphans[sub.ID])
-				results[i] = result{sub: sub.ID, advance: r.advance, back: r.back}
-			}
-		})
+	for i, sub := range s.subs {
+		wg.Go(func() { errs[i] = s.sweepAt(ctx, sub, now) })
 	}
-	for i := range s.subs {
-		jobs <- i
-	}
-	close(jobs)
 	wg.Wait()
-
-	advance := map[string]time.Time{}
-	back := 0
-	for _, r := range results {
-		if r.advance {
-			advance[r.sub] = now
-		}
-		if r.back {
-			back++
-		}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("scheduler: %w", err)
 	}
-	s.noteSteppedBack(now, back, cursors)
-	// Cursors are written after the sends, in one transaction: a crash before
-	// this leaves them behind, and the ledger keeps the next tick from
-	// sending twice.
-	if err := s.ledger.AdvanceCursors(context.WithoutCancel(ctx), advance); err != nil {
+	// Cursors are written after the sends: a crash before this leaves them
+	// behind, and the ledger keeps the next sweep from sending twice.
+	if err := s.flush(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("scheduler: %w", err)
 	}
 	s.prune(ctx, now)
 	return nil
 }
 
-// jumpGuard remembers the last trusted reading of both clocks, and a
-// forward jump of the wall clock not yet believed.
-type jumpGuard struct {
-	wall     time.Time     // Now at the last trusted tick
-	elapsed  time.Duration // Elapsed then
-	jumped   bool
-	jumpedAt time.Duration // Elapsed when the jump was first seen
+// sweepOne sweeps sub now, unless a sweep of it is in flight; a ledger
+// failure is logged.
+func (s *Scheduler) sweepOne(ctx context.Context, sub meetingbot.Subscription) {
+	now := s.clock.Now().UTC()
+	if !s.trustClock(now) {
+		return
+	}
+	if err := s.sweepAt(ctx, sub, now); err != nil && ctx.Err() == nil {
+		s.ledgerFailed(err)
+		s.log.Error("read the ledger", "subscription", sub.ID, "err", err)
+	}
 }
 
-// trustClock reports whether a tick may act on the wall clock's reading
-// now. A wall clock far ahead of the time elapsed since the last tick (an
-// hour-fast clock, a bad NTP step) would record every meeting of the gap
-// as started and move cursors into the future; such a tick does nothing
-// until the clock comes back or has kept its new time for JumpConfirm. A
-// step back is left to the cursors, which wait for the clock to pass them.
-func (s *Scheduler) trustClock(now time.Time) bool {
-	el := s.opts.Elapsed()
+// advance notes that sub's sweep is complete up to now. Cursor moves are
+// written together, at most about once a second, so that thousands of
+// subscriptions cost one write a second, not one each; a crash before the
+// write costs a wider read next time, never a reminder.
+func (s *Scheduler) advance(ctx context.Context, sub string, now time.Time) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	g := &s.clock
-	if g.wall.IsZero() {
-		g.wall, g.elapsed = now, el
-		return true
-	}
-	ahead := now.Sub(g.wall.Add(el - g.elapsed))
-	switch {
-	case ahead <= s.opts.ClockJump:
-		if g.jumped {
-			g.jumped = false
-			s.log.Info("clock back in line; reminders resume from the last sweep", "now", now)
+	s.pending[sub] = now
+	due := s.clock.Elapsed()-s.lastFlush >= time.Second
+	s.mu.Unlock()
+	if due {
+		if err := s.flush(context.WithoutCancel(ctx)); err != nil {
+			s.ledgerFailed(err)
+			s.log.Error("record sweep progress", "err", err)
 		}
-	case !g.jumped:
-		g.jumped, g.jumpedAt = true, el
-		s.log.Warn("clock jumped forward: no reminders until it comes back or keeps its new time",
-			"now", now, "expected", g.wall.Add(el-g.elapsed), "ahead", ahead, "confirm_after", s.opts.JumpConfirm)
-		return false
-	case el-g.jumpedAt < s.opts.JumpConfirm:
-		return false
-	default:
-		g.jumped = false
-		s.log.Warn("clock jump believed: it kept its new time; catching up from the last sweep", "now", now, "ahead", ahead)
 	}
-	g.wall, g.elapsed = now, el
-	return true
 }
 
-func (s *Scheduler) noteSteppedBack(now time.Time, n int, cursors map[string]time.Time) {
+// flush writes the cursor moves noted so far.
+func (s *Scheduler) flush(ctx context.Context) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if n == 0 {
-		s.steppedBack = false
-		return
+	batch := s.pending
+	s.pending = map[string]time.Time{}
+	s.lastFlush = s.clock.Elapsed()
+	s.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
 	}
-	if s.steppedBack {
-		return
+	if err := s.ledger.AdvanceCursors(ctx, batch); err != nil {
+		s.mu.Lock()
+		for sub, at := range batch { // keep them for the next try
+			if at.After(s.pending[sub]) {
+				s.pending[sub] = at
+			}
+		}
+		s.mu.Unlock()
+		return err
 	}
-	s.steppedBack = true
-	var ahead time.Time
-	for _, c := range cursors {
-		ahead = later(ahead, c)
-	}
-	s.log.Warn("clock stepped back: no reminders until it passes the last sweep",
-		"now", now, "last_sweep", ahead, "subscriptions", n)
+	return nil
 }
 
 func later(a, b time.Time) time.Time {
@@ -343,9 +404,9 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// prune deletes settled rows past the retention, at most once an hour. It
-// is housekeeping: a stop in the middle of it is no error, and the next
-// start prunes.
+// prune deletes the rows past the retention, at most once an hour. It is
+// housekeeping: a stop in the middle of it is no error, and the next start
+// prunes.
 func (s *Scheduler) prune(ctx context.Context, now time.Time) {
 	if ctx.Err() != nil {
 		return
@@ -360,13 +421,12 @@ func (s *Scheduler) prune(ctx context.Context, now time.Time) {
 		return
 	}
 	n, err := s.ledger.Prune(ctx, now.Add(-s.opts.Retention))
-	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Error("prune ledger", "err", err)
-		}
-		return
-	}
-	if n > 0 {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// Shutting down: the next process prunes.
+	case err != nil:
+		s.log.Error("prune ledger", "err", err)
+	case n > 0:
 		s.log.Info("pruned ledger", "rows", n, "older_than", s.opts.Retention)
 	}
 }

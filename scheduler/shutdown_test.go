@@ -47,7 +47,7 @@ func TestStopDuringATickLogsNothingAlarming(t *testing.T) {
 	e := newEnv(t, sub("alice"), sub("bob"))
 	logs := &levelHandler{}
 	e.opts.Logger = slog.New(logs)
-	e.opts.Workers = 1 // alice, then bob
+	e.opts.MaxReads = 1 // alice, then bob
 	e.restart()
 	e.meeting("alice@example.com", "first", at("09:05"))
 	e.meeting("alice@example.com", "second", at("09:06"))

@@ -4,32 +4,77 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sort"
 	"time"
 
 	"github.com/meetingbot/meetingbot"
 )
 
-type sweepResult struct {
-	advance bool // every due trigger settled: the cursor may move to now
-	back    bool // the clock is behind the cursor
-}
-
-// sweep does one tick's work for one subscription whose cursor is c (hasCursor
-// false on its first run) and returns whether its cursor may move to now.
-func (s *Scheduler) sweep(ctx context.Context, sub meetingbot.Subscription, c time.Time, hasCursor bool, now time.Time, orphans []meetingbot.Entry) sweepResult {
+// sweepAt sweeps sub at instant now, unless a sweep of it is in flight: it
+// reads the calendar, sends what is due and unsent, settles the sends a
+// crash interrupted, plans timers for what falls due before the next
+// sweep, and notes the cursor's move when every due trigger is settled. It
+// returns an error only when the ledger cannot be read.
+func (s *Scheduler) sweepAt(ctx context.Context, sub meetingbot.Subscription, now time.Time) error {
+	if !s.beginSweep(sub.ID) {
+		return nil
+	}
+	defer s.endSweep(sub.ID)
+	start := time.Now()
+	c, hasCursor, err := s.ledger.Cursor(ctx, sub.ID)
+	if err != nil {
+		return err
+	}
 	if hasCursor && !now.After(c) {
-		// Run twice at one instant, or the clock stepped back: nothing
+		// Swept twice at one instant, or the clock stepped back: nothing
 		// can have become due since the cursor.
-		return sweepResult{back: now.Before(c)}
+		s.noteBehind(sub.ID, now, c, now.Before(c))
+		return nil
+	}
+	s.noteBehind(sub.ID, now, c, false)
+	orphans, err := s.ledger.Orphans(ctx, sub.ID, now)
+	if err != nil {
+		return err
 	}
 	if !hasCursor {
 		c = now
 	}
-	// Read every meeting that can own a due trigger not yet settled: its
-	// earliest trigger is after the cursor, or it has not started (a 0
-	// offset may go out up to meetingbot.StartGrace after the start).
+	err = s.sweep(ctx, sub, c, now, orphans)
+	switch {
+	case err == nil:
+		s.advance(ctx, sub.ID, now)
+	case ctx.Err() != nil, errors.Is(err, context.Canceled):
+		return nil // stopping: the next process sweeps again, nothing to report
+	}
+	s.report(sub, now, time.Since(start), err)
+	return nil
+}
+
+// beginSweep marks sub as being swept and reports whether it was free;
+// endSweep frees it.
+func (s *Scheduler) beginSweep(sub string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sweeping[sub] {
+		return false
+	}
+	s.sweeping[sub] = true
+	return true
+}
+
+func (s *Scheduler) endSweep(sub string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.sweeping, sub)
+}
+
+// sweep does one sweep's work for sub, whose cursor is c, and returns nil
+// when the cursor may move to now.
+func (s *Scheduler) sweep(ctx context.Context, sub meetingbot.Subscription, c, now time.Time, orphans []meetingbot.Entry) error {
+	// Read every meeting that can own a due trigger not yet settled (its
+	// earliest trigger is after the cursor, or it has not started: a 0
+	// offset may go out up to StartGrace after the start), and every one
+	// whose trigger falls before the next sweep, to plan it.
 	notStarted := now
 	if sub.MinOffset() == 0 {
 		notStarted = now.Add(-meetingbot.StartGrace)
@@ -39,19 +84,15 @@ func (s *Scheduler) sweep(ctx context.Context, sub meetingbot.Subscription, c ti
 		from = notStarted
 	}
 	from = later(from, now.Add(-s.opts.MaxCatchUp))
-	to := now.Add(sub.MaxOffset())
+	horizon := s.horizon()
+	to := now.Add(horizon + sub.MaxOffset())
 
-	readCtx, cancel := context.WithTimeout(ctx, s.opts.ReadTimeout)
-	meetings, err := s.source.Meetings(readCtx, sub, from, to)
-	cancel()
+	meetings, err := s.read(ctx, sub, from, to)
 	if err != nil {
-		if ctx.Err() == nil { // a read cut by shutdown is no failure
-			s.report(sub, now, fmt.Errorf("read calendar %s: %w", sub.CalendarID, err))
-		}
-		return sweepResult{}
+		return fmt.Errorf("read calendar %s: %w", sub.CalendarID, err)
 	}
-
 	due := dueReminders(sub, meetings, from, c, now, s.opts.Interval+meetingbot.LateSlack)
+	s.plan(ctx, sub, meetings, now, horizon)
 	settled := true
 	if len(due) > 0 {
 		settled = s.deliver(ctx, sub, due)
@@ -66,13 +107,41 @@ func (s *Scheduler) sweep(ctx context.Context, sub meetingbot.Subscription, c ti
 		}
 	}
 	if !settled {
-		if ctx.Err() == nil {
-			s.report(sub, now, errors.New("some due reminders are not settled yet; retrying next tick"))
-		}
-		return sweepResult{}
+		return errors.New("some due reminders are not settled yet; retrying next sweep")
 	}
-	s.report(sub, now, nil)
-	return sweepResult{advance: true}
+	return nil
+}
+
+// horizon is how far ahead a sweep plans timers: two intervals, so that a
+// sweep delayed by up to a whole interval still finds its timers armed.
+func (s *Scheduler) horizon() time.Duration { return 2 * s.opts.Interval }
+
+// read reads sub's meetings in (from, to], one of at most MaxReads reads in
+// flight, within ReadTimeout.
+func (s *Scheduler) read(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
+	select {
+	case s.reads <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	s.reading(+1)
+	defer func() {
+		<-s.reads
+		s.reading(-1)
+	}()
+	ctx, cancel := context.WithTimeout(ctx, s.opts.ReadTimeout)
+	defer cancel()
+	return s.source.Meetings(ctx, sub, from, to)
+}
+
+func (s *Scheduler) reading(delta int) {
+	s.mu.Lock()
+	s.readsNow += delta
+	n := s.readsNow
+	s.mu.Unlock()
+	if s.opts.Observer != nil {
+		s.opts.Observer.Reading(n)
+	}
 }
 
 // dueReminders lists the triggers of meetings that are due at now, oldest
@@ -101,13 +170,18 @@ func dueReminders(sub meetingbot.Subscription, meetings []meetingbot.Meeting, fr
 			})
 		}
 	}
-	sort.Slice(due, func(i, j int) bool {
-		if !due[i].TriggerAt.Equal(due[j].TriggerAt) {
-			return due[i].TriggerAt.Before(due[j].TriggerAt)
-		}
-		return due[i].Key < due[j].Key
-	})
+	sortReminders(due)
 	return due
+}
+
+// sortReminders orders reminders oldest trigger first, then by key.
+func sortReminders(rs []meetingbot.Reminder) {
+	sort.Slice(rs, func(i, j int) bool {
+		if !rs[i].TriggerAt.Equal(rs[j].TriggerAt) {
+			return rs[i].TriggerAt.Before(rs[j].TriggerAt)
+		}
+		return rs[i].Key < rs[j].Key
+	})
 }
 
 // deliver settles each due reminder not already in the ledger, oldest first,
@@ -120,6 +194,7 @@ func (s *Scheduler) deliver(ctx context.Context, sub meetingbot.Subscription, du
 	known, err := s.ledger.Entries(ctx, sub.ID, keys)
 	if err != nil {
 		if ctx.Err() == nil {
+			s.ledgerFailed(err)
 			s.log.Error("read ledger", "subscription", sub.ID, "err", err)
 		}
 		return false
@@ -159,243 +234,9 @@ func started(r meetingbot.Reminder, now time.Time) bool {
 	return !now.Before(r.Meeting.Start)
 }
 
-// remind claims r, sends it (or records why not), and records the outcome.
-// It reports whether r's outcome is final.
-func (s *Scheduler) remind(ctx context.Context, r meetingbot.Reminder) bool {
-	if !s.begin(r.Subscription.ID, r.Key) {
-		return false // already being worked on in this process
-	}
-	defer s.end(r.Subscription.ID, r.Key)
-	log := s.log.With("subscription", r.Subscription.ID, "key", r.Key)
-	e := entryOf(r)
-	// The lease starts now, when the claim is made, not when the tick
-	// began: earlier reads and sends may have taken a while.
-	claimed := s.opts.Now().UTC()
-	lease := claimed.Add(s.opts.Lease)
-	status, prev, err := s.ledger.Claim(ctx, e, claimed, lease)
-	if err != nil {
-		if ctx.Err() == nil { // stopping: nothing was claimed
-			log.Error("claim reminder", "err", err)
-		}
-		return false
-	}
-	switch status {
-	case meetingbot.Done:
-		return true
-	case meetingbot.Busy:
-		log.Debug("reminder claimed by another process", "owner", prev.Owner)
-		return false
-	}
-
-	// The claim is ours. Finish what it guards even if ctx ends now: an
-	// unrecorded send is the one way to a duplicate.
-	var resend bool
-	if status == meetingbot.Orphaned {
-		look, cancel := s.workContext(ctx, s.opts.SendTimeout)
-		receipt, ok, err := s.notify.Delivered(look, r)
-		cancel()
-		switch {
-		case ok:
-			e.Outcome, e.Channel, e.MessageTS = meetingbot.Sent, receipt.Channel, receipt.TS
-			e.Code, e.Reason = meetingbot.ReasonInterruptedConfirmed, "confirmed in Slack after an interrupted send"
-			e.Late = prev.Late
-			return s.record(ctx, log, e)
-		case err != nil && !errors.Is(err, meetingbot.ErrUnknown):
-			// Could not ask: the claim keeps its "look first" state.
-			log.Warn("check for an interrupted send", "err", err)
-			s.release(ctx, log, e, "an interrupted send is not confirmed yet: "+err.Error())
-			return false
-		}
-		resend = true
-	}
-	now := s.opts.Now().UTC() // a fresh reading: the lookup may have taken a while
-	switch {
-	case started(r, now):
-		e.Outcome, e.Code, e.Reason = meetingbot.Skipped, meetingbot.ReasonStarted, "started"
-		if resend {
-			e.Reason = "started; an interrupted send was not confirmed"
-		}
-		return s.record(ctx, log, e)
-	case ctx.Err() != nil:
-		// Shutting down: no send starts after the signal.
-		e.Outcome, e.Code, e.Reason, e.Retryable = meetingbot.Failed, meetingbot.ReasonStopped, "stopped before sending", true
-		s.record(ctx, log, e)
-		return false
-	case lease.Sub(now) < s.opts.SendTimeout:
-		// The lease must cover the whole send, or another process could
-		// take the key over while Slack has the message.
-		lease = now.Add(s.opts.Lease)
-		if err := s.ledger.Renew(ctx, e, lease); err != nil {
-			log.Warn("renew claim before sending", "err", err)
-			return false
-		}
-	}
-	send, cancel := s.workContext(ctx, min(s.opts.SendTimeout, lease.Sub(now)))
-	receipt, err := s.notify.Notify(send, r)
-	cut := send.Err() != nil
-	cancel()
-	switch {
-	case err == nil:
-		e.Outcome, e.Channel, e.MessageTS = meetingbot.Sent, receipt.Channel, receipt.TS
-		if resend {
-			e.Code, e.Reason = meetingbot.ReasonResent, "resent after an interrupted send"
-		}
-	case cut || errors.Is(err, meetingbot.ErrUnconfirmed):
-		// Cut off mid-send (shutdown, the send timeout) or an answer lost:
-		// Slack may have the message. The claim is released in its "look
-		// first" state, and the next tick, here or in another process,
-		// looks for the message before sending again.
-		log.Warn("send unconfirmed; it is checked in Slack before any retry", "err", err)
-		s.release(ctx, log, e, "send unconfirmed: "+err.Error())
-		return false
-	case meetingbot.IsPermanent(err):
-		e.Outcome, e.Code, e.Reason = meetingbot.Failed, meetingbot.ReasonPermanent, err.Error()
-		log.Error("reminder failed permanently", "err", err)
-	default:
-		e.Outcome, e.Code, e.Reason, e.Retryable = meetingbot.Failed, meetingbot.ReasonTransient, err.Error(), true
-		log.Warn("reminder failed; retrying next tick", "err", err)
-	}
-	return s.record(ctx, log, e) && !e.Retryable
-}
-
-// begin marks a key as worked on by this process and reports whether it
-// was free; end frees it. They keep two paths of one process (a tick and
-// a leftover claim of its own) off one key.
-func (s *Scheduler) begin(sub, key string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.inflight[sub+"|"+key] {
-		return false
-	}
-	s.inflight[sub+"|"+key] = true
-	return true
-}
-
-func (s *Scheduler) end(sub, key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.inflight, sub+"|"+key)
-}
-
-func (s *Scheduler) working(sub, key string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.inflight[sub+"|"+key]
-}
-
-// workContext returns the context for a call a claim guards: it outlives
-// ctx by up to ShutdownGrace, so a call in flight at shutdown can finish,
-// and it ends after timeout in any case.
-func (s *Scheduler) workContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	stop := context.AfterFunc(ctx, func() { time.AfterFunc(s.opts.ShutdownGrace, cancel) })
-	return work, func() { stop(); cancel() }
-}
-
-// ledgerWriteTimeout bounds the ledger write that records a claim's end;
-// it is not cut short by shutdown, for an unrecorded send is the one way
-// to a duplicate.
-const ledgerWriteTimeout = 10 * time.Second
-
-// record settles e in the ledger and tells the observer.
-func (s *Scheduler) record(ctx context.Context, log *slog.Logger, e meetingbot.Entry) bool {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerWriteTimeout)
-	defer cancel()
-	recordedAt := s.opts.Now().UTC()
-	if err := s.ledger.Record(ctx, e, recordedAt); err != nil {
-		log.Error("record reminder", "outcome", e.Outcome, "err", err)
-		return false
-	}
-	e.RecordedAt = recordedAt
-	if s.opts.Observer != nil {
-		s.opts.Observer.Recorded(e)
-	}
-	return true
-}
-
-// release gives e's claim up in its "look in Slack first" state.
-func (s *Scheduler) release(ctx context.Context, log *slog.Logger, e meetingbot.Entry, reason string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerWriteTimeout)
-	defer cancel()
-	if err := s.ledger.Release(ctx, e, reason); err != nil {
-		log.Error("release unconfirmed claim", "err", err)
-	}
-}
-
-// resolveOrphan settles a claim interrupted by a crash whose meeting is no
-// longer due (moved, cancelled or out of the window): it was delivered or it
-// was not, and either way nothing more is sent.
-func (s *Scheduler) resolveOrphan(ctx context.Context, sub meetingbot.Subscription, e meetingbot.Entry) {
-	if !s.begin(sub.ID, e.Key) {
-		return
-	}
-	defer s.end(sub.ID, e.Key)
-	log := s.log.With("subscription", sub.ID, "key", e.Key)
-	claimed := s.opts.Now().UTC()
-	status, prev, err := s.ledger.Claim(ctx, e, claimed, claimed.Add(s.opts.Lease))
-	if err != nil || status != meetingbot.Orphaned {
-		if err != nil && ctx.Err() == nil {
-			log.Error("claim interrupted reminder", "err", err)
-		}
-		return
-	}
-	look, cancel := s.workContext(ctx, s.opts.SendTimeout)
-	defer cancel()
-	r := meetingbot.Reminder{Key: e.Key, Subscription: sub, Meeting: meetingbot.Meeting{ID: e.EventID, Start: e.Start}, Offset: e.Offset, TriggerAt: e.TriggerAt}
-	receipt, ok, err := s.notify.Delivered(look, r)
-	e = prev
-	switch {
-	case ok:
-		e.Outcome, e.Channel, e.MessageTS = meetingbot.Sent, receipt.Channel, receipt.TS
-		e.Code, e.Reason = meetingbot.ReasonInterruptedConfirmed, "confirmed in Slack after an interrupted send"
-	case err != nil && !errors.Is(err, meetingbot.ErrUnknown):
-		log.Warn("check for an interrupted send", "err", err)
-		s.release(ctx, log, e, "an interrupted send is not confirmed yet: "+err.Error())
-		return
-	default:
-		e.Outcome, e.Code, e.Reason = meetingbot.Skipped, meetingbot.ReasonNoLongerDue, "meeting no longer due; an interrupted send was not confirmed"
-	}
-	s.record(ctx, log, e)
-}
-
-// dropRemoved settles the interrupted claims of subscriptions this
-// scheduler does not have (removed from the configuration since): nobody
-// can look them up any more, and nothing more will be sent for them. It
-// removes them from orphans, along with this process's own claims still
-// being worked on.
-func (s *Scheduler) dropRemoved(ctx context.Context, orphans map[string][]meetingbot.Entry) {
-	known := make(map[string]bool, len(s.subs))
-	for _, sub := range s.subs {
-		known[sub.ID] = true
-	}
-	for id, list := range orphans {
-		if known[id] {
-			kept := list[:0]
-			for _, e := range list {
-				if !s.working(id, e.Key) {
-					kept = append(kept, e)
-				}
-			}
-			orphans[id] = kept
-			continue
-		}
-		delete(orphans, id)
-		for _, e := range list {
-			log := s.log.With("subscription", id, "key", e.Key)
-			claimed := s.opts.Now().UTC()
-			status, _, err := s.ledger.Claim(ctx, e, claimed, claimed.Add(s.opts.Lease))
-			if err != nil || status != meetingbot.Orphaned {
-				continue
-			}
-			e.Outcome, e.Code, e.Reason = meetingbot.Skipped, meetingbot.ReasonSubscriptionRemoved, "subscription removed; an interrupted send was not confirmed"
-			s.record(ctx, log, e)
-		}
-	}
-}
-
 // report logs a subscription's failure once, when it starts or changes, and
 // its recovery; and tells the observer every time.
-func (s *Scheduler) report(sub meetingbot.Subscription, now time.Time, err error) {
+func (s *Scheduler) report(sub meetingbot.Subscription, now time.Time, took time.Duration, err error) {
 	msg := ""
 	if err != nil {
 		msg = err.Error()
@@ -413,6 +254,6 @@ func (s *Scheduler) report(sub meetingbot.Subscription, now time.Time, err error
 		s.log.Info("subscription recovered", "subscription", sub.ID)
 	}
 	if s.opts.Observer != nil {
-		s.opts.Observer.Swept(sub, now, err)
+		s.opts.Observer.Swept(sub, now, took, err)
 	}
 }

@@ -133,7 +133,7 @@ func TestOffAndOnKeepTheSubscriptionID(t *testing.T) {
 	assert.Empty(t, e.subs(), "off: the next sweep sees no subscription")
 	assert.Contains(t, e.command(alice, eng, "off"), "already off", "off twice")
 
-	e.clock.Add(3 * time.Minute)
+	e.clock.Advance(3 * time.Minute)
 	require.Contains(t, e.command(alice, eng, "on"), "On.")
 	after := e.subs()
 	require.Len(t, after, 1)
@@ -291,7 +291,7 @@ func TestUserInfoIsCached(t *testing.T) {
 	e.command(alice, eng, "on")
 	e.command(alice, eng, "agenda 09:00")
 	assert.Len(t, e.slack.CallsTo("users.info"), 1, "users.info within the cache's life")
-	e.clock.Add(10 * time.Minute)
+	e.clock.Advance(10 * time.Minute)
 	e.command(alice, eng, "agenda 09:15")
 	assert.Len(t, e.slack.CallsTo("users.info"), 2, "users.info after it")
 }

@@ -69,7 +69,7 @@ func TestOnlySignedFreshRequestsHaveAnEffect(t *testing.T) {
 	require.Contains(t, e.command(alice, eng, "off"), "Off.")
 	status, _ = e.send(good)
 	assert.Equal(t, http.StatusUnauthorized, status, "the same signed request again, at once")
-	e.clock.Add(5*time.Minute + time.Second)
+	e.clock.Advance(5*time.Minute + time.Second)
 	status, _ = e.send(good)
 	assert.Equal(t, http.StatusUnauthorized, status, "the same signed request 5m1s later")
 	assert.Empty(t, e.subs(), "replays turned nothing on")

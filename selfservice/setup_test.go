@@ -20,6 +20,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/stretchr/testify/require"
 
+	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/selfservice"
 	"github.com/meetingbot/meetingbot/storage"
@@ -45,24 +46,6 @@ const (
 )
 
 var t0 = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
-
-// clock is the injected time, moved by tests.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // noAccess is a calendar error that needs someone to act, as the calendar
 // package's are.
@@ -132,7 +115,7 @@ func (c *calendars) readCount() int {
 // file.
 type env struct {
 	t      *testing.T
-	clock  *clock
+	clock  *clock.Fake
 	slack  *slacktest.Server
 	store  *storage.Store
 	cals   *calendars
@@ -149,7 +132,7 @@ var (
 
 func newEnv(t *testing.T, configure ...func(*selfservice.Config)) *env {
 	t.Helper()
-	e := &env{t: t, clock: &clock{now: t0}}
+	e := &env{t: t, clock: clock.NewFake(t0)}
 	e.slack = slacktest.NewServer()
 	t.Cleanup(e.slack.Close)
 	e.slack.SetClock(e.clock.Now)

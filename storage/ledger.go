@@ -13,7 +13,7 @@ import (
 
 // statements are the ledger's hot statements, prepared once per Store.
 type statements struct {
-	claimSelect, claimInsert, claimUpdate, record, renew, release *sql.Stmt
+	claimSelect, claimInsert, claimUpdate, record, renew, release, cursor *sql.Stmt
 }
 
 func (s *Store) prepare(ctx context.Context) error {
@@ -31,6 +31,7 @@ func (s *Store) prepare(ctx context.Context) error {
 			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
 		{&s.stmt.renew, `UPDATE ledger SET lease_until_ms = ?
 			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
+		{&s.stmt.cursor, `SELECT at_ms FROM cursors WHERE subscription = ?`},
 		{&s.stmt.release, `UPDATE ledger SET owner = '', lease_until_ms = 0, code = 'unconfirmed', reason = ?
 			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
 	} {
@@ -183,13 +184,17 @@ func (s *Store) Entries(ctx context.Context, subscription string, keys []string)
 	return out, nil
 }
 
-// Orphans returns the claims, of every subscription, still in flight that
-// no other live process may finish (see Claim): this Store's own, released
-// ones, and those of dead owners. The caller skips its own claims that it is
-// still working on.
-func (s *Store) Orphans(ctx context.Context, now time.Time) ([]meetingbot.Entry, error) {
+// Orphans returns the claims of subscription (of every subscription when
+// it is empty) still in flight that no other live process may finish (see
+// Claim): this Store's own, released ones, and those of dead owners. The
+// caller skips its own claims that it is still working on.
+func (s *Store) Orphans(ctx context.Context, subscription string, now time.Time) ([]meetingbot.Entry, error) {
+	q, args := `SELECT `+entryColumns+` FROM ledger WHERE outcome = 'sending'`, []any(nil)
+	if subscription != "" {
+		q, args = q+` AND subscription = ?`, []any{subscription}
+	}
 	var out []meetingbot.Entry
-	err := s.each(ctx, `SELECT `+entryColumns+` FROM ledger WHERE outcome = 'sending'`, nil, func(e meetingbot.Entry) {
+	err := s.each(ctx, q, args, func(e meetingbot.Entry) {
 		if !s.heldByOther(e, now) {
 			out = append(out, e)
 		}
@@ -255,6 +260,20 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 		return 0, fmt.Errorf("storage: prune ledger: %w", err)
 	}
 	return n, nil
+}
+
+// Cursor returns subscription's cursor, the instant up to which its sweep
+// is complete, and whether it has one.
+func (s *Store) Cursor(ctx context.Context, subscription string) (time.Time, bool, error) {
+	var at int64
+	err := s.stmt.cursor.QueryRowContext(ctx, subscription).Scan(&at)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return time.Time{}, false, nil
+	case err != nil:
+		return time.Time{}, false, fmt.Errorf("storage: cursor of %s: %w", subscription, err)
+	}
+	return fromMS(at), true, nil
 }
 
 // Cursors returns every subscription's cursor: the instant up to which its

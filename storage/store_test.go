@@ -186,12 +186,12 @@ func TestDeadOwnersClaimIsOrphanedAtOnce(t *testing.T) {
 	_, _, err := a.Claim(ctx, e, now, now.Add(2*time.Minute))
 	require.NoError(t, err)
 
-	orphans, err := b.Orphans(ctx, now)
+	orphans, err := b.Orphans(ctx, "", now)
 	require.NoError(t, err)
 	assert.Empty(t, orphans, "orphans while the owner lives")
 	require.NoError(t, a.Close()) // the process dies; its lease has not run out
 
-	orphans, err = b.Orphans(ctx, now)
+	orphans, err = b.Orphans(ctx, "", now)
 	require.NoError(t, err)
 	assert.Len(t, orphans, 1, "orphans once the owner is gone")
 	st, _, err := b.Claim(ctx, e, now, now.Add(2*time.Minute))
@@ -210,7 +210,7 @@ func TestOrphansCursorsPrune(t *testing.T) {
 	_, _, err = s.Claim(ctx, entry("inflight", now.Add(-40*24*time.Hour)), now, now.Add(time.Minute))
 	require.NoError(t, err)
 
-	orphans, err := s.Orphans(ctx, now)
+	orphans, err := s.Orphans(ctx, "", now)
 	require.NoError(t, err)
 	require.Len(t, orphans, 1, "a Store's own claims are listed: its caller knows which it is working on")
 	assert.Equal(t, "inflight", orphans[0].Key)
@@ -241,13 +241,13 @@ func TestPruneDropsDeadClaimsPastRetention(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, a.Close())
 
-	orphans, err := b.Orphans(ctx, now)
+	orphans, err := b.Orphans(ctx, "", now)
 	require.NoError(t, err)
 	require.Len(t, orphans, 1, "the dead process's claim is an orphan")
 	n, err := b.Prune(ctx, now.Add(-30*24*time.Hour))
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n, "pruned rows")
-	orphans, err = b.Orphans(ctx, now)
+	orphans, err = b.Orphans(ctx, "", now)
 	require.NoError(t, err)
 	assert.Empty(t, orphans, "orphans after the prune")
 }

@@ -62,7 +62,7 @@ func TestListeners(t *testing.T) {
 		}
 		serveAll(t, servers)
 		public, private := servers[0].ln.Addr().String(), servers[1].ln.Addr().String()
-		mon.Swept(subs[0], now, errors.New("calendar ceo@example.com: 403"))
+		mon.Swept(subs[0], now, time.Second, errors.New("calendar ceo@example.com: 403"))
 		now = now.Add(time.Minute)
 		if status, body := get(public, "/healthz"); status != 503 || body != "unhealthy: 2 of 2 subscriptions failing\n" {
 			t.Errorf("public GET /healthz = %d %q, want 503 with a count and no names", status, body)

@@ -90,7 +90,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	// The clients first: they check the credentials without side effects,
 	// so a rejected key stops the bot before the database or the port.
 	mon := monitor.New(monitor.Options{Subscriptions: cfg.Subscriptions, Interval: cfg.TickInterval})
-	source, slack, err := clients(ctx, cfg, log, observers{calendar: mon.ObserveCalendar, slack: mon.ObserveSlack})
+	source, slack, err := clients(ctx, cfg, log, observers{calendar: mon.ObserveCalendar, slack: mon.ObserveSlack, quotaWait: mon.ObserveQuotaWait})
 	if err != nil {
 		return err
 	}

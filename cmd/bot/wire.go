@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/audit"
@@ -40,6 +41,7 @@ func (e rejectedConfig) Unwrap() error { return e.err }
 // observers receive the clients' per-call outcomes; nil ones are skipped.
 type observers struct {
 	calendar, slack func(call string, class retry.Class)
+	quotaWait       func(call string, waited time.Duration)
 }
 
 // clients builds the Calendar source and the Slack notifier for cfg. It
@@ -53,6 +55,7 @@ func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs obser
 		Impersonate:     cfg.Impersonate,
 		Logger:          log,
 		Observe:         obs.calendar,
+		QuotaWait:       obs.quotaWait,
 	})
 	if err != nil {
 		return nil, nil, rejectedConfig{err}

@@ -151,7 +151,7 @@ func (s *Server) publishView(form url.Values) response {
 	if userID == "" {
 		return slackErr("invalid_arguments")
 	}
-	if s.user("id:" + userID) == nil {
+	if s.user("id:"+userID) == nil {
 		return slackErr("user_not_found")
 	}
 	var view struct {
@@ -266,7 +266,7 @@ func (s *Server) postEphemeral(form url.Values) response {
 	if code := s.canUse(channel); code != "" {
 		return slackErr(code)
 	}
-	if s.user("id:" + userID) == nil {
+	if s.user("id:"+userID) == nil {
 		return slackErr("user_not_found")
 	}
 	text, blocks := form.Get("text"), form.Get("blocks")

@@ -1,0 +1,151 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/scheduler"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A reminder planned by a sweep goes out at its trigger instant, not at the
+// next sweep, and counts as on time.
+func TestTimerSendsAtTheTrigger(t *testing.T) {
+	e := newEnv(t)
+	e.meeting(cal, "sync", at("09:00:07"))
+	e.tickAt(at("08:49:40")) // plans the 08:50:07 trigger
+	e.clock.Set(at("08:50:30"))
+
+	got := e.slack.Deliveries()
+	require.Len(t, got, 1)
+	assert.Equal(t, at("08:50:07"), got[0].At, "sent at the trigger")
+	assert.False(t, got[0].Late)
+	assert.Equal(t, 1, e.cal.gets, "one check against the calendar before sending")
+	e.tickEvery(at("08:50:30"), at("09:05"), 30*time.Second)
+	assert.Len(t, e.slack.Deliveries(), 1, "the sweeps after it send nothing more")
+}
+
+// What changes in the calendar after the sweep that planned a timer, and
+// before the timer's check, is seen by the check.
+func TestTimerChecksTheMeetingBeforeSending(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(e *env)
+		want   []time.Time // delivery instants
+		starts []time.Time // of the meetings reminded
+	}{
+		{"cancelled 3s before its trigger", func(e *env) { e.cal.Cancel(cal, "sync") }, nil, nil},
+		{"moved later 3s before its trigger", func(e *env) { e.meeting(cal, "sync", at("09:30")) },
+			[]time.Time{at("09:20")}, []time.Time{at("09:30")}},
+		{"moved earlier, past its trigger, 3s before the old trigger", func(e *env) { e.meeting(cal, "sync", at("08:55")) },
+			[]time.Time{at("08:49:59")}, []time.Time{at("08:55")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.meeting(cal, "sync", at("09:00"))
+			e.tickAt(at("08:49:30")) // plans the 08:50 trigger
+			e.clock.Set(at("08:49:57"))
+			tt.change(e)
+			e.tickEvery(at("08:50"), at("09:40"), 30*time.Second)
+
+			got := e.slack.Deliveries()
+			require.Len(t, got, len(tt.want), "deliveries")
+			for i, d := range got {
+				assert.Equal(t, tt.want[i], d.At, "delivery %d sent at", i)
+				assert.Equal(t, tt.starts[i], d.Meeting.Start, "delivery %d is for the start", i)
+				assert.True(t, d.At.Before(d.Meeting.Start), "delivery %d before the meeting", i)
+			}
+		})
+	}
+}
+
+// A check the calendar cannot answer does not cost the reminder: it goes
+// out on the sweep's reading, at its trigger.
+func TestTimerSendsWhenTheCheckCannotAnswer(t *testing.T) {
+	e := newEnv(t)
+	e.meeting(cal, "sync", at("09:00"))
+	e.tickAt(at("08:49:40"))
+	e.cal.Fail(cal, fmt.Errorf("calendar: 503"))
+	e.clock.Set(at("08:50:10"))
+	got := e.slack.Deliveries()
+	require.Len(t, got, 1)
+	assert.Equal(t, at("08:50"), got[0].At)
+}
+
+// A stopped scheduler (a process killed or shut down) fires none of its
+// timers; the next process sends what came due meanwhile, once.
+func TestStoppedSchedulerFiresNoTimer(t *testing.T) {
+	e := newEnv(t)
+	e.meeting(cal, "sync", at("09:00"))
+	e.tickAt(at("08:49:40"))
+	e.restart() // killed with the timer armed
+	e.clock.Set(at("08:52"))
+	assert.Empty(t, e.slack.Deliveries(), "deliveries by the killed process's timer")
+	e.tickAt(at("08:52"))
+	got := e.slack.Deliveries()
+	require.Len(t, got, 1, "deliveries after the restart")
+	assert.Equal(t, at("08:52"), got[0].At)
+}
+
+// blockingCalendar hangs the reads of one calendar until released.
+type blockingCalendar struct {
+	*calendar
+	slow    string
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (b *blockingCalendar) Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
+	if sub.CalendarID == b.slow {
+		b.once.Do(func() { close(b.entered) })
+		select {
+		case <-b.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return b.calendar.Meetings(ctx, sub, from, to)
+}
+
+// No subscription waits for another: a calendar read that hangs and a
+// destination with 90 reminders due in the same minute leave another
+// subscription's reminder on time, in Run as the binary runs it.
+func TestSlowSubscriptionDelaysNoOther(t *testing.T) {
+	e := newEnv(t, sub("slow"), sub("flood", 40*time.Second, 5*time.Second), sub("eng", 0))
+	bc := &blockingCalendar{calendar: e.cal, slow: "slow@example.com", entered: make(chan struct{}), release: make(chan struct{})}
+	defer close(bc.release)
+	for i := range 45 {
+		e.meeting("flood@example.com", fmt.Sprintf("invite%02d", i), at("09:00"))
+	}
+	e.meeting("slow@example.com", "slow", at("09:00"))
+	e.meeting("eng@example.com", "standup", at("09:00"))
+	e.clock.Set(at("08:59:00"))
+	s, err := scheduler.New(e.subs, bc, e.slack, e.store, e.opts)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- s.Run(ctx) }()
+	<-bc.entered // the first round is under way, the slow read hanging
+	for e.clock.Pending() < 1+45*2+1 {
+		time.Sleep(time.Millisecond) // the other sweeps plan their timers
+	}
+	e.clock.Set(at("09:00:05"))
+
+	var eng []delivery
+	for _, d := range e.slack.Deliveries() {
+		if d.Subscription.ID == "eng" {
+			eng = append(eng, d)
+		}
+	}
+	require.Len(t, eng, 1, "eng's reminder while slow's read hangs and flood's 90 go out")
+	assert.Equal(t, at("09:00"), eng[0].At, "eng's 0 offset reminder on time")
+	cancel() // ends the hanging read too
+	require.NoError(t, <-done)
+}

@@ -1,0 +1,239 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/meetingbot/meetingbot"
+)
+
+// remind claims r, sends it (or records why not), and records the outcome.
+// It reports whether r's outcome is final.
+func (s *Scheduler) remind(ctx context.Context, r meetingbot.Reminder) bool {
+	if !s.begin(r.Subscription.ID, r.Key) {
+		return false // already being worked on in this process
+	}
+	defer s.end(r.Subscription.ID, r.Key)
+	log := s.log.With("subscription", r.Subscription.ID, "key", r.Key)
+	e := entryOf(r)
+	// The lease starts now, when the claim is made, not when the tick
+	// began: earlier reads and sends may have taken a while.
+	claimed := s.clock.Now().UTC()
+	lease := claimed.Add(s.opts.Lease)
+	status, prev, err := s.ledger.Claim(ctx, e, claimed, lease)
+	if err != nil {
+		if ctx.Err() == nil { // stopping: nothing was claimed
+			s.ledgerFailed(err)
+			log.Error("claim reminder", "err", err)
+		}
+		return false
+	}
+	switch status {
+	case meetingbot.Done:
+		return true
+	case meetingbot.Busy:
+		log.Debug("reminder claimed by another process", "owner", prev.Owner)
+		return false
+	}
+
+	// The claim is ours. Finish what it guards even if ctx ends now: an
+	// unrecorded send is the one way to a duplicate.
+	var resend bool
+	if status == meetingbot.Orphaned {
+		look, cancel := s.workContext(ctx, s.opts.SendTimeout)
+		receipt, ok, err := s.notify.Delivered(look, r)
+		cancel()
+		switch {
+		case ok:
+			e.Outcome, e.Channel, e.MessageTS = meetingbot.Sent, receipt.Channel, receipt.TS
+			e.Code, e.Reason = meetingbot.ReasonInterruptedConfirmed, "confirmed in Slack after an interrupted send"
+			e.Late = prev.Late
+			return s.record(ctx, log, e)
+		case err != nil && !errors.Is(err, meetingbot.ErrUnknown):
+			// Could not ask: the claim keeps its "look first" state.
+			log.Warn("check for an interrupted send", "err", err)
+			s.release(ctx, log, e, "an interrupted send is not confirmed yet: "+err.Error())
+			return false
+		}
+		resend = true
+	}
+	// One of at most MaxSends deliveries in flight; a stop while waiting
+	// is recorded below.
+	select {
+	case s.sends <- struct{}{}:
+		defer func() { <-s.sends }()
+	case <-ctx.Done():
+	}
+	now := s.clock.Now().UTC() // a fresh reading: the lookup may have taken a while
+	switch {
+	case started(r, now):
+		e.Outcome, e.Code, e.Reason = meetingbot.Skipped, meetingbot.ReasonStarted, "started"
+		if resend {
+			e.Reason = "started; an interrupted send was not confirmed"
+		}
+		return s.record(ctx, log, e)
+	case ctx.Err() != nil:
+		// Shutting down: no send starts after the signal.
+		e.Outcome, e.Code, e.Reason, e.Retryable = meetingbot.Failed, meetingbot.ReasonStopped, "stopped before sending", true
+		s.record(ctx, log, e)
+		return false
+	case lease.Sub(now) < s.opts.SendTimeout:
+		// The lease must cover the whole send, or another process could
+		// take the key over while Slack has the message.
+		lease = now.Add(s.opts.Lease)
+		if err := s.ledger.Renew(ctx, e, lease); err != nil {
+			log.Warn("renew claim before sending", "err", err)
+			return false
+		}
+	}
+	send, cancel := s.workContext(ctx, min(s.opts.SendTimeout, lease.Sub(now)))
+	receipt, err := s.notify.Notify(send, r)
+	cut := send.Err() != nil
+	cancel()
+	switch {
+	case err == nil:
+		e.Outcome, e.Channel, e.MessageTS = meetingbot.Sent, receipt.Channel, receipt.TS
+		if resend {
+			e.Code, e.Reason = meetingbot.ReasonResent, "resent after an interrupted send"
+		}
+	case cut || errors.Is(err, meetingbot.ErrUnconfirmed):
+		// Cut off mid-send (shutdown, the send timeout) or an answer lost:
+		// Slack may have the message. The claim is released in its "look
+		// first" state, and the next tick, here or in another process,
+		// looks for the message before sending again.
+		log.Warn("send unconfirmed; it is looked up in Slack before any retry", "err", err)
+		s.release(ctx, log, e, "send unconfirmed: "+err.Error())
+		return false
+	case meetingbot.IsPermanent(err):
+		e.Outcome, e.Code, e.Reason = meetingbot.Failed, meetingbot.ReasonPermanent, err.Error()
+		log.Error("reminder failed permanently", "err", err)
+	default:
+		e.Outcome, e.Code, e.Reason, e.Retryable = meetingbot.Failed, meetingbot.ReasonTransient, err.Error(), true
+		log.Warn("reminder failed; retrying next tick", "err", err)
+	}
+	return s.record(ctx, log, e) && !e.Retryable
+}
+
+// begin marks a key as worked on by this process and reports whether it
+// was free; end frees it. They keep two paths of one process (a tick and
+// a leftover claim of its own) off one key.
+func (s *Scheduler) begin(sub, key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inflight[sub+"|"+key] {
+		return false
+	}
+	s.inflight[sub+"|"+key] = true
+	return true
+}
+
+func (s *Scheduler) end(sub, key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.inflight, sub+"|"+key)
+}
+
+// workContext returns the context for a call a claim guards: it outlives
+// ctx by up to ShutdownGrace, so a call in flight at shutdown can finish,
+// and it ends after timeout in any case.
+func (s *Scheduler) workContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(s.opts.ShutdownGrace, cancel) })
+	return work, func() { stop(); cancel() }
+}
+
+// ledgerWriteTimeout bounds the ledger write that records a claim's end;
+// it is not cut short by shutdown, for an unrecorded send is the one way
+// to a duplicate.
+const ledgerWriteTimeout = 10 * time.Second
+
+// record settles e in the ledger and tells the observer.
+func (s *Scheduler) record(ctx context.Context, log *slog.Logger, e meetingbot.Entry) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerWriteTimeout)
+	defer cancel()
+	recordedAt := s.clock.Now().UTC()
+	if err := s.ledger.Record(ctx, e, recordedAt); err != nil {
+		log.Error("record reminder", "outcome", e.Outcome, "err", err)
+		return false
+	}
+	e.RecordedAt = recordedAt
+	if s.opts.Observer != nil {
+		s.opts.Observer.Recorded(e)
+	}
+	return true
+}
+
+// release gives e's claim up in its "look in Slack first" state.
+func (s *Scheduler) release(ctx context.Context, log *slog.Logger, e meetingbot.Entry, reason string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerWriteTimeout)
+	defer cancel()
+	if err := s.ledger.Release(ctx, e, reason); err != nil {
+		log.Error("release unconfirmed claim", "err", err)
+	}
+}
+
+// resolveOrphan settles a claim interrupted by a crash whose meeting is no
+// longer due (moved, cancelled or out of the window): it was delivered or it
+// was not, and either way nothing more is sent.
+func (s *Scheduler) resolveOrphan(ctx context.Context, sub meetingbot.Subscription, e meetingbot.Entry) {
+	if !s.begin(sub.ID, e.Key) {
+		return
+	}
+	defer s.end(sub.ID, e.Key)
+	log := s.log.With("subscription", sub.ID, "key", e.Key)
+	claimed := s.clock.Now().UTC()
+	status, prev, err := s.ledger.Claim(ctx, e, claimed, claimed.Add(s.opts.Lease))
+	if err != nil || status != meetingbot.Orphaned {
+		if err != nil && ctx.Err() == nil {
+			log.Error("claim interrupted reminder", "err", err)
+		}
+		return
+	}
+	look, cancel := s.workContext(ctx, s.opts.SendTimeout)
+	defer cancel()
+	r := meetingbot.Reminder{Key: e.Key, Subscription: sub, Meeting: meetingbot.Meeting{ID: e.EventID, Start: e.Start}, Offset: e.Offset, TriggerAt: e.TriggerAt}
+	receipt, ok, err := s.notify.Delivered(look, r)
+	e = prev
+	switch {
+	case ok:
+		e.Outcome, e.Channel, e.MessageTS = meetingbot.Sent, receipt.Channel, receipt.TS
+		e.Code, e.Reason = meetingbot.ReasonInterruptedConfirmed, "confirmed in Slack after an interrupted send"
+	case err != nil && !errors.Is(err, meetingbot.ErrUnknown):
+		log.Warn("check for an interrupted send", "err", err)
+		s.release(ctx, log, e, "an interrupted send is not confirmed yet: "+err.Error())
+		return
+	default:
+		e.Outcome, e.Code, e.Reason = meetingbot.Skipped, meetingbot.ReasonNoLongerDue, "meeting no longer due; an interrupted send was not confirmed"
+	}
+	s.record(ctx, log, e)
+}
+
+// dropRemoved settles the interrupted claims of subscriptions this
+// scheduler does not have (removed from the configuration since): nobody
+// can look them up any more, and nothing more will be sent for them.
+func (s *Scheduler) dropRemoved(ctx context.Context, now time.Time) error {
+	orphans, err := s.ledger.Orphans(ctx, "", now)
+	if err != nil {
+		return err
+	}
+	known := make(map[string]bool, len(s.subs))
+	for _, sub := range s.subs {
+		known[sub.ID] = true
+	}
+	for _, e := range orphans {
+		if known[e.Subscription] {
+			continue
+		}
+		log := s.log.With("subscription", e.Subscription, "key", e.Key)
+		claimed := s.clock.Now().UTC()
+		status, _, err := s.ledger.Claim(ctx, e, claimed, claimed.Add(s.opts.Lease))
+		if err != nil || status != meetingbot.Orphaned {
+			continue
+		}
+		e.Outcome, e.Code, e.Reason = meetingbot.Skipped, meetingbot.ReasonSubscriptionRemoved, "subscription removed; an interrupted send was not confirmed"
+		s.record(ctx, log, e)
+	}
+	return nil
+}
