@@ -11,6 +11,10 @@ type Meeting struct {
 	// ID, for a source whose IDs change without the meeting changing (a
 	// split recurring series gets new instance IDs). See KeyID.
 	Instance string
+	// Series names the recurring series the meeting is an occurrence of,
+	// the same before and after the series is split; empty for a single
+	// event. A subscription can mute a series (Subscription.Muted).
+	Series string
 	// Title is the event summary, unescaped; "(No title)" when empty.
 	Title string
 	// Start and End are instants; compare them, never their zones.

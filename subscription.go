@@ -17,6 +17,22 @@ type Subscription struct {
 	// Offsets are how long before a meeting's start to remind; 0 means
 	// "starting now".
 	Offsets []time.Duration
+	// Muted lists the recurring series (Meeting.Series) of the calendar
+	// that get no reminder in this subscription.
+	Muted []string
+}
+
+// Mutes reports whether m belongs to a series muted in s.
+func (s Subscription) Mutes(m Meeting) bool {
+	if m.Series == "" {
+		return false
+	}
+	for _, series := range s.Muted {
+		if series == m.Series {
+			return true
+		}
+	}
+	return false
 }
 
 // MaxOffset returns the largest offset of the subscription.

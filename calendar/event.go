@@ -47,6 +47,7 @@ func meeting(ev *calendar.Event) (m meetingbot.Meeting, ok bool, err error) {
 	if inst := occurrence(ev); inst != ev.Id {
 		m.Instance = inst
 	}
+	m.Series = series(ev.RecurringEventId)
 	if m.Title == "" {
 		m.Title = "(No title)"
 	}
@@ -110,10 +111,7 @@ var splitSuffix = regexp.MustCompile(`_R[0-9]{8}(T[0-9]{6}Z?)?$`)
 // stay what they were; and a moved instance keeps its name but changes its
 // start, so its key changes as a moved meeting's must.
 func occurrence(ev *calendar.Event) string {
-	root := ev.RecurringEventId
-	for splitSuffix.MatchString(root) {
-		root = splitSuffix.ReplaceAllString(root, "")
-	}
+	root := series(ev.RecurringEventId)
 	if root == ev.RecurringEventId || ev.OriginalStartTime == nil {
 		return ev.Id
 	}
@@ -122,6 +120,15 @@ func occurrence(ev *calendar.Event) string {
 		return ev.Id
 	}
 	return root + "_" + orig.UTC().Format("20060102T150405Z")
+}
+
+// series names the series of an instance whose recurringEventId is id: the
+// first series' id, so that a split series stays one (and stays muted).
+func series(id string) string {
+	for splitSuffix.MatchString(id) {
+		id = splitSuffix.ReplaceAllString(id, "")
+	}
+	return id
 }
 
 // appendMeetings appends the meetings of items starting in (from, to],

@@ -134,6 +134,18 @@ func TestMeetingInstanceAcrossSplit(t *testing.T) {
 		if !ok || err != nil || m.ID != tt.id || m.Instance != tt.want {
 			t.Errorf("meeting(%s of %s) = ID %q, Instance %q, %v, %v; want ID %q, Instance %q", tt.id, tt.series, m.ID, m.Instance, ok, err, tt.id, tt.want)
 		}
+		// The series is the first series' ID, split or not, so that a
+		// muted series stays muted after a split.
+		wantSeries := ""
+		if tt.series != "" {
+			wantSeries = "abc"
+			if tt.series == "abc_Rxyz" {
+				wantSeries = "abc_Rxyz"
+			}
+		}
+		if m.Series != wantSeries {
+			t.Errorf("meeting(%s of %s).Series = %q, want %q", tt.id, tt.series, m.Series, wantSeries)
+		}
 	}
 }
 

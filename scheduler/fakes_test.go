@@ -24,6 +24,7 @@ type calendar struct {
 	fail   map[string]error                         // calendar ID -> error to return
 	reads  int
 	gets   int
+	readBy map[string]int // calendar ID -> reads
 }
 
 func newCalendar() *calendar {
@@ -40,6 +41,12 @@ func (c *calendar) Put(cal string, m meetingbot.Meeting) {
 		m.End = m.Start.Add(30 * time.Minute)
 	}
 	c.events[cal][m.ID] = m
+}
+
+func (c *calendar) readsOf(cal string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.readBy[cal]
 }
 
 func (c *calendar) Cancel(cal, id string) {
@@ -78,6 +85,10 @@ func (c *calendar) Meetings(ctx context.Context, sub meetingbot.Subscription, fr
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.reads++
+	if c.readBy == nil {
+		c.readBy = map[string]int{}
+	}
+	c.readBy[sub.CalendarID]++
 	if err := c.fail[sub.CalendarID]; err != nil {
 		return nil, err
 	}

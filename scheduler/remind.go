@@ -210,16 +210,16 @@ func (s *Scheduler) resolveOrphan(ctx context.Context, sub meetingbot.Subscripti
 	s.record(ctx, log, e)
 }
 
-// dropRemoved settles the interrupted claims of subscriptions this
-// scheduler does not have (removed from the configuration since): nobody
+// dropRemoved settles the interrupted claims of subscriptions that are not
+// among all (removed from the configuration or from Slack since): nobody
 // can look them up any more, and nothing more will be sent for them.
-func (s *Scheduler) dropRemoved(ctx context.Context, now time.Time) error {
+func (s *Scheduler) dropRemoved(ctx context.Context, all []meetingbot.Subscription, now time.Time) error {
 	orphans, err := s.ledger.Orphans(ctx, "", now)
 	if err != nil {
 		return err
 	}
-	known := make(map[string]bool, len(s.subs))
-	for _, sub := range s.subs {
+	known := make(map[string]bool, len(all))
+	for _, sub := range all {
 		known[sub.ID] = true
 	}
 	for _, e := range orphans {

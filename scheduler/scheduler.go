@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -74,6 +75,15 @@ type Options struct {
 	// once the clock has kept its new time for JumpConfirm (2m by default),
 	// or forgotten when the clock comes back.
 	ClockJump, JumpConfirm time.Duration
+	// Subscriptions, if set, is asked at every round (and Tick) for the
+	// subscriptions beyond those given to New: the ones people made from
+	// Slack, which come and go without a restart. Those given to New win
+	// over one of the same ID. When it fails, the last list stands.
+	Subscriptions func(ctx context.Context) ([]meetingbot.Subscription, error)
+	// Share, if set, is asked at every round (and Tick) which of the
+	// subscriptions this process sweeps, the others being other replicas'
+	// (see storage's leases). By default it sweeps all.
+	Share func(ctx context.Context, subs []meetingbot.Subscription) ([]meetingbot.Subscription, error)
 	// Logger receives the scheduler's logs; slog.Default() by default.
 	Logger *slog.Logger
 	// Observer, if set, is told of outcomes, sweeps and timers.
@@ -106,7 +116,9 @@ type Scheduler struct {
 	pending   map[string]time.Time         // cursor moves not written yet
 	lastFlush time.Duration                // on the elapsed clock
 	readsNow  int
-	ledgerErr error // the ledger's last failure since the last round
+	ledgerErr error                     // the ledger's last failure since the last round
+	extra     []meetingbot.Subscription // the last list Options.Subscriptions gave
+	mine      []meetingbot.Subscription // the last share
 	guard     jumpGuard
 }
 
@@ -142,21 +154,13 @@ func New(subs []meetingbot.Subscription, source Source, notifier Notifier, ledge
 	}
 	seen := map[string]bool{}
 	for _, s := range subs {
-		if s.ID == "" {
-			return nil, errors.New("scheduler: subscription without an ID")
+		if err := valid(s); err != nil {
+			return nil, fmt.Errorf("scheduler: %w", err)
 		}
 		if seen[s.ID] {
 			return nil, fmt.Errorf("scheduler: subscription %q appears twice", s.ID)
 		}
 		seen[s.ID] = true
-		if len(s.Offsets) == 0 {
-			return nil, fmt.Errorf("scheduler: subscription %q has no reminder offsets", s.ID)
-		}
-		for _, o := range s.Offsets {
-			if o < 0 {
-				return nil, fmt.Errorf("scheduler: subscription %q: negative offset %v", s.ID, o)
-			}
-		}
 	}
 	return &Scheduler{
 		subs: subs, source: source, notify: notifier, ledger: ledger, opts: opts,
@@ -166,6 +170,71 @@ func New(subs []meetingbot.Subscription, source Source, notifier Notifier, ledge
 		sweeping: map[string]bool{}, timers: map[string]map[string]*armed{},
 		pending: map[string]time.Time{}, lastFlush: -time.Hour,
 	}, nil
+}
+
+// valid reports what is wrong with a subscription the scheduler cannot
+// sweep.
+func valid(s meetingbot.Subscription) error {
+	if s.ID == "" {
+		return errors.New("subscription without an ID")
+	}
+	if len(s.Offsets) == 0 {
+		return fmt.Errorf("subscription %q has no reminder offsets", s.ID)
+	}
+	for _, o := range s.Offsets {
+		if o < 0 {
+			return fmt.Errorf("subscription %q: negative offset %v", s.ID, o)
+		}
+	}
+	return nil
+}
+
+// current returns every subscription there is now, those given to New and
+// those Options.Subscriptions adds, and the ones of them this process
+// sweeps, its share. A source that fails keeps the last list.
+func (s *Scheduler) current(ctx context.Context) (all, mine []meetingbot.Subscription) {
+	all = s.subs
+	if s.opts.Subscriptions != nil {
+		extra, err := s.opts.Subscriptions(ctx)
+		s.mu.Lock()
+		if err == nil {
+			s.extra = extra
+		} else {
+			extra = s.extra
+		}
+		s.mu.Unlock()
+		if err != nil && ctx.Err() == nil {
+			s.ledgerFailed(err)
+			s.log.Error("read the subscriptions made in Slack; keeping the last list", "err", err)
+		}
+		seen := make(map[string]bool, len(s.subs)+len(extra))
+		for _, sub := range s.subs {
+			seen[sub.ID] = true
+		}
+		all = slices.Clip(all)
+		for _, sub := range extra {
+			if seen[sub.ID] || valid(sub) != nil {
+				continue
+			}
+			seen[sub.ID] = true
+			all = append(all, sub)
+		}
+	}
+	if s.opts.Share == nil {
+		return all, all
+	}
+	mine, err := s.opts.Share(ctx, all)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		if ctx.Err() == nil {
+			s.ledgerErr = err
+			s.log.Error("renew this replica's share of the subscriptions; sweeping the last share", "err", err)
+		}
+		return all, s.mine
+	}
+	s.mine = mine
+	return all, mine
 }
 
 // orDefault returns v, or def when v is not positive.
@@ -260,11 +329,13 @@ func (s *Scheduler) round(ctx context.Context, first bool) {
 	if !s.trustClock(now) {
 		return
 	}
-	if err := s.dropRemoved(ctx, now); err != nil && ctx.Err() == nil {
+	all, subs := s.current(ctx)
+	if err := s.dropRemoved(ctx, all, now); err != nil && ctx.Err() == nil {
 		s.ledgerFailed(err)
 		s.log.Error("read the ledger's interrupted sends", "err", err)
 	}
-	for _, sub := range s.subs {
+	s.dropTimersOfOthers(subs)
+	for _, sub := range subs {
 		if first {
 			if s.enter() {
 				go func() {
@@ -323,12 +394,14 @@ func (s *Scheduler) Tick(ctx context.Context) (err error) {
 	if s.opts.Observer != nil {
 		defer func() { s.opts.Observer.Ticked(now, time.Since(start), err) }()
 	}
-	if err := s.dropRemoved(ctx, now); err != nil {
+	all, subs := s.current(ctx)
+	if err := s.dropRemoved(ctx, all, now); err != nil {
 		return fmt.Errorf("scheduler: %w", err)
 	}
-	errs := make([]error, len(s.subs))
+	s.dropTimersOfOthers(subs)
+	errs := make([]error, len(subs))
 	var wg sync.WaitGroup
-	for i, sub := range s.subs {
+	for i, sub := range subs {
 		wg.Go(func() { errs[i] = s.sweepAt(ctx, sub, now) })
 	}
 	wg.Wait()

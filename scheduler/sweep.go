@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -91,6 +92,7 @@ func (s *Scheduler) sweep(ctx context.Context, sub meetingbot.Subscription, c, n
 	if err != nil {
 		return fmt.Errorf("read calendar %s: %w", sub.CalendarID, err)
 	}
+	meetings = slices.DeleteFunc(meetings, sub.Mutes)
 	due := dueReminders(sub, meetings, from, c, now, s.opts.Interval+meetingbot.LateSlack)
 	s.plan(ctx, sub, meetings, now, horizon)
 	settled := true

@@ -72,6 +72,32 @@ func (s *Scheduler) plan(ctx context.Context, sub meetingbot.Subscription, meeti
 	}
 }
 
+// dropTimersOfOthers stops the timers of subscriptions not among subs:
+// removed, or now another replica's to sweep.
+func (s *Scheduler) dropTimersOfOthers(subs []meetingbot.Subscription) {
+	keep := make(map[string]bool, len(subs))
+	for _, sub := range subs {
+		keep[sub.ID] = true
+	}
+	s.mu.Lock()
+	changed := false
+	for id, have := range s.timers {
+		if keep[id] {
+			continue
+		}
+		for _, t := range have {
+			t.timer.Stop()
+		}
+		delete(s.timers, id)
+		changed = true
+	}
+	n := s.armedLocked()
+	s.mu.Unlock()
+	if changed && s.opts.Observer != nil {
+		s.opts.Observer.Planned(n)
+	}
+}
+
 // armedLocked counts the timers armed; s.mu is held.
 func (s *Scheduler) armedLocked() int {
 	n := 0
