@@ -49,6 +49,13 @@ var forbidden = map[string]map[string]string{
 		module + "/calendar": "the engine declares what it consumes; adapters provide it",
 		module + "/notify":   "the engine declares what it consumes; adapters provide it",
 	},
+	"selfservice": {
+		"modernc.org/sqlite":  "Slack's requests are served through a Store interface of the package's own",
+		module + "/storage":   "Slack's requests are served through a Store interface of the package's own",
+		module + "/scheduler": "an adapter never imports the engine",
+		module + "/notify":    "adapters never import each other",
+		module + "/calendar":  "adapters never import each other",
+	},
 	"audit": {
 		"modernc.org/sqlite": "the audit reads through interfaces of its own",
 		module + "/storage":  "the audit reads through interfaces of its own",

@@ -27,24 +27,23 @@ import (
 	"sync"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/slack-go/slack"
-
-	"github.com/meetingbot/meetingbot/storage"
 )
 
 // Store keeps what people set up from Slack; *storage.Store provides it.
 type Store interface {
-	SlackSubscriptions(ctx context.Context) ([]storage.SlackSubscription, error)
-	SlackSubscriptionsTo(ctx context.Context, destination string) ([]storage.SlackSubscription, error)
-	SlackSubscription(ctx context.Context, id string) (storage.SlackSubscription, bool, error)
-	AddSlackSubscription(ctx context.Context, sub storage.SlackSubscription) (storage.SlackSubscription, bool, error)
+	SlackSubscriptions(ctx context.Context) ([]meetingbot.SlackSubscription, error)
+	SlackSubscriptionsTo(ctx context.Context, destination string) ([]meetingbot.SlackSubscription, error)
+	SlackSubscription(ctx context.Context, id string) (meetingbot.SlackSubscription, bool, error)
+	AddSlackSubscription(ctx context.Context, sub meetingbot.SlackSubscription) (meetingbot.SlackSubscription, bool, error)
 	SetSlackSubscriptionOffsets(ctx context.Context, id string, offsets []time.Duration) (bool, error)
 	RemoveSlackSubscription(ctx context.Context, id string) (bool, error)
-	MuteSeries(ctx context.Context, m storage.MutedSeries) (bool, error)
+	MuteSeries(ctx context.Context, m meetingbot.MutedSeries) (bool, error)
 	UnmuteSeries(ctx context.Context, subscription, series string) (bool, error)
-	MutedSeriesOf(ctx context.Context, subscription string) ([]storage.MutedSeries, error)
-	SlackSettingsOf(ctx context.Context, userID string) (storage.SlackSettings, bool, error)
-	PutSlackSettings(ctx context.Context, set storage.SlackSettings) error
+	MutedSeriesOf(ctx context.Context, subscription string) ([]meetingbot.MutedSeries, error)
+	SlackSettingsOf(ctx context.Context, userID string) (meetingbot.SlackSettings, bool, error)
+	PutSlackSettings(ctx context.Context, set meetingbot.SlackSettings) error
 }
 
 // Meeting is what people are told about one upcoming meeting.

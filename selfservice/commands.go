@@ -8,9 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/slack-go/slack"
-
-	"github.com/meetingbot/meetingbot/storage"
 )
 
 // answer answers one /meetingbot command with a sentence for the person
@@ -87,8 +86,8 @@ func (a *App) turnOn(ctx context.Context, userID string, offsets []time.Duration
 		a.log.Info("calendar not readable", "user", userID, "calendar", p.Email, "err", err)
 		return a.unreadable(p.Email, retry, err)
 	}
-	sub, added, err := a.store.AddSlackSubscription(ctx, storage.SlackSubscription{
-		ID: id, Kind: storage.SlackPersonal, CalendarID: p.Email, Destination: userID,
+	sub, added, err := a.store.AddSlackSubscription(ctx, meetingbot.SlackSubscription{
+		ID: id, Kind: meetingbot.SlackPersonal, CalendarID: p.Email, Destination: userID,
 		Offsets: offsets, CreatedBy: userID, CreatedAt: a.now(),
 	})
 	if err != nil {
@@ -259,8 +258,8 @@ func (a *App) subscribe(ctx context.Context, cmd slack.SlashCommand, req request
 		a.log.Info("calendar not readable", "user", cmd.UserID, "calendar", req.calendar, "err", err)
 		return a.unreadable(req.calendar, "`"+a.command+" subscribe "+escape(req.calendar)+"`", err)
 	}
-	sub, added, err := a.store.AddSlackSubscription(ctx, storage.SlackSubscription{
-		ID: id, Kind: storage.SlackChannel, CalendarID: req.calendar, Destination: cmd.ChannelID,
+	sub, added, err := a.store.AddSlackSubscription(ctx, meetingbot.SlackSubscription{
+		ID: id, Kind: meetingbot.SlackChannel, CalendarID: req.calendar, Destination: cmd.ChannelID,
 		Offsets: offsets, CreatedBy: cmd.UserID, CreatedAt: a.now(),
 	})
 	if err != nil {
@@ -274,7 +273,7 @@ func (a *App) subscribe(ctx context.Context, cmd slack.SlashCommand, req request
 		escape(req.calendar), eachMeeting(offsets), a.nextText(meetings, offsets, p.TZ), a.inviteHint())
 }
 
-func alreadySubscribed(sub storage.SlackSubscription, command string) string {
+func alreadySubscribed(sub meetingbot.SlackSubscription, command string) string {
 	return fmt.Sprintf("Already subscribed: %s is posted here %s (set up by <@%s>). Nothing changed; to change its offsets, `%s unsubscribe %s` and subscribe again.",
 		escape(sub.CalendarID), eachMeeting(sub.Offsets), sub.CreatedBy, command, escape(sub.CalendarID))
 }

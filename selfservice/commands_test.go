@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/selfservice"
-	"github.com/meetingbot/meetingbot/storage"
 )
 
 func TestOnReadsTheCalendarBeforeAnswering(t *testing.T) {
@@ -21,8 +21,8 @@ func TestOnReadsTheCalendarBeforeAnswering(t *testing.T) {
 	assert.Contains(t, reply, "For the meetings on alice@example.com, I DM you 10m and 1m before each meeting.")
 	subs := e.subs()
 	require.Len(t, subs, 1)
-	assert.Equal(t, storage.SlackSubscription{
-		ID: "slack:alice@example.com=" + alice, Kind: storage.SlackPersonal, CalendarID: "alice@example.com",
+	assert.Equal(t, meetingbot.SlackSubscription{
+		ID: "slack:alice@example.com=" + alice, Kind: meetingbot.SlackPersonal, CalendarID: "alice@example.com",
 		Destination: alice, Offsets: []time.Duration{time.Minute, 10 * time.Minute}, CreatedBy: alice, CreatedAt: t0,
 	}, subs[0], "the subscription the scheduler sweeps")
 	assert.Equal(t, "Europe/Berlin", e.settings(alice).TZ, "Slack's zone is kept")
@@ -209,8 +209,8 @@ func TestSubscribeAndUnsubscribePermissions(t *testing.T) {
 
 	require.Contains(t, e.command(carol, eng, "subscribe "+team+" 5m,0"), "Subscribed")
 	sub := e.subs()[0]
-	assert.Equal(t, storage.SlackSubscription{
-		ID: "slack:" + team + "=" + eng, Kind: storage.SlackChannel, CalendarID: team, Destination: eng,
+	assert.Equal(t, meetingbot.SlackSubscription{
+		ID: "slack:" + team + "=" + eng, Kind: meetingbot.SlackChannel, CalendarID: team, Destination: eng,
 		Offsets: []time.Duration{0, 5 * time.Minute}, CreatedBy: carol, CreatedAt: t0,
 	}, sub)
 	reply := e.command(bob, eng, "subscribe "+strings.ToUpper(team))

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/slack-go/slack"
-
-	"github.com/meetingbot/meetingbot/storage"
 )
 
 // Action IDs of the Home tab's controls.
@@ -178,7 +177,7 @@ func sorted(offs []time.Duration) []time.Duration {
 }
 
 // calendarBlocks say whether the bot can read calendar and what is next.
-func (a *App) calendarBlocks(ctx context.Context, calendar string, on bool, offsets []time.Duration, subs []storage.SlackSubscription, tz string) []slack.Block {
+func (a *App) calendarBlocks(ctx context.Context, calendar string, on bool, offsets []time.Duration, subs []meetingbot.SlackSubscription, tz string) []slack.Block {
 	if calendar == "" {
 		return []slack.Block{section("*Your calendar:* "+noEmail, nil)}
 	}
@@ -224,7 +223,7 @@ func (a *App) mutedBlocks(ctx context.Context, userID string) []slack.Block {
 			continue
 		}
 		where := "in your DMs"
-		if s.Kind == storage.SlackChannel {
+		if s.Kind == meetingbot.SlackChannel {
 			where = fmt.Sprintf("in <#%s> (%s)", s.Destination, escape(s.CalendarID))
 		}
 		for _, m := range ms {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot"
 )
 
 // ActionMuteSeries is the action_id of the "Mute this series" button a
@@ -47,7 +47,7 @@ func parseMuteValue(s string) (muteValue, bool) {
 
 // mayMute finds the subscription of v and says whether userID may mute or
 // unmute its series; if not, the sentence says why.
-func (a *App) mayMute(ctx context.Context, userID string, v muteValue) (storage.SlackSubscription, string) {
+func (a *App) mayMute(ctx context.Context, userID string, v muteValue) (meetingbot.SlackSubscription, string) {
 	sub, ok, err := a.store.SlackSubscription(ctx, v.Subscription)
 	if err != nil {
 		return sub, a.failed(err, userID)
@@ -61,7 +61,7 @@ func (a *App) mayMute(ctx context.Context, userID string, v muteValue) (storage.
 		return sub, "Those reminders have been turned off since, so there is nothing to mute."
 	}
 	switch sub.Kind {
-	case storage.SlackPersonal:
+	case meetingbot.SlackPersonal:
 		if sub.Destination != userID {
 			return sub, fmt.Sprintf("Only <@%s> can mute their own reminders. Nothing changed.", sub.Destination)
 		}
@@ -78,8 +78,8 @@ func (a *App) mayMute(ctx context.Context, userID string, v muteValue) (storage.
 }
 
 // where says where a subscription posts, for a sentence.
-func where(sub storage.SlackSubscription) string {
-	if sub.Kind == storage.SlackPersonal {
+func where(sub meetingbot.SlackSubscription) string {
+	if sub.Kind == meetingbot.SlackPersonal {
 		return "in your DMs"
 	}
 	return fmt.Sprintf("in <#%s>", sub.Destination)
@@ -97,7 +97,7 @@ func (a *App) mute(ctx context.Context, userID, value string) string {
 		return refused
 	}
 	title := cmpTitle(v)
-	added, err := a.store.MuteSeries(ctx, storage.MutedSeries{
+	added, err := a.store.MuteSeries(ctx, meetingbot.MutedSeries{
 		Subscription: sub.ID, Series: v.Series, Title: v.Title, MutedBy: userID, MutedAt: a.now(),
 	})
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/stretchr/testify/require"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/selfservice"
@@ -299,14 +300,14 @@ func (e *env) openHome(user string) (int, string) {
 }
 
 // subs returns the subscriptions the scheduler would sweep.
-func (e *env) subs() []storage.SlackSubscription {
+func (e *env) subs() []meetingbot.SlackSubscription {
 	e.t.Helper()
 	subs, err := e.store.SlackSubscriptions(context.Background())
 	require.NoError(e.t, err)
 	return subs
 }
 
-func (e *env) settings(user string) storage.SlackSettings {
+func (e *env) settings(user string) meetingbot.SlackSettings {
 	e.t.Helper()
 	set, _, err := e.store.SlackSettingsOf(context.Background(), user)
 	require.NoError(e.t, err)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot"
 )
 
 // SubscriptionID names the subscription of calendarID posted to
@@ -20,12 +20,12 @@ func SubscriptionID(calendarID, destination string) string {
 
 // personal returns the caller's personal subscriptions ("on"): one, or
 // none when their reminders are off. (Two only after their email changed.)
-func (a *App) personal(ctx context.Context, userID string) ([]storage.SlackSubscription, error) {
+func (a *App) personal(ctx context.Context, userID string) ([]meetingbot.SlackSubscription, error) {
 	subs, err := a.store.SlackSubscriptionsTo(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(subs, func(s storage.SlackSubscription) bool { return s.Kind != storage.SlackPersonal }), nil
+	return slices.DeleteFunc(subs, func(s meetingbot.SlackSubscription) bool { return s.Kind != meetingbot.SlackPersonal }), nil
 }
 
 // operatorDM returns the operator's subscription that DMs p, if any.
@@ -66,7 +66,7 @@ func (a *App) operatorIn(channelID, channelName string) []Fixed {
 
 // offsetsFor returns the offsets a person's reminders use: theirs, or the
 // default.
-func (a *App) offsetsFor(set storage.SlackSettings) []time.Duration {
+func (a *App) offsetsFor(set meetingbot.SlackSettings) []time.Duration {
 	if len(set.Offsets) > 0 {
 		return set.Offsets
 	}

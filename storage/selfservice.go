@@ -9,59 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/meetingbot/meetingbot"
 )
-
-// SlackKind says how a subscription was made from Slack.
-type SlackKind string
-
-// Kinds of subscriptions made from Slack.
-const (
-	// SlackPersonal is "/meetingbot on": the caller's own calendar, DMed
-	// to them.
-	SlackPersonal SlackKind = "personal"
-	// SlackChannel is "/meetingbot subscribe": a calendar posted in a
-	// channel.
-	SlackChannel SlackKind = "channel"
-)
-
-// SlackSubscription is a subscription made from Slack. Its ID is chosen by
-// the caller and must be derived from CalendarID and Destination alone, so
-// that the same subscription made again gets the same ID (and with it its
-// ledger keys and cursor).
-type SlackSubscription struct {
-	ID          string
-	Kind        SlackKind
-	CalendarID  string
-	Destination string          // a Slack user ID (personal) or channel ID (channel)
-	Offsets     []time.Duration // ascending, whole seconds
-	CreatedBy   string          // Slack user ID
-	CreatedAt   time.Time       // UTC
-	// Muted lists the recurring series IDs muted for this subscription,
-	// sorted. It is filled by the reads; writes ignore it.
-	Muted []string
-}
-
-// MutedSeries is a recurring series muted for one subscription.
-type MutedSeries struct {
-	Subscription string
-	Series       string // the recurring event's ID
-	Title        string // as shown when it was muted
-	MutedBy      string // Slack user ID
-	MutedAt      time.Time
-}
-
-// SlackSettings are one Slack user's settings.
-type SlackSettings struct {
-	UserID string
-	// Offsets is the user's choice, kept while their reminders are off;
-	// nil means the bot's default.
-	Offsets []time.Duration
-	// Agenda is the daily agenda's time "HH:MM" in TZ; "" for none.
-	Agenda string
-	// TZ is the user's IANA zone as Slack last reported it.
-	TZ        string
-	UpdatedAt time.Time
-}
 
 // ErrInvalid is returned by the self-service writes for a value the
 // database must not hold (an empty ID, an unknown kind, no offsets).
@@ -72,27 +22,27 @@ const slackSubColumns = `id, kind, calendar, destination, offsets, created_by, c
 // SlackSubscriptions returns every subscription made from Slack, with its
 // muted series, ordered by ID. The scheduler calls it on every sweep: what
 // it returns is the current set, additions and removals included.
-func (s *Store) SlackSubscriptions(ctx context.Context) ([]SlackSubscription, error) {
+func (s *Store) SlackSubscriptions(ctx context.Context) ([]meetingbot.SlackSubscription, error) {
 	return s.slackSubs(ctx, `SELECT `+slackSubColumns+` FROM slack_subscriptions ORDER BY id`)
 }
 
 // SlackSubscriptionsTo returns the subscriptions made from Slack that post
 // to destination (a user or channel ID), with their muted series, ordered
 // by ID.
-func (s *Store) SlackSubscriptionsTo(ctx context.Context, destination string) ([]SlackSubscription, error) {
+func (s *Store) SlackSubscriptionsTo(ctx context.Context, destination string) ([]meetingbot.SlackSubscription, error) {
 	return s.slackSubs(ctx, `SELECT `+slackSubColumns+` FROM slack_subscriptions WHERE destination = ? ORDER BY id`, destination)
 }
 
-// SlackSubscription returns the subscription with id and whether it exists.
-func (s *Store) SlackSubscription(ctx context.Context, id string) (SlackSubscription, bool, error) {
+// meetingbot.SlackSubscription returns the subscription with id and whether it exists.
+func (s *Store) SlackSubscription(ctx context.Context, id string) (meetingbot.SlackSubscription, bool, error) {
 	subs, err := s.slackSubs(ctx, `SELECT `+slackSubColumns+` FROM slack_subscriptions WHERE id = ?`, id)
 	if err != nil || len(subs) == 0 {
-		return SlackSubscription{}, false, err
+		return meetingbot.SlackSubscription{}, false, err
 	}
 	return subs[0], true, nil
 }
 
-func (s *Store) slackSubs(ctx context.Context, query string, args ...any) ([]SlackSubscription, error) {
+func (s *Store) slackSubs(ctx context.Context, query string, args ...any) ([]meetingbot.SlackSubscription, error) {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("storage: read slack subscriptions: %w", err)
@@ -102,16 +52,16 @@ func (s *Store) slackSubs(ctx context.Context, query string, args ...any) ([]Sla
 	if err != nil {
 		return nil, fmt.Errorf("storage: read slack subscriptions: %w", err)
 	}
-	var subs []SlackSubscription
+	var subs []meetingbot.SlackSubscription
 	for rows.Next() {
-		var sub SlackSubscription
+		var sub meetingbot.SlackSubscription
 		var kind, offsets string
 		var created int64
 		if err := rows.Scan(&sub.ID, &kind, &sub.CalendarID, &sub.Destination, &offsets, &sub.CreatedBy, &created); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("storage: read slack subscriptions: %w", err)
 		}
-		sub.Kind, sub.CreatedAt = SlackKind(kind), fromMS(created)
+		sub.Kind, sub.CreatedAt = meetingbot.SlackKind(kind), fromMS(created)
 		if sub.Offsets, err = parseOffsets(offsets); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("storage: slack subscription %s: %w", sub.ID, err)
@@ -150,9 +100,9 @@ func (s *Store) slackSubs(ctx context.Context, query string, args ...any) ([]Sla
 // It returns what is stored under the ID afterwards and whether sub was
 // added; an existing subscription is left as it was (its offsets too).
 // CreatedAt defaults to now.
-func (s *Store) AddSlackSubscription(ctx context.Context, sub SlackSubscription) (SlackSubscription, bool, error) {
+func (s *Store) AddSlackSubscription(ctx context.Context, sub meetingbot.SlackSubscription) (meetingbot.SlackSubscription, bool, error) {
 	if err := checkSlackSub(sub); err != nil {
-		return SlackSubscription{}, false, err
+		return meetingbot.SlackSubscription{}, false, err
 	}
 	if sub.CreatedAt.IsZero() {
 		sub.CreatedAt = time.Now()
@@ -161,11 +111,11 @@ func (s *Store) AddSlackSubscription(ctx context.Context, sub SlackSubscription)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 		sub.ID, string(sub.Kind), sub.CalendarID, sub.Destination, formatOffsets(sub.Offsets), sub.CreatedBy, ms(sub.CreatedAt))
 	if err != nil {
-		return SlackSubscription{}, false, fmt.Errorf("storage: add slack subscription %s: %w", sub.ID, err)
+		return meetingbot.SlackSubscription{}, false, fmt.Errorf("storage: add slack subscription %s: %w", sub.ID, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return SlackSubscription{}, false, fmt.Errorf("storage: add slack subscription %s: %w", sub.ID, err)
+		return meetingbot.SlackSubscription{}, false, fmt.Errorf("storage: add slack subscription %s: %w", sub.ID, err)
 	}
 	stored, ok, err := s.SlackSubscription(ctx, sub.ID)
 	if err == nil && !ok {
@@ -173,7 +123,7 @@ func (s *Store) AddSlackSubscription(ctx context.Context, sub SlackSubscription)
 		err = fmt.Errorf("storage: add slack subscription %s: %w: %s to %s is stored under another ID", sub.ID, ErrInvalid, sub.CalendarID, sub.Destination)
 	}
 	if err != nil {
-		return SlackSubscription{}, false, err
+		return meetingbot.SlackSubscription{}, false, err
 	}
 	return stored, n == 1, nil
 }
@@ -211,7 +161,7 @@ func (s *Store) RemoveSlackSubscription(ctx context.Context, id string) (bool, e
 
 // MuteSeries records m and reports whether it was new; muting a muted
 // series again changes nothing. MutedAt defaults to now.
-func (s *Store) MuteSeries(ctx context.Context, m MutedSeries) (bool, error) {
+func (s *Store) MuteSeries(ctx context.Context, m meetingbot.MutedSeries) (bool, error) {
 	if m.Subscription == "" || m.Series == "" {
 		return false, fmt.Errorf("storage: mute series: %w: subscription and series are required", ErrInvalid)
 	}
@@ -244,7 +194,7 @@ func (s *Store) UnmuteSeries(ctx context.Context, subscription, series string) (
 }
 
 // MutedSeriesOf returns the series muted for subscription, oldest first.
-func (s *Store) MutedSeriesOf(ctx context.Context, subscription string) ([]MutedSeries, error) {
+func (s *Store) MutedSeriesOf(ctx context.Context, subscription string) ([]meetingbot.MutedSeries, error) {
 	return readMuted(ctx, s.db, subscription)
 }
 
@@ -254,7 +204,7 @@ type querier interface {
 
 // readMuted reads the muted series of one subscription, or of all when
 // subscription is "".
-func readMuted(ctx context.Context, q querier, subscription string) ([]MutedSeries, error) {
+func readMuted(ctx context.Context, q querier, subscription string) ([]meetingbot.MutedSeries, error) {
 	query := `SELECT subscription, series, title, muted_by, muted_ms FROM slack_muted_series`
 	var args []any
 	if subscription != "" {
@@ -266,9 +216,9 @@ func readMuted(ctx context.Context, q querier, subscription string) ([]MutedSeri
 		return nil, fmt.Errorf("storage: read muted series: %w", err)
 	}
 	defer rows.Close()
-	var out []MutedSeries
+	var out []meetingbot.MutedSeries
 	for rows.Next() {
-		var m MutedSeries
+		var m meetingbot.MutedSeries
 		var at int64
 		if err := rows.Scan(&m.Subscription, &m.Series, &m.Title, &m.MutedBy, &at); err != nil {
 			return nil, fmt.Errorf("storage: read muted series: %w", err)
@@ -284,8 +234,8 @@ func readMuted(ctx context.Context, q querier, subscription string) ([]MutedSeri
 
 // SlackSettingsOf returns the settings of a Slack user and whether any
 // were stored; a user without settings gets the zero value with UserID set.
-func (s *Store) SlackSettingsOf(ctx context.Context, userID string) (SlackSettings, bool, error) {
-	set := SlackSettings{UserID: userID}
+func (s *Store) SlackSettingsOf(ctx context.Context, userID string) (meetingbot.SlackSettings, bool, error) {
+	set := meetingbot.SlackSettings{UserID: userID}
 	var offsets string
 	var updated int64
 	err := s.db.QueryRowContext(ctx, `SELECT offsets, agenda, tz, updated_ms FROM slack_settings WHERE user_id = ?`, userID).
@@ -307,7 +257,7 @@ func (s *Store) SlackSettingsOf(ctx context.Context, userID string) (SlackSettin
 
 // PutSlackSettings stores set, replacing the user's settings. UpdatedAt
 // defaults to now.
-func (s *Store) PutSlackSettings(ctx context.Context, set SlackSettings) error {
+func (s *Store) PutSlackSettings(ctx context.Context, set meetingbot.SlackSettings) error {
 	if set.UserID == "" {
 		return fmt.Errorf("storage: put settings: %w: no user ID", ErrInvalid)
 	}
@@ -330,11 +280,11 @@ func (s *Store) PutSlackSettings(ctx context.Context, set SlackSettings) error {
 	return nil
 }
 
-func checkSlackSub(sub SlackSubscription) error {
+func checkSlackSub(sub meetingbot.SlackSubscription) error {
 	switch {
 	case sub.ID == "" || sub.CalendarID == "" || sub.Destination == "":
 		return fmt.Errorf("storage: add slack subscription %q: %w: ID, calendar and destination are required", sub.ID, ErrInvalid)
-	case sub.Kind != SlackPersonal && sub.Kind != SlackChannel:
+	case sub.Kind != meetingbot.SlackPersonal && sub.Kind != meetingbot.SlackChannel:
 		return fmt.Errorf("storage: add slack subscription %s: %w: kind %q", sub.ID, ErrInvalid, sub.Kind)
 	}
 	if err := checkOffsets(sub.Offsets); err != nil {

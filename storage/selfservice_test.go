@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/storage"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,17 +15,17 @@ import (
 
 var created = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 
-func alice() storage.SlackSubscription {
-	return storage.SlackSubscription{
-		ID: "slack:alice@example.com=U0ALICE01", Kind: storage.SlackPersonal,
+func alice() meetingbot.SlackSubscription {
+	return meetingbot.SlackSubscription{
+		ID: "slack:alice@example.com=U0ALICE01", Kind: meetingbot.SlackPersonal,
 		CalendarID: "alice@example.com", Destination: "U0ALICE01",
 		Offsets: []time.Duration{10 * time.Minute, time.Minute}, CreatedBy: "U0ALICE01", CreatedAt: created,
 	}
 }
 
-func eng() storage.SlackSubscription {
-	return storage.SlackSubscription{
-		ID: "slack:team@group.calendar.google.com=C0ENG0001", Kind: storage.SlackChannel,
+func eng() meetingbot.SlackSubscription {
+	return meetingbot.SlackSubscription{
+		ID: "slack:team@group.calendar.google.com=C0ENG0001", Kind: meetingbot.SlackChannel,
 		CalendarID: "team@group.calendar.google.com", Destination: "C0ENG0001",
 		Offsets: []time.Duration{0}, CreatedBy: "U0ADMIN01", CreatedAt: created,
 	}
@@ -40,7 +41,7 @@ func TestSlackSubscriptionsSurviveRestartAndKeepTheirIDThroughOffAndOn(t *testin
 	assert.Equal(t, []time.Duration{time.Minute, 10 * time.Minute}, got.Offsets, "offsets come back ascending")
 	_, _, err = s.AddSlackSubscription(ctx, eng())
 	require.NoError(t, err)
-	_, err = s.MuteSeries(ctx, storage.MutedSeries{Subscription: alice().ID, Series: "standup", Title: "Standup", MutedBy: "U0ALICE01", MutedAt: created})
+	_, err = s.MuteSeries(ctx, meetingbot.MutedSeries{Subscription: alice().ID, Series: "standup", Title: "Standup", MutedBy: "U0ALICE01", MutedAt: created})
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 
@@ -116,13 +117,13 @@ func TestAddSlackSubscriptionTwiceChangesNothing(t *testing.T) {
 
 func TestSlackWritesRefuseWhatTheSchedulerCannotUse(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "bot.db"))
-	for name, mutate := range map[string]func(*storage.SlackSubscription){
-		"no ID":             func(sub *storage.SlackSubscription) { sub.ID = "" },
-		"no destination":    func(sub *storage.SlackSubscription) { sub.Destination = "" },
-		"unknown kind":      func(sub *storage.SlackSubscription) { sub.Kind = "group" },
-		"no offsets":        func(sub *storage.SlackSubscription) { sub.Offsets = nil },
-		"negative offset":   func(sub *storage.SlackSubscription) { sub.Offsets = []time.Duration{-time.Minute} },
-		"fractional offset": func(sub *storage.SlackSubscription) { sub.Offsets = []time.Duration{1500 * time.Millisecond} },
+	for name, mutate := range map[string]func(*meetingbot.SlackSubscription){
+		"no ID":             func(sub *meetingbot.SlackSubscription) { sub.ID = "" },
+		"no destination":    func(sub *meetingbot.SlackSubscription) { sub.Destination = "" },
+		"unknown kind":      func(sub *meetingbot.SlackSubscription) { sub.Kind = "group" },
+		"no offsets":        func(sub *meetingbot.SlackSubscription) { sub.Offsets = nil },
+		"negative offset":   func(sub *meetingbot.SlackSubscription) { sub.Offsets = []time.Duration{-time.Minute} },
+		"fractional offset": func(sub *meetingbot.SlackSubscription) { sub.Offsets = []time.Duration{1500 * time.Millisecond} },
 	} {
 		sub := alice()
 		mutate(&sub)
@@ -138,7 +139,7 @@ func TestMuteAndUnmuteSeries(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "bot.db"))
 	_, _, err := s.AddSlackSubscription(ctx, eng())
 	require.NoError(t, err)
-	m := storage.MutedSeries{Subscription: eng().ID, Series: "retro", Title: "Retro", MutedBy: "U0ADMIN01", MutedAt: created}
+	m := meetingbot.MutedSeries{Subscription: eng().ID, Series: "retro", Title: "Retro", MutedBy: "U0ADMIN01", MutedAt: created}
 	added, err := s.MuteSeries(ctx, m)
 	require.NoError(t, err)
 	assert.True(t, added)
@@ -148,7 +149,7 @@ func TestMuteAndUnmuteSeries(t *testing.T) {
 
 	muted, err := s.MutedSeriesOf(ctx, eng().ID)
 	require.NoError(t, err)
-	assert.Equal(t, []storage.MutedSeries{m}, muted)
+	assert.Equal(t, []meetingbot.MutedSeries{m}, muted)
 
 	removed, err := s.UnmuteSeries(ctx, eng().ID, "retro")
 	require.NoError(t, err)
@@ -166,9 +167,9 @@ func TestSlackSettings(t *testing.T) {
 	set, ok, err := s.SlackSettingsOf(ctx, "U0ALICE01")
 	require.NoError(t, err)
 	assert.False(t, ok)
-	assert.Equal(t, storage.SlackSettings{UserID: "U0ALICE01"}, set, "no settings yet")
+	assert.Equal(t, meetingbot.SlackSettings{UserID: "U0ALICE01"}, set, "no settings yet")
 
-	want := storage.SlackSettings{UserID: "U0ALICE01", Offsets: []time.Duration{0, 5 * time.Minute}, Agenda: "08:30", TZ: "Europe/Berlin", UpdatedAt: created}
+	want := meetingbot.SlackSettings{UserID: "U0ALICE01", Offsets: []time.Duration{0, 5 * time.Minute}, Agenda: "08:30", TZ: "Europe/Berlin", UpdatedAt: created}
 	require.NoError(t, s.PutSlackSettings(ctx, want))
 	set, ok, err = s.SlackSettingsOf(ctx, "U0ALICE01")
 	require.NoError(t, err)
@@ -176,14 +177,14 @@ func TestSlackSettings(t *testing.T) {
 	assert.Equal(t, want, set)
 
 	// Back to the default offsets and no agenda.
-	want = storage.SlackSettings{UserID: "U0ALICE01", TZ: "Europe/Berlin", UpdatedAt: created.Add(time.Minute)}
+	want = meetingbot.SlackSettings{UserID: "U0ALICE01", TZ: "Europe/Berlin", UpdatedAt: created.Add(time.Minute)}
 	require.NoError(t, s.PutSlackSettings(ctx, want))
 	set, _, err = s.SlackSettingsOf(ctx, "U0ALICE01")
 	require.NoError(t, err)
 	assert.Equal(t, want, set)
 	assert.Nil(t, set.Offsets, "nil offsets mean the default")
 
-	assert.ErrorIs(t, s.PutSlackSettings(ctx, storage.SlackSettings{}), storage.ErrInvalid, "PutSlackSettings(no user)")
+	assert.ErrorIs(t, s.PutSlackSettings(ctx, meetingbot.SlackSettings{}), storage.ErrInvalid, "PutSlackSettings(no user)")
 }
 
 // TestMigrationAddsSelfServiceToAnExistingDatabase opens a database that
