@@ -50,6 +50,10 @@ const (
 	// ReasonResent: sent again after an interrupted send that Slack could
 	// not confirm or deny.
 	ReasonResent ReasonCode = "resent"
+	// ReasonDigest: sent in one message with the other reminders of its
+	// subscription due at the same instant (more than a handful of
+	// meetings starting together).
+	ReasonDigest ReasonCode = "digest"
 )
 
 // Entry is one ledger row: a trigger key of a subscription and what became

@@ -55,6 +55,11 @@ type Reminder struct {
 	Late bool
 }
 
+// MaxDigest is the most reminders one digest message holds: reminders of
+// one subscription due at one instant go out together when there are more
+// than a handful, in messages of at most this many.
+const MaxDigest = 45
+
 // Receipt identifies a delivered message, so it can be found again.
 type Receipt struct {
 	Channel string

@@ -107,7 +107,7 @@ func TestCommandJSON(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Command(--json) decoded = %+v\nwant %+v", got, want)
 	}
-	for _, field := range []string{`"offset": "10m"`, `"missing": [`, `"reason": "skipped: the bot was down until the meeting started"`, `"counted_from": "slack"`} {
+	for _, field := range []string{`"offset": "10m"`, `"missing": [`, `"reason": "skipped: first taken up at 2026-03-02 09:03:00Z, 13m0s after its trigger and 3m0s after the meeting started`, `"counted_from": "slack"`} {
 		if !strings.Contains(stdout.String(), field) {
 			t.Errorf("Command(--json) output lacks %s", field)
 		}

@@ -293,7 +293,10 @@ func missingReason(e meetingbot.Entry, found bool, countedFrom string) string {
 	}
 	switch {
 	case e.Outcome == meetingbot.Skipped && e.Code == meetingbot.ReasonStarted:
-		return "skipped: the bot was down until the meeting started"
+		// Say what the ledger knows, not a guess at why: when the bot
+		// first took the reminder up, against its trigger and its start.
+		return fmt.Sprintf("skipped: first taken up at %s, %v after its trigger and %v after the meeting started (the bot was down or behind, or the meeting was created or moved that late)",
+			stamp(e.ClaimedAt), e.ClaimedAt.Sub(e.TriggerAt).Round(time.Second), e.ClaimedAt.Sub(e.Start).Round(time.Second))
 	case e.Outcome == meetingbot.Skipped:
 		return "skipped: " + e.Reason
 	case e.Outcome == meetingbot.Failed && e.Retryable:

@@ -154,7 +154,7 @@ func TestReconcile(t *testing.T) {
 		event  string
 		reason string
 	}{
-		{s.Missing, "evt-down", "skipped: the bot was down until the meeting started"},
+		{s.Missing, "evt-down", "skipped: first taken up at 2026-03-02 09:03:00Z, 13m0s after its trigger and 3m0s after the meeting started"},
 		{s.Missing, "evt-failed", "failed permanently: notify: subscription \"team\": channel_not_found"},
 		{s.Missing, "evt-unknown", "unknown: no ledger row"},
 		{s.Duplicated, "evt-dup", "in Slack 2 times, once in the ledger"},

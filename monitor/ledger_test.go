@@ -76,6 +76,10 @@ func (noMeetings) Notify(context.Context, meetingbot.Reminder) (meetingbot.Recei
 	return meetingbot.Receipt{}, errors.New("nothing is due")
 }
 
+func (noMeetings) NotifyDigest(context.Context, []meetingbot.Reminder) (meetingbot.Receipt, error) {
+	return meetingbot.Receipt{}, errors.New("nothing is due")
+}
+
 func (noMeetings) Delivered(context.Context, meetingbot.Reminder) (meetingbot.Receipt, bool, error) {
 	return meetingbot.Receipt{}, false, nil
 }

@@ -57,10 +57,14 @@ func (s *Slack) find(ctx context.Context, dest destination, r meetingbot.Reminde
 	oldest := r.TriggerAt.Add(-clockSkew)
 	var found *slack.Message
 	more, err := s.history(ctx, dest.channel, oldest, time.Time{}, s.cfg.HistoryPages, attempts, func(m slack.Message) bool {
-		if m.Metadata.EventType == EventType && payload(m, fieldKey) == r.Key &&
-			payload(m, fieldSubscription) == r.Subscription.ID && own(m, self) {
-			found = &m
-			return false
+		if m.Metadata.EventType != EventType || payload(m, fieldSubscription) != r.Subscription.ID || !own(m, self) {
+			return true
+		}
+		for _, p := range listed(m) {
+			if key, _ := p[fieldKey].(string); key == r.Key {
+				found = &m
+				return false
+			}
 		}
 		return true
 	})
@@ -89,18 +93,18 @@ func (s *Slack) Reminders(ctx context.Context, sub meetingbot.Subscription, from
 	if err != nil {
 		return nil, fmt.Errorf("notify: subscription %q: %w", sub.ID, err)
 	}
-	var out []meetingbot.Delivery
+	var msgs [][]meetingbot.Delivery
 	_, err = s.history(ctx, dest.channel, from, to, 0, 0, func(m slack.Message) bool {
 		if m.Metadata.EventType == EventType && own(m, self) {
-			out = append(out, decode(dest.channel, m))
+			msgs = append(msgs, decode(dest.channel, m))
 		}
 		return true
 	})
 	if err != nil {
 		return nil, fmt.Errorf("notify: subscription %q: %w", sub.ID, s.explain("conversations.history", dest, err))
 	}
-	slices.Reverse(out) // history comes newest first
-	return out, nil
+	slices.Reverse(msgs) // history comes newest first
+	return slices.Concat(msgs...), nil
 }
 
 // history calls visit with each message of channel posted in [oldest,
@@ -149,21 +153,32 @@ func payload(m slack.Message, field string) string {
 	return v
 }
 
-// decode reads a reminder's metadata; fields that do not parse stay zero,
-// so an audit still sees the message.
-func decode(channel string, m slack.Message) meetingbot.Delivery {
-	start, _ := time.Parse(time.RFC3339, payload(m, fieldStart))
-	offset, _ := time.ParseDuration(payload(m, fieldOffset))
-	return meetingbot.Delivery{
-		Key:          payload(m, fieldKey),
-		Subscription: payload(m, fieldSubscription),
-		EventID:      payload(m, fieldEventID),
-		Start:        start,
-		Offset:       offset,
-		Channel:      channel,
-		TS:           m.Timestamp,
-		Posted:       parseTS(m.Timestamp),
+// decode reads a message's metadata as the deliveries it made: one for a
+// reminder, one per reminder for a digest (whose own payload repeats its
+// first). Fields that do not parse stay zero, so an audit still sees the
+// message.
+func decode(channel string, m slack.Message) []meetingbot.Delivery {
+	list := listed(m)
+	if len(list) > 1 {
+		list = list[1:]
 	}
+	out := make([]meetingbot.Delivery, len(list))
+	for i, p := range list {
+		str := func(field string) string { v, _ := p[field].(string); return v }
+		start, _ := time.Parse(time.RFC3339, str(fieldStart))
+		offset, _ := time.ParseDuration(str(fieldOffset))
+		out[i] = meetingbot.Delivery{
+			Key:          str(fieldKey),
+			Subscription: payload(m, fieldSubscription),
+			EventID:      str(fieldEventID),
+			Start:        start,
+			Offset:       offset,
+			Channel:      channel,
+			TS:           m.Timestamp,
+			Posted:       parseTS(m.Timestamp),
+		}
+	}
+	return out
 }
 
 // formatTS writes an instant as a Slack timestamp ("seconds.micros").

@@ -177,13 +177,13 @@ func (s *Slack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.R
 		return meetingbot.Receipt{}, fmt.Errorf("notify: subscription %q: %w", r.Subscription.ID, err)
 	}
 	text, blocks := Message(r, s.cfg.Now(), s.cfg.JoinHosts...)
-	receipt, err := s.post(ctx, dest, r, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
+	receipt, err := s.post(ctx, dest, r, metadata(r), slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) && refusedContent[se.Err] && !errors.Is(err, meetingbot.ErrUnconfirmed) {
 		// Slack refused the post itself, so nothing of it landed: send the
 		// reminder once more, as text alone, rather than lose it.
 		s.log.DebugContext(ctx, "blocks refused; posting the reminder as text", "subscription", r.Subscription.ID, "key", r.Key, "err", err)
-		receipt, err = s.post(ctx, dest, r, slack.MsgOptionText(plainText(r, s.cfg.Now(), s.cfg.JoinHosts), false))
+		receipt, err = s.post(ctx, dest, r, metadata(r), slack.MsgOptionText(plainText(r, s.cfg.Now(), s.cfg.JoinHosts), false))
 	}
 	if err != nil {
 		return meetingbot.Receipt{}, fmt.Errorf("notify: subscription %q: %w", r.Subscription.ID, s.explain("chat.postMessage", dest, err))
@@ -193,11 +193,12 @@ func (s *Slack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.R
 }
 
 // post makes the chat.postMessage call of Notify with content, the
-// reminder's metadata and no unfurling, and returns the message's receipt
-// or the call's error, unexplained.
-func (s *Slack) post(ctx context.Context, dest destination, r meetingbot.Reminder, content ...slack.MsgOption) (meetingbot.Receipt, error) {
+// metadata md and no unfurling, and returns the message's receipt or the
+// call's error, unexplained. r is the reminder (of those md lists) that a
+// look before posting again searches for.
+func (s *Slack) post(ctx context.Context, dest destination, r meetingbot.Reminder, md slack.SlackMetadata, content ...slack.MsgOption) (meetingbot.Receipt, error) {
 	opts := append(content,
-		slack.MsgOptionMetadata(metadata(r)),
+		slack.MsgOptionMetadata(md),
 		slack.MsgOptionDisableLinkUnfurl(),
 		slack.MsgOptionDisableMediaUnfurl(),
 	)

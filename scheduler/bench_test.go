@@ -52,6 +52,11 @@ func (n *nopNotifier) Notify(ctx context.Context, r meetingbot.Reminder) (meetin
 	return meetingbot.Receipt{Channel: "C1", TS: "1.1"}, nil
 }
 
+func (n *nopNotifier) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (meetingbot.Receipt, error) {
+	n.sent.Add(int64(len(rs)))
+	return meetingbot.Receipt{Channel: "C1", TS: "1.1"}, nil
+}
+
 func (n *nopNotifier) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, bool, error) {
 	return meetingbot.Receipt{}, false, nil
 }

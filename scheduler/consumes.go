@@ -28,6 +28,11 @@ type Notifier interface {
 	// hold the message) is looked up before any resend; any other error is
 	// retried on the next sweep.
 	Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, error)
+	// NotifyDigest delivers reminders of one subscription due at one
+	// instant (at most meetingbot.MaxDigest) as one message, whose receipt
+	// stands for each of them and in which Delivered finds each; its
+	// errors are Notify's.
+	NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (meetingbot.Receipt, error)
 	// Delivered reports whether a reminder with r.Key already reached its
 	// destination; it is asked after a crash or an unconfirmed send. It
 	// returns meetingbot.ErrUnknown when it can never tell, and another

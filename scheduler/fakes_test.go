@@ -105,8 +105,9 @@ func (c *calendar) Meetings(ctx context.Context, sub meetingbot.Subscription, fr
 // delivery is one reminder as the fake Slack received it.
 type delivery struct {
 	meetingbot.Reminder
-	At time.Time
-	TS string
+	At     time.Time
+	TS     string
+	Digest int // how many reminders its message held, 1 if alone
 }
 
 // slack is an in-memory notifier that records deliveries.
@@ -145,9 +146,29 @@ func (s *slack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.R
 		return meetingbot.Receipt{}, q[0]
 	}
 	s.seq++
-	d := delivery{Reminder: r, At: s.now(), TS: fmt.Sprintf("%d.000100", s.seq)}
+	d := delivery{Reminder: r, At: s.now(), TS: fmt.Sprintf("%d.000100", s.seq), Digest: 1}
 	s.got = append(s.got, d)
 	return meetingbot.Receipt{Channel: "C-" + r.Subscription.ID, TS: d.TS}, nil
+}
+
+// NotifyDigest records one message holding every reminder of rs.
+func (s *slack) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (meetingbot.Receipt, error) {
+	if s.before != nil {
+		s.before(rs[0])
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sub := rs[0].Subscription.ID
+	if q := s.fail[sub]; len(q) > 0 {
+		s.fail[sub] = q[1:]
+		return meetingbot.Receipt{}, q[0]
+	}
+	s.seq++
+	ts := fmt.Sprintf("%d.000100", s.seq)
+	for _, r := range rs {
+		s.got = append(s.got, delivery{Reminder: r, At: s.now(), TS: ts, Digest: len(rs)})
+	}
+	return meetingbot.Receipt{Channel: "C-" + sub, TS: ts}, nil
 }
 
 func (s *slack) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, bool, error) {

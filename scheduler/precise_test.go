@@ -149,3 +149,61 @@ func TestSlowSubscriptionDelaysNoOther(t *testing.T) {
 	cancel() // ends the hanging read too
 	require.NoError(t, <-done)
 }
+
+// A flood of invitations at one instant goes out as one digest message per
+// offset, on time, instead of 45 posts paced a second apart whose last
+// ones would come after the meetings started; a subscription of its own
+// (the eng channel) is unaffected.
+func TestFloodAtOneInstantGoesOutAsOneDigest(t *testing.T) {
+	e := newEnv(t, sub("flood", 40*time.Second, 5*time.Second), sub("eng", 0), sub("few", 40*time.Second))
+	for i := range 45 {
+		e.meeting("flood@example.com", fmt.Sprintf("invite%02d", i), at("09:00"))
+	}
+	for i := range 5 {
+		e.meeting("few@example.com", fmt.Sprintf("few%d", i), at("09:00"))
+	}
+	e.meeting("eng@example.com", "standup", at("09:00"))
+	e.tickEvery(at("08:58:30"), at("09:01"), 30*time.Second)
+
+	messages := map[string]map[string]int{} // subscription -> ts -> reminders
+	for _, d := range e.slack.Deliveries() {
+		if messages[d.Subscription.ID] == nil {
+			messages[d.Subscription.ID] = map[string]int{}
+		}
+		messages[d.Subscription.ID][d.TS]++
+		assert.Equal(t, d.TriggerAt, d.At, "%s %s sent at its trigger", d.Subscription.ID, d.Key)
+	}
+	assert.Len(t, messages["flood"], 2, "flood: one digest per offset")
+	for ts, n := range messages["flood"] {
+		assert.Equal(t, 45, n, "reminders in digest %s", ts)
+	}
+	assert.Len(t, messages["few"], 5, "five at one instant go out one by one")
+	assert.Len(t, messages["eng"], 1)
+	for _, row := range e.ledger() {
+		require.Equal(t, meetingbot.Sent, row.Outcome, "%s %s", row.Subscription, row.Key)
+		if row.Subscription == "flood" {
+			assert.Equal(t, meetingbot.ReasonDigest, row.Code, "the ledger says it went in a digest")
+		}
+	}
+}
+
+// Reminders found due late by a sweep (the bot was down) go out as a
+// digest too, once, and a restart after it sends nothing more.
+func TestLateFloodGoesOutAsOneDigest(t *testing.T) {
+	e := newEnv(t, sub("flood", 10*time.Minute))
+	for i := range 12 {
+		e.meeting("flood@example.com", fmt.Sprintf("invite%02d", i), at("09:00"))
+	}
+	e.tickAt(at("08:45"))
+	e.restart() // down over the 08:50 trigger
+	e.tickAt(at("08:53"))
+	e.restart()
+	e.tickEvery(at("08:53:30"), at("09:00"), 30*time.Second)
+	got := e.slack.Deliveries()
+	require.Len(t, got, 12)
+	for _, d := range got {
+		assert.Equal(t, at("08:53"), d.At)
+		assert.Equal(t, 12, d.Digest, "reminders in its message")
+		assert.True(t, d.Late)
+	}
+}

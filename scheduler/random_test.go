@@ -57,23 +57,23 @@ func TestRandomCalendarsTicksAndCrashes(t *testing.T) {
 		total.add(st)
 	}
 	t.Logf("%d cases: %d ticks (%d by a second process mid-send), %d crashes (%d between a timer's plan and its fire), "+
-		"%d sends unconfirmed, %d lookups failed; %d reminders expected, %d delivered (%d at their trigger instant), %d lost to Slack failures",
+		"%d sends unconfirmed, %d lookups failed; %d reminders expected, %d delivered (%d at their trigger instant, %d in digests), %d lost to Slack failures",
 		cases, total.ticks, total.second, total.crashes, total.timerCrashes, total.unconfirmed, total.lookupsFailed,
-		total.expected, total.delivered, total.onTime, total.lostToSlack)
+		total.expected, total.delivered, total.onTime, total.digested, total.lostToSlack)
 	t.Logf("exactly once held: no duplicate where the notifier can look a message up in Slack's history; "+
 		"%d duplicates (allowed by DESIGN.md) in cases that simulate a notifier without history lookup, each where the test "+
 		"killed the process or lost Slack's answer between Slack accepting the message and the ledger recording it "+
 		"(%d such kills and losses in all cases)",
 		total.duplicates, total.atRisk)
 	if total.crashes == 0 || total.timerCrashes == 0 || total.atRisk == 0 || total.expected == 0 || total.second == 0 ||
-		total.unconfirmed == 0 || total.lookupsFailed == 0 || total.onTime == 0 {
+		total.unconfirmed == 0 || total.lookupsFailed == 0 || total.onTime == 0 || total.digested == 0 {
 		t.Fatalf("the cases exercised too little: %+v", total)
 	}
 }
 
 type stats struct {
 	ticks, second, crashes, timerCrashes, atRisk, expected, delivered, duplicates int
-	onTime                                                                        int
+	onTime, digested                                                              int
 	unconfirmed, lookupsFailed, lostToSlack                                       int
 }
 
@@ -81,6 +81,7 @@ func (s *stats) add(o stats) {
 	s.second += o.second
 	s.timerCrashes += o.timerCrashes
 	s.onTime += o.onTime
+	s.digested += o.digested
 	s.unconfirmed += o.unconfirmed
 	s.lookupsFailed += o.lookupsFailed
 	s.lostToSlack += o.lostToSlack
@@ -218,9 +219,11 @@ func (l crashLedger) Claim(ctx context.Context, e meetingbot.Entry, now, until t
 	return st, prev, err
 }
 func (l crashLedger) Record(ctx context.Context, e meetingbot.Entry, now time.Time) error {
-	if ok, diedHere := l.p.enter(); !ok {
-		if diedHere && e.Outcome == meetingbot.Sent {
-			l.atRisk[e.Subscription+"|"+e.Key]++ // Slack has it; the ledger will not
+	if ok, _ := l.p.enter(); !ok {
+		if e.Outcome == meetingbot.Sent {
+			// Slack has it; the ledger will not (for a digest, each of
+			// its reminders whose record the crash cut off).
+			l.atRisk[e.Subscription+"|"+e.Key]++
 		}
 		return errCrashed
 	}
@@ -283,6 +286,20 @@ func (n crashNotifier) Notify(ctx context.Context, r meetingbot.Reminder) (meeti
 	}
 	if !n.p.leave() {
 		n.atRisk[k]++
+		return meetingbot.Receipt{}, errCrashed
+	}
+	return rc, err
+}
+
+func (n crashNotifier) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (meetingbot.Receipt, error) {
+	if ok, _ := n.p.enter(); !ok {
+		return meetingbot.Receipt{}, errCrashed
+	}
+	rc, err := n.slack.NotifyDigest(ctx, rs)
+	if !n.p.leave() {
+		for _, r := range rs {
+			n.atRisk[r.Subscription.ID+"|"+r.Key]++
+		}
 		return meetingbot.Receipt{}, errCrashed
 	}
 	return rc, err
@@ -387,6 +404,12 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 	if rng.IntN(3) == 0 {
 		tr.unconfirmed, tr.lookupFail = 10, 30
 	}
+	// Some cases send everything due at one instant as a digest, so that
+	// digests meet the crashes and the lost answers too.
+	digestAbove := 5
+	if rng.IntN(3) == 0 {
+		digestAbove = 1
+	}
 	var completed []time.Time
 	if rng.IntN(3) == 0 {
 		// A second live process on the same file, ticking while the first
@@ -397,7 +420,7 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 		}
 		defer other.Close()
 		second, err := scheduler.New(subs, &tl, sl, other,
-			scheduler.Options{Clock: c, Logger: discardLogger(), MaxReads: 1, Interval: 30 * time.Second})
+			scheduler.Options{Clock: c, Logger: discardLogger(), MaxReads: 1, Interval: 30 * time.Second, DigestAbove: digestAbove})
 		if err != nil {
 			return st, err
 		}
@@ -425,7 +448,7 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 		}
 		proc = &process{crashAt: -1}
 		sched, err = scheduler.New(subs, &tl, crashNotifier{sl, proc, atRisk, tr}, crashLedger{store, proc, atRisk},
-			scheduler.Options{Clock: c, Logger: discardLogger(), MaxReads: 1, Interval: 30 * time.Second})
+			scheduler.Options{Clock: c, Logger: discardLogger(), MaxReads: 1, Interval: 30 * time.Second, DigestAbove: digestAbove})
 		return err
 	}
 	if err := boot(); err != nil {
@@ -496,6 +519,9 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 		}
 		if d.At.Equal(d.TriggerAt) {
 			st.onTime++
+		}
+		if d.Digest > 1 {
+			st.digested++
 		}
 	}
 	expected := map[string]bool{}

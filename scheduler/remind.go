@@ -3,11 +3,22 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/meetingbot/meetingbot"
 )
+
+// claim is a reminder whose claim this process holds, ready to send.
+type claim struct {
+	r      meetingbot.Reminder
+	e      meetingbot.Entry
+	lease  time.Time
+	resend bool // an interrupted send that Slack could not confirm or deny
+	log    *slog.Logger
+}
 
 // remind claims r, sends it (or records why not), and records the outcome.
 // It reports whether r's outcome is final.
@@ -16,9 +27,63 @@ func (s *Scheduler) remind(ctx context.Context, r meetingbot.Reminder) bool {
 		return false // already being worked on in this process
 	}
 	defer s.end(r.Subscription.ID, r.Key)
+	c, ok, final := s.prepare(ctx, r)
+	if !ok {
+		return final
+	}
+	return s.post(ctx, []claim{c})
+}
+
+// remindAll does what remind does for reminders of one subscription due
+// at one instant: when more than DigestAbove of them are to be sent, they
+// go out as digests (at most meetingbot.MaxDigest reminders each), else
+// one by one. It reports whether every outcome is final.
+func (s *Scheduler) remindAll(ctx context.Context, rs []meetingbot.Reminder) bool {
+	if len(rs) <= s.opts.DigestAbove {
+		all := true
+		for _, r := range rs {
+			if ctx.Err() != nil {
+				return false
+			}
+			all = s.remind(ctx, r) && all
+		}
+		return all
+	}
+	all := true
+	var ready []claim
+	for _, r := range rs {
+		if !s.begin(r.Subscription.ID, r.Key) {
+			all = false
+			continue
+		}
+		defer s.end(r.Subscription.ID, r.Key)
+		c, ok, final := s.prepare(ctx, r)
+		if ok {
+			ready = append(ready, c)
+		} else {
+			all = all && final
+		}
+	}
+	if len(ready) <= s.opts.DigestAbove {
+		for _, c := range ready {
+			all = s.post(ctx, []claim{c}) && all
+		}
+		return all
+	}
+	for batch := range slices.Chunk(ready, meetingbot.MaxDigest) {
+		all = s.post(ctx, batch) && all
+	}
+	return all
+}
+
+// prepare claims r and settles what needs no send: a key already final or
+// claimed by another live process, an interrupted send found in Slack, a
+// meeting started. It returns the claim to send (ok), or whether r's
+// outcome is final.
+func (s *Scheduler) prepare(ctx context.Context, r meetingbot.Reminder) (c claim, ok, final bool) {
 	log := s.log.With("subscription", r.Subscription.ID, "key", r.Key)
 	e := entryOf(r)
-	// The lease starts now, when the claim is made, not when the tick
+	// The lease starts now, when the claim is made, not when the sweep
 	// began: earlier reads and sends may have taken a while.
 	claimed := s.clock.Now().UTC()
 	lease := claimed.Add(s.opts.Lease)
@@ -28,14 +93,14 @@ func (s *Scheduler) remind(ctx context.Context, r meetingbot.Reminder) bool {
 			s.ledgerFailed(err)
 			log.Error("claim reminder", "err", err)
 		}
-		return false
+		return c, false, false
 	}
 	switch status {
 	case meetingbot.Done:
-		return true
+		return c, false, true
 	case meetingbot.Busy:
 		log.Debug("reminder claimed by another process", "owner", prev.Owner)
-		return false
+		return c, false, false
 	}
 
 	// The claim is ours. Finish what it guards even if ctx ends now: an
@@ -43,22 +108,36 @@ func (s *Scheduler) remind(ctx context.Context, r meetingbot.Reminder) bool {
 	var resend bool
 	if status == meetingbot.Orphaned {
 		look, cancel := s.workContext(ctx, s.opts.SendTimeout)
-		receipt, ok, err := s.notify.Delivered(look, r)
+		receipt, found, err := s.notify.Delivered(look, r)
 		cancel()
 		switch {
-		case ok:
+		case found:
 			e.Outcome, e.Channel, e.MessageTS = meetingbot.Sent, receipt.Channel, receipt.TS
 			e.Code, e.Reason = meetingbot.ReasonInterruptedConfirmed, "confirmed in Slack after an interrupted send"
 			e.Late = prev.Late
-			return s.record(ctx, log, e)
+			return c, false, s.record(ctx, log, e)
 		case err != nil && !errors.Is(err, meetingbot.ErrUnknown):
 			// Could not ask: the claim keeps its "look first" state.
 			log.Warn("check for an interrupted send", "err", err)
 			s.release(ctx, log, e, "an interrupted send is not confirmed yet: "+err.Error())
-			return false
+			return c, false, false
 		}
 		resend = true
 	}
+	if started(r, s.clock.Now().UTC()) { // a fresh reading: the lookup may have taken a while
+		e.Outcome, e.Code, e.Reason = meetingbot.Skipped, meetingbot.ReasonStarted, "started"
+		if resend {
+			e.Reason = "started; an interrupted send was not confirmed"
+		}
+		return c, false, s.record(ctx, log, e)
+	}
+	return claim{r: r, e: e, lease: lease, resend: resend, log: log}, true, false
+}
+
+// post sends the claimed reminders, one with Notify or several as one
+// digest with NotifyDigest, and records each outcome. It reports whether
+// every outcome is final.
+func (s *Scheduler) post(ctx context.Context, cs []claim) bool {
 	// One of at most MaxSends deliveries in flight; a stop while waiting
 	// is recorded below.
 	select {
@@ -66,42 +145,72 @@ func (s *Scheduler) remind(ctx context.Context, r meetingbot.Reminder) bool {
 		defer func() { <-s.sends }()
 	case <-ctx.Done():
 	}
-	now := s.clock.Now().UTC() // a fresh reading: the lookup may have taken a while
-	switch {
-	case started(r, now):
-		e.Outcome, e.Code, e.Reason = meetingbot.Skipped, meetingbot.ReasonStarted, "started"
-		if resend {
-			e.Reason = "started; an interrupted send was not confirmed"
-		}
-		return s.record(ctx, log, e)
-	case ctx.Err() != nil:
+	now := s.clock.Now().UTC()
+	if ctx.Err() != nil {
 		// Shutting down: no send starts after the signal.
-		e.Outcome, e.Code, e.Reason, e.Retryable = meetingbot.Failed, meetingbot.ReasonStopped, "stopped before sending", true
-		s.record(ctx, log, e)
-		return false
-	case lease.Sub(now) < s.opts.SendTimeout:
-		// The lease must cover the whole send, or another process could
-		// take the key over while Slack has the message.
-		lease = now.Add(s.opts.Lease)
-		if err := s.ledger.Renew(ctx, e, lease); err != nil {
-			log.Warn("renew claim before sending", "err", err)
-			return false
+		for _, c := range cs {
+			c.e.Outcome, c.e.Code, c.e.Reason, c.e.Retryable = meetingbot.Failed, meetingbot.ReasonStopped, "stopped before sending", true
+			s.record(ctx, c.log, c.e)
 		}
+		return false
+	}
+	// The lease must cover the whole send, or another process could take
+	// a key over while Slack has the message.
+	all := true
+	lease := now.Add(s.opts.Lease)
+	kept := cs[:0:0]
+	for _, c := range cs {
+		if c.lease.Sub(now) < s.opts.SendTimeout {
+			c.lease = now.Add(s.opts.Lease)
+			if err := s.ledger.Renew(ctx, c.e, c.lease); err != nil {
+				c.log.Warn("renew claim before sending", "err", err)
+				all = false
+				continue
+			}
+		}
+		lease = earlier(lease, c.lease)
+		kept = append(kept, c)
+	}
+	if len(kept) == 0 {
+		return false
 	}
 	send, cancel := s.workContext(ctx, min(s.opts.SendTimeout, lease.Sub(now)))
-	receipt, err := s.notify.Notify(send, r)
+	var receipt meetingbot.Receipt
+	var err error
+	if len(kept) == 1 {
+		receipt, err = s.notify.Notify(send, kept[0].r)
+	} else {
+		rs := make([]meetingbot.Reminder, len(kept))
+		for i, c := range kept {
+			rs[i] = c.r
+		}
+		receipt, err = s.notify.NotifyDigest(send, rs)
+	}
 	cut := send.Err() != nil
 	cancel()
+	for _, c := range kept {
+		all = s.finish(ctx, c, len(kept), receipt, err, cut) && all
+	}
+	return all
+}
+
+// finish records what became of claim c, sent alone (n == 1) or in a
+// digest of n, and reports whether its outcome is final.
+func (s *Scheduler) finish(ctx context.Context, c claim, n int, receipt meetingbot.Receipt, err error, cut bool) bool {
+	e, log := c.e, c.log
 	switch {
 	case err == nil:
 		e.Outcome, e.Channel, e.MessageTS = meetingbot.Sent, receipt.Channel, receipt.TS
-		if resend {
+		switch {
+		case c.resend:
 			e.Code, e.Reason = meetingbot.ReasonResent, "resent after an interrupted send"
+		case n > 1:
+			e.Code, e.Reason = meetingbot.ReasonDigest, fmt.Sprintf("sent in one message with %d reminders due at the same instant", n)
 		}
 	case cut || errors.Is(err, meetingbot.ErrUnconfirmed):
 		// Cut off mid-send (shutdown, the send timeout) or an answer lost:
 		// Slack may have the message. The claim is released in its "look
-		// first" state, and the next tick, here or in another process,
+		// first" state, and the next sweep, here or in another process,
 		// looks for the message before sending again.
 		log.Warn("send unconfirmed; it is looked up in Slack before any retry", "err", err)
 		s.release(ctx, log, e, "send unconfirmed: "+err.Error())
@@ -111,9 +220,16 @@ func (s *Scheduler) remind(ctx context.Context, r meetingbot.Reminder) bool {
 		log.Error("reminder failed permanently", "err", err)
 	default:
 		e.Outcome, e.Code, e.Reason, e.Retryable = meetingbot.Failed, meetingbot.ReasonTransient, err.Error(), true
-		log.Warn("reminder failed; retrying next tick", "err", err)
+		log.Warn("reminder failed; retrying next sweep", "err", err)
 	}
 	return s.record(ctx, log, e) && !e.Retryable
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // begin marks a key as worked on by this process and reports whether it

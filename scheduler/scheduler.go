@@ -63,6 +63,11 @@ type Options struct {
 	// CheckTimeout bounds that check; past it the reminder goes out on the
 	// sweep's reading of the calendar; 5s by default.
 	CheckTimeout time.Duration
+	// DigestAbove is how many reminders of one subscription due at one
+	// instant go out one by one; more go out as one digest message, so a
+	// flood of invitations neither floods the reader nor makes the last
+	// of them late behind Slack's pace of a post a second; 5 by default.
+	DigestAbove int
 	// MaxReads bounds the calendar reads of sweeps in flight, and MaxSends
 	// the deliveries in flight; 64 and 256 by default. They are guards on
 	// resources, not the pace: the Calendar client keeps within Google's
@@ -142,6 +147,9 @@ func New(subs []meetingbot.Subscription, source Source, notifier Notifier, ledge
 	opts.JumpConfirm = orDefault(opts.JumpConfirm, 2*time.Minute)
 	if opts.MaxReads <= 0 {
 		opts.MaxReads = 64
+	}
+	if opts.DigestAbove <= 0 {
+		opts.DigestAbove = 5
 	}
 	if opts.MaxSends <= 0 {
 		opts.MaxSends = 256

@@ -202,16 +202,25 @@ func (s *Scheduler) deliver(ctx context.Context, sub meetingbot.Subscription, du
 		return false
 	}
 	all := true
+	var group []meetingbot.Reminder // due at one instant
+	flush := func() {
+		if len(group) > 0 && ctx.Err() == nil {
+			all = s.remindAll(ctx, group) && all
+		}
+		group = group[:0]
+	}
 	for _, r := range due {
 		if e, ok := known[r.Key]; ok && e.Final() {
 			continue
 		}
-		if ctx.Err() != nil {
-			return false // shutting down: claim nothing new
+		if len(group) > 0 && !group[0].TriggerAt.Equal(r.TriggerAt) {
+			flush()
 		}
-		if !s.remind(ctx, r) {
-			all = false
-		}
+		group = append(group, r)
+	}
+	flush()
+	if ctx.Err() != nil {
+		return false // shutting down: claim nothing new
 	}
 	return all
 }

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/meetingbot/meetingbot"
@@ -14,6 +15,7 @@ import (
 type armed struct {
 	r     meetingbot.Reminder
 	timer clock.Timer
+	taken bool // fired, alone or with its siblings: it is being checked and sent
 }
 
 // plan arms a timer for each trigger of sub's meetings that falls due in
@@ -127,53 +129,103 @@ func (s *Scheduler) disarm(sub, key string, t *armed) bool {
 	return current
 }
 
-// fire runs FireLead before t's trigger: it confirms the meeting against
-// the calendar and, when it still starts when planned, sends the reminder
-// at its trigger. A meeting moved or cancelled since the sweep gets
-// nothing at the old time, and its subscription is swept at once, which
-// plans the new start or sends it late if its trigger has passed.
+// fire runs FireLead before t's trigger. It takes every timer of the
+// subscription due at the same instant, confirms their meetings against
+// the calendar, and sends those that still start when planned at their
+// trigger, together (remindAll: a digest when there are many). A meeting
+// moved or cancelled since the sweep gets nothing at the old time, and its
+// subscription is swept at once, which plans the new start or sends it
+// late if its trigger has passed.
 func (s *Scheduler) fire(ctx context.Context, sub, key string, t *armed) {
 	s.mu.Lock()
-	current := s.timers[sub][key] == t
-	r := t.r
-	s.mu.Unlock()
-	if !current || ctx.Err() != nil || !s.trustClock(s.clock.Now().UTC()) {
-		return // dropped, stopping, or the clock is not trusted: the sweep sees to it
-	}
-	m, outcome := s.check(ctx, r)
-	if s.opts.Observer != nil {
-		s.opts.Observer.Checked(outcome)
-	}
-	switch outcome {
-	case meetingbot.CheckMoved, meetingbot.CheckCancelled:
-		if s.disarm(sub, key, t) {
-			s.log.Info("meeting changed since the sweep; no reminder for the old time",
-				"subscription", sub, "key", key, "change", outcome, "new_start", m.Start)
-			s.sweepOne(ctx, r.Subscription)
-		}
-		return
-	case meetingbot.CheckConfirmed:
-		r.Meeting = m // the latest title and links; the start is the same
-	}
-	if wait := r.TriggerAt.Sub(s.clock.Now()); wait > 0 {
-		s.mu.Lock()
-		if s.timers[sub][key] == t {
-			t.timer = s.after(wait, func() { s.send(ctx, sub, key, t, r) })
-		}
+	if s.timers[sub][key] != t || t.taken {
 		s.mu.Unlock()
+		return // dropped, or taken by a sibling due at the same instant
+	}
+	var keys []string
+	var group []*armed
+	for k, o := range s.timers[sub] {
+		if o.r.TriggerAt.Equal(t.r.TriggerAt) && !o.taken {
+			o.taken = true
+			if o != t {
+				o.timer.Stop()
+			}
+			keys, group = append(keys, k), append(group, o)
+		}
+	}
+	rs := make([]meetingbot.Reminder, len(group))
+	for i, o := range group {
+		rs[i] = o.r
+	}
+	s.mu.Unlock()
+	if ctx.Err() != nil || !s.trustClock(s.clock.Now().UTC()) {
+		// Stopping, or the clock is not trusted: the sweep sees to them.
+		for i := range group {
+			s.disarm(sub, keys[i], group[i])
+		}
 		return
 	}
-	s.send(ctx, sub, key, t, r)
+
+	checked := s.checkAll(ctx, rs)
+	var changed bool
+	var ready []int
+	for i, c := range checked {
+		if s.opts.Observer != nil {
+			s.opts.Observer.Checked(c.outcome)
+		}
+		switch c.outcome {
+		case meetingbot.CheckMoved, meetingbot.CheckCancelled:
+			if s.disarm(sub, keys[i], group[i]) {
+				changed = true
+				s.log.Info("meeting changed since the sweep; no reminder for the old time",
+					"subscription", sub, "key", keys[i], "change", c.outcome, "new_start", c.m.Start)
+			}
+			continue
+		case meetingbot.CheckConfirmed:
+			rs[i].Meeting = c.m // the latest title and links; the start is the same
+		}
+		ready = append(ready, i)
+	}
+	if changed {
+		s.sweepOne(ctx, rs[0].Subscription)
+	}
+	send := func() {
+		var due []meetingbot.Reminder
+		for _, i := range ready {
+			if s.disarm(sub, keys[i], group[i]) { // not dropped by a sweep since
+				due = append(due, rs[i])
+			}
+		}
+		if len(due) > 0 && ctx.Err() == nil {
+			sortReminders(due)
+			s.remindAll(ctx, due)
+		}
+	}
+	if wait := rs[0].TriggerAt.Sub(s.clock.Now()); wait > 0 {
+		s.after(wait, send) // at the trigger itself
+		return
+	}
+	send()
 }
 
-// send sends t's reminder r at its trigger, through the same claim, send
-// and record path as a sweep, unless t was dropped or the scheduler is
-// stopping.
-func (s *Scheduler) send(ctx context.Context, sub, key string, t *armed, r meetingbot.Reminder) {
-	if ctx.Err() != nil || !s.disarm(sub, key, t) {
-		return
+// checked is what check found of one meeting.
+type checked struct {
+	m       meetingbot.Meeting
+	outcome meetingbot.CheckOutcome
+}
+
+// checkAll checks the meetings of rs at once.
+func (s *Scheduler) checkAll(ctx context.Context, rs []meetingbot.Reminder) []checked {
+	out := make([]checked, len(rs))
+	var wg sync.WaitGroup
+	for i, r := range rs {
+		wg.Go(func() {
+			m, outcome := s.check(ctx, r)
+			out[i] = checked{m, outcome}
+		})
 	}
-	s.remind(ctx, r)
+	wg.Wait()
+	return out
 }
 
 // check reads r's meeting afresh, within CheckTimeout.
