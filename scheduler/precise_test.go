@@ -207,3 +207,29 @@ func TestLateFloodGoesOutAsOneDigest(t *testing.T) {
 		assert.True(t, d.Late)
 	}
 }
+
+// Timers due at one instant are checked together: one calendar read for
+// all, then one read each only for those not found at their start, which
+// are told apart (moved, cancelled) and not sent at the old time.
+func TestTimersDueTogetherAreCheckedTogether(t *testing.T) {
+	e := newEnv(t)
+	for i := range 9 {
+		e.meeting(cal, fmt.Sprintf("m%d", i), at("09:00"))
+	}
+	e.tickAt(at("08:49:30"))
+	reads, gets := e.cal.reads, e.cal.gets
+	e.clock.Set(at("08:49:57"))
+	e.cal.Cancel(cal, "m0")
+	e.meeting(cal, "m1", at("09:30"))
+	e.clock.Set(at("08:50:10"))
+
+	assert.Equal(t, 1, e.cal.reads-reads-1, "calendar reads of the check (besides the sweep of the moved one's subscription)")
+	assert.Equal(t, 2, e.cal.gets-gets, "single reads, for the two not found")
+	got := e.slack.Deliveries()
+	require.Len(t, got, 7)
+	for _, d := range got {
+		assert.Equal(t, at("08:50"), d.At)
+		assert.Equal(t, 7, d.Digest)
+		assert.NotContains(t, []string{"m0", "m1"}, d.Meeting.ID)
+	}
+}

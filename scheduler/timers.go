@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/meetingbot/meetingbot"
@@ -214,17 +213,45 @@ type checked struct {
 	outcome meetingbot.CheckOutcome
 }
 
-// checkAll checks the meetings of rs at once.
+// checkAll checks the meetings of rs, reminders of one subscription due at
+// one instant. One meeting is read alone (Source.Meeting); several are
+// read together, in one read of the window of their starts, as fresh as
+// one read each and within the Calendar quota however many they are; a
+// meeting that read does not show at its start is then read alone, to
+// tell a move from a cancellation.
 func (s *Scheduler) checkAll(ctx context.Context, rs []meetingbot.Reminder) []checked {
 	out := make([]checked, len(rs))
-	var wg sync.WaitGroup
-	for i, r := range rs {
-		wg.Go(func() {
-			m, outcome := s.check(ctx, r)
-			out[i] = checked{m, outcome}
-		})
+	if len(rs) == 1 {
+		m, outcome := s.check(ctx, rs[0])
+		return []checked{{m, outcome}}
 	}
-	wg.Wait()
+	from, to := rs[0].Meeting.Start, rs[0].Meeting.Start
+	for _, r := range rs[1:] {
+		from, to = earlier(from, r.Meeting.Start), later(to, r.Meeting.Start)
+	}
+	read, cancel := context.WithTimeout(ctx, s.opts.CheckTimeout)
+	meetings, err := s.source.Meetings(read, rs[0].Subscription, from.Add(-time.Millisecond), to)
+	cancel()
+	if err != nil {
+		s.log.Debug("could not confirm meetings before their reminders; sending on the last sweep's reading",
+			"subscription", rs[0].Subscription.ID, "reminders", len(rs), "err", err)
+		for i, r := range rs {
+			out[i] = checked{r.Meeting, meetingbot.CheckUnknown}
+		}
+		return out
+	}
+	byID := make(map[string]meetingbot.Meeting, len(meetings))
+	for _, m := range meetings {
+		byID[m.ID] = m
+	}
+	for i, r := range rs {
+		if m, ok := byID[r.Meeting.ID]; ok && m.Start.Equal(r.Meeting.Start) {
+			out[i] = checked{m, meetingbot.CheckConfirmed}
+			continue
+		}
+		m, outcome := s.check(ctx, r)
+		out[i] = checked{m, outcome}
+	}
 	return out
 }
 

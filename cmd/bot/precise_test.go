@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -165,5 +166,45 @@ func TestTwoProcessesWithTimersSendOnce(t *testing.T) {
 		if late := ms[0].Posted.Sub(begins.Add(-10 * time.Second)); late < 0 || late > time.Second {
 			t.Errorf("reminder of %s posted %v after its trigger, want within 1s", title, late)
 		}
+	}
+}
+
+// A flood of invitations to one person, 45 meetings at one instant with
+// offsets 40s and 5s, goes out as one digest message per offset, on time,
+// and the eng channel's reminder of its own meeting at the same instant is
+// on time too (issue: one user must not silence everyone).
+func TestFloodOfInvitationsSilencesNoOne(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	env := w.env("CALENDARS="+alice+","+teamID, "REMINDER_OFFSETS=40s,5s", "TICK_INTERVAL=1s")
+	p := start(t, w.dir, env)
+	p.ready()
+	begins := at(50 * time.Second)
+	for i := range 45 {
+		w.meeting(t, fmt.Sprintf("invite%02d", i), fmt.Sprintf("Invitation %02d", i), begins)
+	}
+	w.meetingIn(t, team, "standup", "Eng standup", begins)
+	sleepUntil(begins.Add(time.Second))
+
+	eng := w.messages("Eng standup")
+	if len(eng) != 2 {
+		t.Fatalf("eng reminders = %d, want 2 (40s and 5s)", len(eng))
+	}
+	for i, trigger := range []time.Time{begins.Add(-40 * time.Second), begins.Add(-5 * time.Second)} {
+		if late := eng[i].Posted.Sub(trigger); late < 0 || late > time.Second {
+			t.Errorf("eng reminder %d posted %v after its trigger, want within 1s", i, late)
+		}
+	}
+	digests := w.messages("45 meetings")
+	if len(digests) != 2 {
+		t.Fatalf("digests to alice = %d, want 2 (one per offset); messages: %d", len(digests), len(w.slack.Messages()))
+	}
+	for i, trigger := range []time.Time{begins.Add(-40 * time.Second), begins.Add(-5 * time.Second)} {
+		if late := digests[i].Posted.Sub(trigger); late < 0 || late > time.Second {
+			t.Errorf("digest %d posted %v after its trigger, want within 1s", i, late)
+		}
+	}
+	if n := len(w.slack.Messages()); n != 4 {
+		t.Errorf("messages = %d, want 4: two digests and two eng reminders", n)
 	}
 }
