@@ -348,7 +348,7 @@ func TestShutdownMidSendLeavesClaimForLookup(t *testing.T) {
 	case err := <-done:
 		require.NoError(t, err, "Run")
 	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return within 5s of shutdown")
+		require.Fail(t, "Run did not return within 5s of shutdown")
 	}
 	rows := e.ledger()
 	require.Len(t, rows, 1)

@@ -16,6 +16,7 @@ import (
 	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/storage"
+	"github.com/stretchr/testify/require"
 )
 
 var (
@@ -52,7 +53,7 @@ func TestRandomCalendarsTicksAndCrashes(t *testing.T) {
 		seed := *randomSeed + uint64(i)
 		st, err := runRandomCase(t.TempDir(), seed)
 		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
+			require.NoError(t, err, "seed %d", seed)
 		}
 		total.add(st)
 	}
@@ -67,7 +68,7 @@ func TestRandomCalendarsTicksAndCrashes(t *testing.T) {
 		total.duplicates, total.atRisk)
 	if total.crashes == 0 || total.timerCrashes == 0 || total.atRisk == 0 || total.expected == 0 || total.second == 0 ||
 		total.unconfirmed == 0 || total.lookupsFailed == 0 || total.onTime == 0 || total.digested == 0 {
-		t.Fatalf("the cases exercised too little: %+v", total)
+		require.Fail(t, "the cases exercised too little", "%+v", total)
 	}
 }
 

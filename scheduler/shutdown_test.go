@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // levelHandler records each log record's level and message.
@@ -57,23 +59,18 @@ func TestStopDuringATickLogsNothingAlarming(t *testing.T) {
 	defer stop()
 	e.slack.before = func(meetingbot.Reminder) { stop() } // SIGTERM mid-send
 	e.clock.Set(at("08:57"))
-	if err := e.sched.Tick(ctx); err != nil {
-		t.Fatalf("Tick() = %v, want nil", err)
-	}
+	require.NoError(t, e.sched.Tick(ctx), "Tick()")
 
-	if got := e.slack.Deliveries(); len(got) != 1 || got[0].Meeting.ID != "first" {
-		t.Errorf("deliveries = %v, want the one in flight (first)", got)
+	got := e.slack.Deliveries()
+	if assert.Len(t, got, 1, "deliveries: the one in flight") {
+		assert.Equal(t, "first", got[0].Meeting.ID)
 	}
-	if bad := logs.atLeast(slog.LevelWarn); len(bad) > 0 {
-		t.Errorf("logged during a clean stop: %q, want nothing at WARN or above", bad)
-	}
+	assert.Empty(t, logs.atLeast(slog.LevelWarn), "logged during a clean stop at WARN or above")
 
 	// The next process picks up where this one stopped, prune included.
 	e.slack.before = nil
 	e.cal.Fail("bob@example.com", nil)
 	e.restart()
 	e.tickAt(at("08:58"))
-	if got := e.slack.Deliveries(); len(got) != 2 {
-		t.Errorf("deliveries after restart = %d, want 2", len(got))
-	}
+	assert.Len(t, e.slack.Deliveries(), 2, "deliveries after restart")
 }
