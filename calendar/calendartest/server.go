@@ -5,12 +5,12 @@
 //
 // It implements events.list as documented (timeMin bounds an event's end and
 // timeMax its start, both exclusive; singleEvents; orderBy=startTime;
-// showDeleted; pagination) and events.get (of an event, a series or one
-// instance of a series by its generated id), both with the fields mask,
-// expands simple recurring series into instances, serves an OAuth 2.0 token
-// endpoint for service-account and authorized-user credentials, and injects
-// faults (rate limits, server errors, dropped connections) and a latency on
-// request.
+// showDeleted; pagination; incremental sync with syncToken, see sync.go) and
+// events.get (of an event, a series or one instance of a series by its
+// generated id), both with the fields mask, expands simple recurring series
+// into instances, serves an OAuth 2.0 token endpoint for service-account
+// and authorized-user credentials, and injects faults (rate limits, server
+// errors, dropped connections) and a latency on request.
 package calendartest
 
 import (
@@ -68,11 +68,22 @@ type Server struct {
 }
 
 type calendarState struct {
-	events  map[string]*calendar.Event
-	order   []string // insertion order of ids, the default list order
+	// eventSet holds the events as they are now. A stored event is never
+	// changed in place, only replaced, so that a snapshot of the set (a
+	// copy of its map and order) stays what it was: see sync.go.
+	eventSet
 	readers map[string]bool
 	// busyOnly are the principals that see only free/busy.
 	busyOnly map[string]bool
+	sync     syncState
+}
+
+// eventSet is a calendar's events: stored ones (single events, series and
+// their exceptions) by id, and their ids in insertion order, the default
+// list order.
+type eventSet struct {
+	events map[string]*calendar.Event
+	order  []string
 }
 
 // NewServer starts a server. Close it when done.
@@ -136,7 +147,11 @@ func (s *Server) AddCalendar(calendarID string) {
 func (s *Server) calendar(calendarID string) *calendarState {
 	c := s.calendars[calendarID]
 	if c == nil {
-		c = &calendarState{events: map[string]*calendar.Event{}, readers: map[string]bool{}, busyOnly: map[string]bool{}}
+		c = &calendarState{
+			eventSet: eventSet{events: map[string]*calendar.Event{}},
+			readers:  map[string]bool{},
+			busyOnly: map[string]bool{},
+		}
 		s.calendars[calendarID] = c
 	}
 	return c
