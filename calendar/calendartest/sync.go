@@ -74,9 +74,11 @@ func checkSyncQuery(q url.Values) (reason, message string) {
 	return "", ""
 }
 
-// changed records a change of c's events: a new state. s.mu must be held.
+// changed records a change of c's events: a new state, and an "exists"
+// notification to every channel watching c. s.mu must be held.
 func (s *Server) changed(c *calendarState) {
 	c.sync.version++
+	s.notifyChanged(c)
 }
 
 // state returns the state version of c, as kept, or the current state
