@@ -69,6 +69,9 @@ func (s *Source) fix(calendarID string, err error) string {
 		return "cannot build the API client"
 	}
 	switch {
+	case hasReasonPrefix(gerr, "push.webhookUrl"):
+		// events.watch: push.webhookUrlNotHttps, push.webhookUrlUnauthorized …
+		return "Google refused the notification address of the watch: PUBLIC_URL must be an https URL that Google can reach, with a valid certificate"
 	case gerr.Code == http.StatusNotFound:
 		return "not found or not shared: " + s.shareFix(calendarID)
 	case gerr.Code == http.StatusUnauthorized:

@@ -12,8 +12,8 @@ const (
 	MethodGet  = "events.get"
 )
 
-// SetLatency makes every Calendar API request (events.list, events.get)
-// wait d before it is answered, as a distant server would; 0, the default,
+// SetLatency makes every Calendar API request (events.list, events.get,
+// events.watch, channels.stop) wait d before it is answered, as a distant server would; 0, the default,
 // answers at once. Requests wait concurrently, never behind each other,
 // and a request whose client gives up while it waits gets no answer. The
 // token endpoint is not delayed. The latency applies to requests that
@@ -22,8 +22,8 @@ func (s *Server) SetLatency(d time.Duration) {
 	s.latency.Store(int64(max(d, 0)))
 }
 
-// RequestsTo returns how many requests of method (MethodList, MethodGet)
-// the server received, on every calendar, including those answered with
+// RequestsTo returns how many requests of method (MethodList, MethodGet,
+// MethodWatch, MethodStop) the server received, on every calendar, including those answered with
 // an injected fault or an error.
 func (s *Server) RequestsTo(method string) int {
 	s.mu.Lock()

@@ -79,6 +79,7 @@ func (s *Server) Put(calendarID string, ev *calendar.Event) error {
 		c.order = append(c.order, ev.Id)
 	}
 	c.events[ev.Id] = ev
+	s.changed(c)
 	return nil
 }
 
@@ -124,7 +125,7 @@ func (s *Server) Instance(calendarID, instanceID string) (*calendar.Event, error
 
 // generatedInstance expands the series an instance id names. s.mu must be
 // held.
-func (c *calendarState) generatedInstance(instanceID string) (*calendar.Event, error) {
+func (c *eventSet) generatedInstance(instanceID string) (*calendar.Event, error) {
 	i := strings.LastIndexByte(instanceID, '_')
 	if i < 0 {
 		return nil, fmt.Errorf("calendartest: %s is not an instance id", instanceID)
@@ -160,16 +161,19 @@ func (s *Server) Delete(calendarID, eventID string) error {
 		return fmt.Errorf("calendartest: calendar %s not found", calendarID)
 	}
 	ev, ok := c.events[eventID]
-	if !ok {
+	if ok {
+		ev = clone(ev) // stored events are replaced, never changed
+	} else {
 		inst, err := c.generatedInstance(eventID)
 		if err != nil {
 			return err
 		}
 		ev = inst
-		c.events[eventID] = ev
 		c.order = append(c.order, eventID)
 	}
 	ev.Status = "cancelled"
+	c.events[eventID] = ev
+	s.changed(c)
 	return nil
 }
 

@@ -50,6 +50,7 @@ func (s *Server) Purge(calendarID, eventID string) error {
 		}
 		return false
 	})
+	s.changed(c)
 	return nil
 }
 
@@ -105,7 +106,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 
 // get returns a copy of what eventID names, or nil. An instance of a
 // cancelled series is cancelled too. The server's lock must be held.
-func (c *calendarState) get(eventID string) *calendar.Event {
+func (c *eventSet) get(eventID string) *calendar.Event {
 	ev, ok := c.events[eventID]
 	if ok {
 		ev = clone(ev)

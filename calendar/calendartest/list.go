@@ -22,12 +22,26 @@ type listQuery struct {
 	orderBy          string
 	maxResults       int
 	offset           int
+	// syncToken asks for the changes since the state it names.
+	syncToken string
+	// version is the calendar state a page token names, -1 for none:
+	// every page of one list is cut from the same state.
+	version int64
+	// now is when the request arrived: series without an end expand up
+	// to two years after it.
+	now time.Time
 }
 
 // parseListQuery reads and checks the parameters as the API does, naming
 // the reason of a 400 answer.
 func parseListQuery(q url.Values) (lq listQuery, reason, message string) {
 	lq.maxResults = 250
+	lq.version = -1
+	if lq.syncToken = q.Get("syncToken"); lq.syncToken != "" {
+		if reason, message := checkSyncQuery(q); reason != "" {
+			return lq, reason, message
+		}
+	}
 	var err error
 	for _, p := range []struct {
 		name string
@@ -70,17 +84,34 @@ func parseListQuery(q url.Values) (lq listQuery, reason, message string) {
 		lq.maxResults = min(lq.maxResults, 2500)
 	}
 	if v := q.Get("pageToken"); v != "" {
-		b, err := base64.RawURLEncoding.DecodeString(v)
-		n, found := strings.CutPrefix(string(b), "offset:")
-		if lq.offset, err = strconv.Atoi(n); err != nil || !found || lq.offset < 0 {
+		var ok bool
+		if lq.offset, lq.version, ok = parsePageToken(v); !ok {
 			return lq, "invalid", "Invalid page token value."
 		}
 	}
 	return lq, "", ""
 }
 
-func pageToken(offset int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("offset:" + strconv.Itoa(offset)))
+// pageToken names the page of a list that starts at offset, cut from the
+// calendar state version.
+func pageToken(offset int, version int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("offset:" + strconv.Itoa(offset) + "@" + strconv.FormatInt(version, 10)))
+}
+
+func parsePageToken(v string) (offset int, version int64, ok bool) {
+	b, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil {
+		return 0, 0, false
+	}
+	rest, found := strings.CutPrefix(string(b), "offset:")
+	n, ver, _ := strings.Cut(rest, "@")
+	if offset, err = strconv.Atoi(n); err != nil || !found || offset < 0 {
+		return 0, 0, false
+	}
+	if version, err = strconv.ParseInt(ver, 10, 64); err != nil || version < 0 {
+		return 0, 0, false
+	}
+	return offset, version, true
 }
 
 func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
@@ -120,6 +151,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 		writeBadRequest(w, reason, message)
 		return
 	}
+	lq.now = time.Now()
 	var mask fieldMask
 	if f := r.URL.Query().Get("fields"); f != "" {
 		var err error
@@ -131,7 +163,19 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	items := c.list(lq)
+	// Every page of one list is cut from the state its first page saw.
+	cur, version := c.state(lq.version)
+	var items []*calendar.Event
+	if lq.syncToken != "" {
+		since, ok := c.since(lq.syncToken)
+		if !ok {
+			writeError(w, http.StatusGone, "global", "fullSyncRequired", "Sync token is no longer valid, a full sync is required.")
+			return
+		}
+		items = changes(since, cur, lq)
+	} else {
+		items = cur.list(lq)
+	}
 	resp := &calendar.Events{
 		Kind:             "calendar#events",
 		Etag:             `"p33c9h2ruqvf8g0o"`,
@@ -151,7 +195,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case s.emptyPages[calendarID] > 0:
 		s.emptyPages[calendarID]--
-		resp.NextPageToken = pageToken(lq.offset)
+		resp.NextPageToken = pageToken(lq.offset, version)
 	default:
 		size := lq.maxResults
 		if s.pageSize > 0 {
@@ -161,9 +205,9 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 		hi := min(lo+size, len(items))
 		resp.Items = items[lo:hi]
 		if hi < len(items) {
-			resp.NextPageToken = pageToken(hi)
+			resp.NextPageToken = pageToken(hi, version)
 		} else {
-			resp.NextSyncToken = "CPDAlvWDx70CEPDAlvWDx70CGAU="
+			resp.NextSyncToken = c.syncToken(version)
 		}
 	}
 	// Only the fields asked for travel, as the API's partial responses do:
@@ -179,7 +223,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 
 // list returns the events matching lq, in the requested order. The
 // server's lock must be held.
-func (c *calendarState) list(lq listQuery) []*calendar.Event {
+func (c *eventSet) list(lq listQuery) []*calendar.Event {
 	var out []*calendar.Event
 	overlaps := func(ev *calendar.Event) bool {
 		start, end, err := span(ev)
@@ -196,7 +240,7 @@ func (c *calendarState) list(lq listQuery) []*calendar.Event {
 	// Series without an end expand up to timeMax, or two years ahead.
 	horizon := lq.timeMax
 	if horizon.IsZero() {
-		horizon = time.Now().AddDate(2, 0, 0)
+		horizon = cmp.Or(lq.now, time.Now()).AddDate(2, 0, 0)
 	}
 	for _, id := range c.order {
 		ev := c.events[id]

@@ -5,15 +5,18 @@
 //
 // It implements events.list as documented (timeMin bounds an event's end and
 // timeMax its start, both exclusive; singleEvents; orderBy=startTime;
-// showDeleted; pagination) and events.get (of an event, a series or one
-// instance of a series by its generated id), both with the fields mask,
-// expands simple recurring series into instances, serves an OAuth 2.0 token
+// showDeleted; pagination; incremental sync with syncToken, see sync.go) and
+// events.get (of an event, a series or one instance of a series by its
+// generated id), both with the fields mask, events.watch and channels.stop,
+// posting push notifications to the watching address (push.go), expands
+// simple recurring series into instances, serves an OAuth 2.0 token
 // endpoint for service-account and authorized-user credentials, and injects
-// faults (rate limits, server errors, dropped connections) and a latency on
-// request.
+// faults (rate limits, server errors, dropped connections, lost
+// notifications) and a latency on request.
 package calendartest
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"fmt"
@@ -22,6 +25,7 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/api/calendar/v3"
 
@@ -65,14 +69,35 @@ type Server struct {
 	methodCounts map[string]int
 	getFaults    map[string][]Fault
 	latency      atomic.Int64 // time.Duration
+
+	// push is the state of watch channels and their notifications, see
+	// push.go; idle is signalled, with mu, when no notification is in
+	// flight.
+	push pushState
+	idle *sync.Cond
 }
 
 type calendarState struct {
-	events  map[string]*calendar.Event
-	order   []string // insertion order of ids, the default list order
+	// eventSet holds the events as they are now. A stored event is never
+	// changed in place, only replaced, so that a snapshot of the set (a
+	// copy of its map and order) stays what it was: see sync.go.
+	eventSet
 	readers map[string]bool
 	// busyOnly are the principals that see only free/busy.
 	busyOnly map[string]bool
+	sync     syncState
+	// channels are the live events.watch channels on the calendar, by ID.
+	channels map[string]*channel
+	// resourceID names the calendar's events collection in watch channels.
+	resourceID string
+}
+
+// eventSet is a calendar's events: stored ones (single events, series and
+// their exceptions) by id, and their ids in insertion order, the default
+// list order.
+type eventSet struct {
+	events map[string]*calendar.Event
+	order  []string
 }
 
 // NewServer starts a server. Close it when done.
@@ -97,11 +122,22 @@ func NewServer() *Server {
 		userEmail:    "user@example.com",
 		saEmail:      "bot@meetingbot-test.iam.gserviceaccount.com",
 		saClientID:   "101234567890123456789",
+		push: pushState{
+			now:      time.Now,
+			client:   &http.Client{Timeout: 10 * time.Second, CheckRedirect: noRedirect},
+			channels: map[string]*channel{},
+			drop:     map[string]int{},
+			faults:   map[string][]Fault{},
+		},
 	}
+	s.idle = sync.NewCond(&s.mu)
+	s.push.ctx, s.push.cancel = context.WithCancel(context.Background())
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /token", s.serveToken)
 	mux.HandleFunc("GET /calendar/v3/calendars/{calendarId}/events", s.api(MethodList, s.serveList))
 	mux.HandleFunc("GET /calendar/v3/calendars/{calendarId}/events/{eventId}", s.api(MethodGet, s.serveGet))
+	mux.HandleFunc("POST /calendar/v3/calendars/{calendarId}/events/watch", s.api(MethodWatch, s.serveWatch))
+	mux.HandleFunc("POST /calendar/v3/channels/stop", s.api(MethodStop, s.serveStop))
 	s.ts = httptest.NewServer(mux)
 	return s
 }
@@ -118,11 +154,19 @@ func (s *Server) TokenURL() string { return s.ts.URL + "/token" }
 // Client returns an HTTP client that trusts the server.
 func (s *Server) Client() *http.Client { return s.ts.Client() }
 
-// Close shuts the server down, waiting for requests in flight.
+// Close shuts the server down, waiting for requests in flight. The
+// notifications not yet delivered are dropped; those being delivered are
+// cut short.
 func (s *Server) Close() {
+	s.push.cancel()
+	s.FlushNotifications()
 	s.ts.CloseClientConnections()
 	s.ts.Close()
 }
+
+// noRedirect leaves a notification's redirect unfollowed: its answer is
+// the 3xx.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // AddCalendar creates an empty calendar, so that reading it returns no
 // events rather than 404 notFound. Put creates calendars too.
@@ -136,7 +180,13 @@ func (s *Server) AddCalendar(calendarID string) {
 func (s *Server) calendar(calendarID string) *calendarState {
 	c := s.calendars[calendarID]
 	if c == nil {
-		c = &calendarState{events: map[string]*calendar.Event{}, readers: map[string]bool{}, busyOnly: map[string]bool{}}
+		c = &calendarState{
+			eventSet:   eventSet{events: map[string]*calendar.Event{}},
+			readers:    map[string]bool{},
+			busyOnly:   map[string]bool{},
+			channels:   map[string]*channel{},
+			resourceID: rand.Text(),
+		}
 		s.calendars[calendarID] = c
 	}
 	return c

@@ -75,7 +75,9 @@ func (s *Server) SplitFollowing(calendarID, instanceID string, edit func(*calend
 		return nil, fmt.Errorf("calendartest: split %s: %w", instanceID, err)
 	}
 
+	master = clone(master) // stored events are replaced, never changed
 	master.Recurrence = []string{withBounds(master.Recurrence[0], 0, orig.Add(-time.Second))}
+	c.events[master.Id] = master
 	kept := c.order[:0]
 	for _, id := range c.order {
 		ev := c.events[id]
@@ -87,6 +89,7 @@ func (s *Server) SplitFollowing(calendarID, instanceID string, edit func(*calend
 	}
 	c.order = append(kept, next.Id)
 	c.events[next.Id] = next
+	s.changed(c)
 	return clone(next), nil
 }
 

@@ -1,0 +1,232 @@
+package calendar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"google.golang.org/api/calendar/v3"
+	"google.golang.org/api/googleapi"
+
+	"github.com/meetingbot/meetingbot"
+)
+
+// Incremental sync of one calendar, as Google describes it in "Synchronize
+// resources efficiently"
+// (https://developers.google.com/workspace/calendar/api/guides/sync): a full
+// sync lists the calendar and keeps the nextSyncToken of its last page; each
+// later sync sends that token and gets only what changed since, deleted
+// entries included with status "cancelled"; a token Google no longer
+// accepts is answered 410 Gone, and the client clears what it kept and
+// syncs in full again.
+//
+// What a sync asks for. Both kinds send singleEvents=true (one item per
+// instance, the instance IDs ledger keys are made of) and showDeleted=true:
+// with a syncToken, "it is not allowed to set showDeleted to False", and
+// "all other query parameters should be the same as for the initial
+// synchronization to avoid undefined behavior" (events.list, syncToken).
+// The full sync alone bounds the time: timeMin and timeMax are among the
+// parameters that "cannot be specified together with nextSyncToken"
+// (iCalUID, orderBy, privateExtendedProperty, q, sharedExtendedProperty,
+// timeMin, timeMax, updatedMin), while the guide lets the initial sync be
+// restricted ("you may want to limit your full sync to only a certain date
+// range", its example sets timeMin). No orderBy either: a sync's items come
+// in no particular order.
+//
+// How much a sync keeps: a Window, from a little in the past to a horizon
+// some days ahead. A daily series without an end has instances without
+// end; singleEvents=true expands them, and an incremental sync that reports
+// a change of such a series may list its instances far into the future (a
+// full sync's time range does not carry over to the token). So the full
+// sync asks only for the window (timeMin = From, timeMax = Horizon), and
+// every sync turns an instance starting outside the window into a removal.
+// The consequence: an instance that enters the window as time passes,
+// without being changed, is never reported by an incremental sync. The
+// caller therefore syncs in full again before its window runs short:
+// DefaultSyncAhead and DefaultFullSyncEvery are the bot's choice, a window
+// of 8 days refilled daily, so that whatever the bot plans within the next
+// 7 days is in the mirror. One full sync a day costs one request per
+// calendar (or one per 2,500 instances), nothing next to the incremental
+// syncs.
+
+// Defaults of the sync window: see the comment above.
+const (
+	// DefaultSyncAhead is how far ahead of now a full sync's horizon lies.
+	DefaultSyncAhead = 8 * 24 * time.Hour
+	// DefaultFullSyncEvery is how often a calendar is synced in full again,
+	// so that its mirror always holds at least DefaultSyncAhead -
+	// DefaultFullSyncEvery ahead.
+	DefaultFullSyncEvery = 24 * time.Hour
+)
+
+// ErrSyncTokenGone is the error of Sync, matched with errors.Is, when Google
+// no longer accepts the sync token (410 Gone, fullSyncRequired: it expired,
+// or the calendar's sharing changed). The caller clears what it kept of the
+// calendar and syncs again with no token.
+var ErrSyncTokenGone = errors.New("sync token no longer valid, a full sync is required")
+
+// Window bounds the instances a sync keeps: those starting after From and
+// at or before Horizon.
+type Window struct {
+	From, Horizon time.Time
+}
+
+// Change is one instance as a sync reports it, keyed by its instance ID.
+type Change struct {
+	// ID is the instance's event ID in Google Calendar (for an occurrence
+	// of a series, e.g. "standup_20261130T090000Z"): the key of the
+	// caller's mirror, and the ID Meeting reads the instance again with.
+	ID string
+	// Meeting is the instance, converted and filtered as Meetings does,
+	// when it is a meeting to remind of in the window; the zero Meeting
+	// when Removed.
+	Meeting meetingbot.Meeting
+	// Removed says the instance is not, or no longer, a meeting in the
+	// window: cancelled or deleted, declined by the calendar's owner,
+	// all-day, of a type that is not a meeting, unreadable, or starting
+	// outside the window. The mirror forgets ID.
+	Removed bool
+	// Why says why it was removed, for the log ("cancelled", "after the
+	// horizon" …).
+	Why string
+}
+
+// SyncResult is what one Sync returns.
+type SyncResult struct {
+	// Full is true for a full sync (no token was given): Changes then
+	// hold every meeting of the window and nothing else, and replace
+	// whatever the caller kept. An incremental sync's Changes are applied
+	// one by one to what the caller kept.
+	Full bool
+	// Changes are the instances, each ID once.
+	Changes []Change
+	// Token is the nextSyncToken to give the next Sync of the calendar.
+	// It is "" when Google gave none; the next sync is then a full one.
+	Token string
+}
+
+// syncFields is the fields mask of a sync: Meetings's, and nextSyncToken.
+const syncFields = "nextPageToken,nextSyncToken,accessRole,items(" + itemFields + ")"
+
+// Sync reads what changed in calendarID since token, or the whole window
+// when token is "" (a full sync), following every page. Instances come as
+// Changes keyed by instance ID: a meeting as Meetings converts and filters
+// it, anything else as a removal (see Change). The window bounds both
+// kinds; see the comment above for why, and why the caller must sync in
+// full again before its window runs short.
+//
+// An error matching ErrSyncTokenGone means the token must be dropped and
+// the calendar synced in full. Any other is as Meetings's: marked
+// meetingbot.Permanent when it needs the operator, transient otherwise;
+// the token stays good after a transient one.
+func (s *Source) Sync(ctx context.Context, calendarID, token string, w Window) (SyncResult, error) {
+	if !w.Horizon.After(w.From) {
+		return SyncResult{}, fmt.Errorf("calendar %s: sync: empty window (%v, %v]", calendarID, w.From, w.Horizon)
+	}
+	res := SyncResult{Full: token == ""}
+	// timeMin bounds the end and timeMax the start, both exclusive, and
+	// both drop milliseconds: ask for a little more and filter on start.
+	timeMin := w.From.UTC().Truncate(time.Second).Format(time.RFC3339)
+	timeMax := w.Horizon.UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
+	byID := map[string]int{} // index in res.Changes
+	pageToken := ""
+	for range maxPages {
+		var page *calendar.Events
+		gone := false
+		err := s.withRetries(ctx, callEventsList, calendarID, func() error {
+			svc, err := s.service(ctx, calendarID)
+			if err != nil {
+				return meetingbot.Permanent(err)
+			}
+			call := svc.Events.List(calendarID).
+				SingleEvents(true).
+				ShowDeleted(true).
+				MaxResults(2500).
+				Fields(syncFields).
+				Context(ctx)
+			if token != "" {
+				call.SyncToken(token)
+			} else {
+				call.TimeMin(timeMin).TimeMax(timeMax)
+			}
+			if pageToken != "" {
+				call.PageToken(pageToken)
+			}
+			page, err = call.Do()
+			var gerr *googleapi.Error
+			if token != "" && errors.As(err, &gerr) && gerr.Code == http.StatusGone {
+				gone = true // an answer, not a failure to retry or explain
+				return nil
+			}
+			return err
+		})
+		switch {
+		case err != nil:
+			return SyncResult{}, err
+		case gone:
+			return SyncResult{}, fmt.Errorf("calendar %s: events.list: %w", calendarID, ErrSyncTokenGone)
+		}
+		if pageToken == "" {
+			s.noteAccess(calendarID, page.AccessRole)
+		}
+		for _, ev := range page.Items {
+			if ev == nil || ev.Id == "" {
+				s.log.Warn("skipping unreadable event", "calendar", calendarID, "err", "missing id")
+				continue
+			}
+			c := s.change(calendarID, ev, w)
+			if i, ok := byID[c.ID]; ok {
+				res.Changes[i] = c // the later page is the newer word
+				continue
+			}
+			byID[c.ID] = len(res.Changes)
+			res.Changes = append(res.Changes, c)
+		}
+		if page.NextPageToken == "" {
+			res.Token = page.NextSyncToken
+			if res.Token == "" {
+				s.log.Warn("events.list gave no nextSyncToken: the calendar's next sync is a full one", "calendar", calendarID)
+			}
+			if res.Full {
+				res.Changes = keepMeetings(res.Changes)
+			}
+			return res, nil
+		}
+		pageToken = page.NextPageToken
+	}
+	return SyncResult{}, fmt.Errorf("calendar %s: events.list: more than %d pages", calendarID, maxPages)
+}
+
+// change converts one listed instance.
+func (s *Source) change(calendarID string, ev *calendar.Event, w Window) Change {
+	c := Change{ID: ev.Id, Removed: true}
+	m, ok, err := meeting(ev)
+	switch {
+	case err != nil:
+		s.log.Warn("skipping unreadable event", "calendar", calendarID, "event", ev.Id, "err", err)
+		c.Why = "unreadable: " + err.Error()
+	case !ok:
+		c.Why, _ = notMeeting(ev)
+	case !m.Start.After(w.From):
+		c.Why = "started before the window"
+	case m.Start.After(w.Horizon):
+		c.Why = "after the horizon"
+	default:
+		c.Meeting, c.Removed = m, false
+	}
+	return c
+}
+
+// keepMeetings drops the removals of a full sync: there is nothing to
+// remove from a mirror it replaces.
+func keepMeetings(changes []Change) []Change {
+	out := changes[:0]
+	for _, c := range changes {
+		if !c.Removed {
+			out = append(out, c)
+		}
+	}
+	return out
+}
