@@ -100,6 +100,9 @@ func TestWatchNotifiesAChange(t *testing.T) {
 	m.sync()
 
 	before := time.Now()
+	// The channel is known before the watch: its first notification may
+	// come before Watch returns, as Google's may.
+	rcv.add(calendar.Channel{ID: "chan-1", CalendarID: alice, Token: "s3cret-token"})
 	ch, err := src.Watch(context.Background(), alice, "chan-1", "s3cret-token", rcv.address(), time.Hour)
 	if err != nil {
 		t.Fatalf("Watch() error = %v", err)
@@ -140,6 +143,9 @@ func TestVerifyNotificationRefusesForgeries(t *testing.T) {
 	srv.AddCalendar(alice)
 	src, _ := newSource(t, srv, nil)
 	rcv := newNotifyReceiver(t, srv)
+	// The channel is known before the watch: its first notification may
+	// come before Watch returns, as Google's may.
+	rcv.add(calendar.Channel{ID: "chan-1", CalendarID: alice, Token: "s3cret-token"})
 	ch, err := src.Watch(context.Background(), alice, "chan-1", "s3cret-token", rcv.address(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -208,6 +214,9 @@ func TestStopChannelEndsNotifications(t *testing.T) {
 			srv.AddCalendar(alice)
 			src, rec := newSource(t, srv, func(c *calendar.Config) { c.Impersonate = impersonate })
 			rcv := newNotifyReceiver(t, srv)
+			// The channel is known before the watch: its first notification may
+			// come before Watch returns, as Google's may.
+			rcv.add(calendar.Channel{ID: "chan-1", CalendarID: alice, Token: "s3cret-token"})
 			ch, err := src.Watch(context.Background(), alice, "chan-1", "s3cret-token", rcv.address(), 0)
 			if err != nil {
 				t.Fatal(err)
