@@ -404,6 +404,9 @@ func (s *Scheduler) Tick(ctx context.Context) (err error) {
 	}
 	all, subs := s.current(ctx)
 	if err := s.dropRemoved(ctx, all, now); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopping
+		}
 		return fmt.Errorf("scheduler: %w", err)
 	}
 	s.dropTimersOfOthers(subs)

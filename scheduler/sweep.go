@@ -24,6 +24,9 @@ func (s *Scheduler) sweepAt(ctx context.Context, sub meetingbot.Subscription, no
 	start := time.Now()
 	c, hasCursor, err := s.ledger.Cursor(ctx, sub.ID)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopping: nothing was read, nothing is wrong
+		}
 		return err
 	}
 	if hasCursor && !now.After(c) {
@@ -35,6 +38,9 @@ func (s *Scheduler) sweepAt(ctx context.Context, sub meetingbot.Subscription, no
 	s.noteBehind(sub.ID, now, c, false)
 	orphans, err := s.ledger.Orphans(ctx, sub.ID, now)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return err
 	}
 	if !hasCursor {
