@@ -86,7 +86,7 @@ type hooks struct {
 // request URLs and Socket Mode (see newSelfService), and sweeps the
 // calendars every tick, those of CALENDARS and those people made in Slack.
 // When ctx ends it stops ticking, finishes and records a send in flight,
-// shuts the HTTP server down, finishes the answers to Slack in flight and
+// shuts the HTTP server down, ends self-service's work in flight and
 // returns nil.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) error {
 	log.Info("starting", "config", cfg.String())
@@ -177,7 +177,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		}
 	}
 	if fromSlack != nil {
-		// No request comes any more: finish the answers in flight.
+		// No request comes any more: end the work still in flight after
+		// its answer (a slow calendar read), and wait for it.
 		fromSlack.app.Close()
 	}
 	wg.Wait()
