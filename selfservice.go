@@ -55,7 +55,7 @@ type SlackSettings struct {
 }
 
 // Subscription returns the subscription the scheduler sweeps for s: its
-// ID, calendar, destination, offsets and muted series.
+// ID, calendar, destination, offsets and muted series, marked FromSlack.
 func (s SlackSubscription) Subscription() Subscription {
-	return Subscription{ID: s.ID, CalendarID: s.CalendarID, Destination: s.Destination, Offsets: s.Offsets, Muted: s.Muted}
+	return Subscription{ID: s.ID, CalendarID: s.CalendarID, Destination: s.Destination, Offsets: s.Offsets, Muted: s.Muted, FromSlack: true}
 }

@@ -20,6 +20,11 @@ type Subscription struct {
 	// Muted lists the recurring series (Meeting.Series) of the calendar
 	// that get no reminder in this subscription.
 	Muted []string
+	// FromSlack marks a subscription made from Slack (see
+	// SlackSubscription): people may mute its series there, so its
+	// reminders of recurring meetings carry a "Mute this series" button
+	// (ActionMuteSeries). The operator's subscriptions (CALENDARS) do not.
+	FromSlack bool
 }
 
 // Mutes reports whether m belongs to a series muted in s.

@@ -22,6 +22,9 @@ func TestServiceAccountReadsSharedCalendar(t *testing.T) {
 	if got := src.ServiceAccountEmail(); got != srv.ServiceAccountEmail() {
 		t.Errorf("ServiceAccountEmail() = %q, want %q", got, srv.ServiceAccountEmail())
 	}
+	if got := src.ServiceAccountClientID(); got != "101234567890123456789" { // the key's client_id
+		t.Errorf("ServiceAccountClientID() = %q, want the key's client_id", got)
+	}
 	for range 2 {
 		got, err := src.Meetings(context.Background(), sub(alice), window[0], window[1])
 		if err != nil || !slices.Equal(ids(got), []string{"m1"}) {
@@ -78,6 +81,9 @@ func TestAuthorizedUserInline(t *testing.T) {
 	})
 	if got := src.ServiceAccountEmail(); got != "" {
 		t.Errorf("ServiceAccountEmail() = %q, want empty", got)
+	}
+	if got := src.ServiceAccountClientID(); got != "" {
+		t.Errorf("ServiceAccountClientID() = %q, want empty", got)
 	}
 	got, err := src.Meetings(context.Background(), sub(alice), window[0], window[1])
 	if err != nil || !slices.Equal(ids(got), []string{"m1"}) {

@@ -149,6 +149,11 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 // for authorized-user credentials. Calendars are shared with this address.
 func (s *Source) ServiceAccountEmail() string { return s.creds.clientEmail }
 
+// ServiceAccountClientID returns the service account's client_id, which a
+// Workspace admin grants domain-wide delegation to, or "" for
+// authorized-user credentials.
+func (s *Source) ServiceAccountClientID() string { return s.creds.clientID }
+
 // service returns the API client acting for calendarID: the calendar's
 // owner when impersonating, else the credentials' own identity.
 func (s *Source) service(ctx context.Context, calendarID string) (*calendar.Service, error) {

@@ -65,6 +65,15 @@ type Config struct {
 	// JoinURLHosts is JOIN_URL_HOSTS, lowercased: hosts, beside the known
 	// meeting services, whose https links become a reminder's Join button.
 	JoinURLHosts []string
+	// SlackSigningSecret is SLACK_SIGNING_SECRET: Slack's requests to
+	// /slack/* on HTTPAddr are verified with it. Secret.
+	SlackSigningSecret string
+	// SlackAppToken is SLACK_APP_TOKEN, an app-level token (xapp-…) for
+	// Socket Mode. Secret.
+	SlackAppToken string
+	// SlackAdmins is SLACK_ADMINS: Slack user IDs who may post any
+	// calendar's reminders in a channel.
+	SlackAdmins []string
 	// Demo is true when none of SLACK_BOT_TOKEN, Google credentials and
 	// CALENDARS is set (DemoWhen): there is nothing to run but the demo.
 	Demo bool
@@ -80,9 +89,9 @@ func (c Config) String() string {
 	for i, o := range c.Offsets {
 		offs[i] = meetingbot.FormatOffset(o)
 	}
-	return fmt.Sprintf("calendars=[%s] offsets=[%s] tick=%v db=%s http=%s metrics=%s slack=%s google=%s impersonate=%v",
+	return fmt.Sprintf("calendars=[%s] offsets=[%s] tick=%v db=%s http=%s metrics=%s slack=%s google=%s impersonate=%v %s",
 		strings.Join(ids, " "), strings.Join(offs, ","), c.TickInterval, c.DatabasePath, c.HTTPAddr, c.MetricsAddr,
-		c.SlackAPIURL, c.GoogleEndpoint, c.Impersonate)
+		c.SlackAPIURL, c.GoogleEndpoint, c.Impersonate, c.selfServiceString())
 }
 
 // Problem is one thing wrong with the configuration.
@@ -147,10 +156,13 @@ func Parse(getenv func(string) string) (Config, error) {
 		JoinURLHosts:    p.hosts("JOIN_URL_HOSTS"),
 	}
 	c.CredentialsJSON = p.credentials(c.CredentialsFile, c.Impersonate)
+	p.selfService(&c)
 	hasCalendars := p.set("CALENDARS")
 	hasGoogle := p.set("GOOGLE_APPLICATION_CREDENTIALS") || p.set("GOOGLE_CREDENTIALS_JSON")
 	hasSlack := p.set("SLACK_BOT_TOKEN")
 	switch {
+	case !hasSlack && !hasGoogle && !hasCalendars && p.selfServiceSet():
+		p.add("SLACK_BOT_TOKEN and GOOGLE_APPLICATION_CREDENTIALS", `missing: self-service from Slack is set up (SLACK_SIGNING_SECRET or SLACK_APP_TOKEN), so both are needed, e.g. SLACK_BOT_TOKEN=xoxb-1234-5678-abcd GOOGLE_APPLICATION_CREDENTIALS=/secrets/key.json (unset SLACK_SIGNING_SECRET and SLACK_APP_TOKEN to run the demo)`)
 	case !hasSlack && !hasGoogle && !hasCalendars:
 		c.Demo = true
 	case hasSlack && !hasGoogle:
@@ -166,7 +178,9 @@ func Parse(getenv func(string) string) (Config, error) {
 	if !p.reported("TICK_INTERVAL") && !p.reported("REMINDER_OFFSETS") {
 		p.tickFits(c.TickInterval, p.get("TICK_INTERVAL") == "", c.Offsets)
 	}
-	if !c.Demo {
+	if !c.Demo && (hasCalendars || !p.selfServiceSet()) {
+		// With self-service on, people subscribe from Slack and CALENDARS
+		// may be empty.
 		c.Subscriptions = p.calendars("CALENDARS", c.Offsets)
 	}
 	if len(p.problems) > 0 {

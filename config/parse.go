@@ -484,7 +484,7 @@ func (p *parser) calendars(name string, offsets []time.Duration) []meetingbot.Su
 	example := "e.g. " + name + "=alice@example.com,team@example.com=#eng"
 	if v == "" {
 		if !p.hidden[name] {
-			p.add(name, "missing: name at least one calendar, "+example)
+			p.add(name, "missing: name at least one calendar, "+example+", or let people subscribe from Slack with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN")
 		}
 		return nil
 	}

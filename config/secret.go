@@ -7,6 +7,8 @@ import "regexp"
 var secretVars = map[string]bool{
 	"SLACK_BOT_TOKEN":         true,
 	"GOOGLE_CREDENTIALS_JSON": true,
+	"SLACK_SIGNING_SECRET":    true,
+	"SLACK_APP_TOKEN":         true,
 }
 
 // Signs that a value is a secret: a JSON document (a credentials file's
@@ -81,6 +83,7 @@ var examples = map[string]string{
 	"METRICS_ADDR":                   "127.0.0.1:9091",
 	"LOG_LEVEL":                      "info",
 	"LOG_FORMAT":                     "json",
+	"SLACK_ADMINS":                   "U0123ABCD,U0456EFGH",
 }
 
 // secretProblem is the problem of a secret-looking value in variable name:

@@ -51,6 +51,9 @@ const ellipsis = "…"
 // title and the organizer are cut (never inside an entity, a <!date> token
 // or a UTF-8 sequence, and marked with "…") so that every field fits its
 // Block Kit limit, while what says when the meeting starts stays whole.
+//
+// A reminder of a recurring meeting in a subscription made from Slack
+// carries a "Mute this series" button too (see muteButton).
 func Message(r meetingbot.Reminder, now time.Time, joinHosts ...string) (text string, blocks []slack.Block) {
 	m, title := shown(r)
 	start := dateToken(m.Start, "{date_short_pretty} {time}", "2006-01-02 15:04 UTC")
@@ -90,6 +93,9 @@ func Message(r meetingbot.Reminder, now time.Time, joinHosts ...string) (text st
 	if buttonURL(m.HTMLLink) {
 		buttons = append(buttons, slack.NewButtonBlockElement("open_event", "", slack.NewTextBlockObject(slack.PlainTextType, "Open in Calendar", false, false)).
 			WithURL(m.HTMLLink))
+	}
+	if mute := muteButton(r); mute != nil {
+		buttons = append(buttons, mute)
 	}
 	if len(buttons) > 0 {
 		blocks = append(blocks, slack.NewActionBlock("reminder_actions", buttons...))

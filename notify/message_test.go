@@ -14,6 +14,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
+	"github.com/slack-go/slack"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/notify")
@@ -51,6 +52,16 @@ func TestPayloadGolden(t *testing.T) {
 	joinHTTP := hostileField(func(m *meetingbot.Meeting) { m.JoinURL = "http://evil.example/j/1" })
 	joinUserinfo := hostileField(func(m *meetingbot.Meeting) { m.JoinURL = "https://zoom.us@evil.example/j/1" })
 	joinHost := hostileField(func(m *meetingbot.Meeting) { m.JoinURL = "https://evil.example/zoom/j/1" })
+	// Reminders of a series in a subscription made from Slack carry "Mute
+	// this series"; a private one in a channel names no title there either.
+	fromSlack := sub("C0STANDUP1")
+	fromSlack.ID, fromSlack.FromSlack = "slack:alice@example.com=C0STANDUP1", true
+	series := hostileField(func(m *meetingbot.Meeting) {
+		m.Series = "evt123"
+		m.Title = "Weekly *sync* <!here> & \"co\"\n"
+	})
+	privateSeries := series
+	privateSeries.Private, privateSeries.Title = true, "Secret merger talks"
 	tests := []struct {
 		name   string
 		rem    meetingbot.Reminder
@@ -74,6 +85,8 @@ func TestPayloadGolden(t *testing.T) {
 		{"hostile_join_http", reminder(sub("#standup"), joinHTTP, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
 		{"hostile_join_userinfo", reminder(sub("#standup"), joinUserinfo, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
 		{"hostile_join_host", reminder(sub("#standup"), joinHost, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
+		{"mute_series", reminder(fromSlack, series, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
+		{"mute_series_private", reminder(fromSlack, privateSeries, 10*time.Minute), meetingStart.Add(-10 * time.Minute)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -234,4 +247,49 @@ func strs(v any) []string {
 		return out
 	}
 	return nil
+}
+
+// Only a reminder of a recurring meeting in a subscription made from Slack
+// has "Mute this series", and its value names that subscription and series.
+func TestMuteButton(t *testing.T) {
+	operator := sub("")
+	fromSlack := sub("U0ALICE001")
+	fromSlack.ID, fromSlack.FromSlack = "slack:alice@example.com=U0ALICE001", true
+	recurring := meeting()
+	recurring.Series = "evt123"
+	tests := []struct {
+		name string
+		sub  meetingbot.Subscription
+		m    meetingbot.Meeting
+		want bool
+	}{
+		{"made in Slack, recurring", fromSlack, recurring, true},
+		{"made in Slack, single event", fromSlack, meeting(), false},
+		{"operator's, recurring", operator, recurring, false},
+	}
+	for _, tt := range tests {
+		_, blocks := notify.Message(reminder(tt.sub, tt.m, time.Minute), tt.m.Start.Add(-time.Minute))
+		var value string
+		for _, b := range blocks {
+			if a, ok := b.(*slack.ActionBlock); ok {
+				for _, el := range a.Elements.ElementSet {
+					if btn, ok := el.(*slack.ButtonBlockElement); ok && btn.ActionID == meetingbot.ActionMuteSeries {
+						value = btn.Value
+					}
+				}
+			}
+		}
+		if (value != "") != tt.want {
+			t.Errorf("Message(%s) has a mute button: %v, want %v", tt.name, value != "", tt.want)
+			continue
+		}
+		if !tt.want {
+			continue
+		}
+		got, ok := meetingbot.ParseMuteValue(value)
+		want := meetingbot.MuteTarget{Subscription: fromSlack.ID, Series: "evt123", Title: "Weekly sync"}
+		if !ok || got != want {
+			t.Errorf("Message(%s) mute value = %+v, want %+v", tt.name, got, want)
+		}
+	}
 }

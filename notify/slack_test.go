@@ -223,10 +223,15 @@ func TestCheck(t *testing.T) {
 			c.Token = tt.token
 			c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		})
+		if id := e.slack.BotUserID(); id != "" {
+			t.Errorf("BotUserID() before Check = %q, want \"\"", id)
+		}
 		err := e.slack.Check(context.Background())
 		switch {
 		case tt.wantErr == "" && err != nil:
 			t.Errorf("Check(%q) = %v, want nil", tt.token, err)
+		case tt.wantErr == "" && e.slack.BotUserID() != slacktest.BotUserID:
+			t.Errorf("BotUserID() after Check = %q, want %q", e.slack.BotUserID(), slacktest.BotUserID)
 		case tt.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) || !meetingbot.IsPermanent(err)):
 			t.Errorf("Check(%q) = %v, want permanent error starting %q", tt.token, err, tt.wantErr)
 		}

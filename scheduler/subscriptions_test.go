@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -131,4 +132,44 @@ func TestRemovedSubscriptionsTimerIsDropped(t *testing.T) {
 	e.clock.Set(at("08:51"))
 	assert.Empty(t, e.slack.Deliveries())
 	assert.Zero(t, e.clock.Pending(), "timers left")
+}
+
+// A subscription made from Slack keeps its ID when it is turned off and on
+// again (selfservice.SubscriptionID depends on the calendar and the
+// destination alone), and with it its ledger keys and cursor: turning it
+// off and on within a meeting's reminder window sends no reminder twice,
+// and the reminders still due go out once.
+func TestOffAndOnAgainWithinTheWindowSendsNothingTwice(t *testing.T) {
+	e := newEnv(t)
+	extra := &slackSubs{}
+	e.opts.Subscriptions = extra.get
+	e.restart()
+	bob := meetingbot.SlackSubscription{
+		ID: "slack:bob@example.com=U0BOB00001", Kind: meetingbot.SlackPersonal, CalendarID: "bob@example.com",
+		Destination: "U0BOB00001", Offsets: []time.Duration{time.Minute, 10 * time.Minute}, CreatedBy: "U0BOB00001",
+	}
+	e.meeting("bob@example.com", "standup", at("09:00"))
+
+	extra.set(bob.Subscription()) // /meetingbot on
+	e.tickEvery(at("08:49"), at("08:51"), 30*time.Second)
+	extra.set() // /meetingbot off, after the 10m reminder
+	e.tickEvery(at("08:51:30"), at("08:53"), 30*time.Second)
+	extra.set(bob.Subscription()) // /meetingbot on again, before the 1m one
+	e.tickEvery(at("08:53:30"), at("09:05"), 30*time.Second)
+	extra.set() // off and on once more, after both
+	e.tickAt(at("09:05:30"))
+	extra.set(bob.Subscription())
+	e.tickEvery(at("09:06"), at("09:10"), 30*time.Second)
+
+	var got []string
+	for _, d := range e.slack.Deliveries() {
+		got = append(got, fmt.Sprintf("%s %s at %s", d.Subscription.ID, meetingbot.FormatOffset(d.Offset), d.At.Format("15:04:05")))
+	}
+	assert.Equal(t, []string{
+		"slack:bob@example.com=U0BOB00001 10m at 08:50:00",
+		"slack:bob@example.com=U0BOB00001 1m at 08:59:00",
+	}, got, "reminders of the 09:00 standup")
+	for _, entry := range e.ledger() {
+		assert.Equal(t, bob.ID, entry.Subscription, "ledger keys are the subscription's")
+	}
 }

@@ -1,6 +1,7 @@
 // Package selfservice lets people in a Slack workspace manage their own
-// meeting reminders: the /meetingbot slash command, the App Home tab, and
-// the "Mute this series" button of reminders.
+// meeting reminders: the /meetingbot slash command, the App Home tab, the
+// "Mute this series" button of reminders, and a short help answer to
+// whoever writes to the bot in its Messages tab.
 //
 // Slack reaches it in one of two ways, with the same handling behind both:
 // signed HTTP requests (App.Handler: POST /slack/commands,
@@ -154,6 +155,9 @@ type App struct {
 	workIn   time.Duration
 	horizon  time.Duration
 	people   *people
+	// seenEvents and answered keep a DM from being answered twice: by
+	// event_id, and by person within dmQuiet.
+	seenEvents, answered *recent
 
 	mu      sync.Mutex
 	closing bool
@@ -188,6 +192,9 @@ func New(cfg Config) (*App, error) {
 		horizon: cmp.Or(max(cfg.Horizon, 0), 7*24*time.Hour),
 		admins:  map[string]bool{},
 		stop:    make(chan struct{}),
+
+		seenEvents: newRecent(seenFor),
+		answered:   newRecent(dmQuiet),
 	}
 	if a.now == nil {
 		a.now = time.Now

@@ -235,7 +235,7 @@ func (a *App) mutedBlocks(ctx context.Context, userID string) []slack.Block {
 			}
 			title := cmp.Or(m.Title, m.Series)
 			blocks = append(blocks, section(fmt.Sprintf("*%s* %s", escape(clip(title, 150)), where),
-				button(actionUnmute, MuteValue(s.ID, m.Series, m.Title), "Unmute", "")))
+				button(actionUnmute, meetingbot.MuteValue(s.ID, m.Series, m.Title), "Unmute", "")))
 		}
 	}
 	return blocks
@@ -282,7 +282,7 @@ func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 		case actionRefresh:
 		case actionUnmute:
 			notice = a.unmute(ctx, user, act.Value)
-		case ActionMuteSeries:
+		case meetingbot.ActionMuteSeries:
 			msg := a.mute(ctx, user, act.Value)
 			a.respond(ctx, cb.ResponseURL, cb.Channel.ID, user, msg)
 			notice = msg

@@ -3,13 +3,13 @@ package selfservice_test
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/selfservice"
 )
 
@@ -119,7 +119,7 @@ func TestMuteSeriesFromAReminder(t *testing.T) {
 	e := newEnv(t)
 	require.Contains(t, e.command(alice, eng, "on"), "On.")
 	id := selfservice.SubscriptionID("alice@example.com", alice)
-	mute := map[string]any{"action_id": selfservice.ActionMuteSeries, "type": "button", "value": selfservice.MuteValue(id, "weekly", "Weekly sync")}
+	mute := map[string]any{"action_id": meetingbot.ActionMuteSeries, "type": "button", "value": meetingbot.MuteValue(id, "weekly", "Weekly sync")}
 
 	// Bob cannot mute Alice's reminders.
 	status, _ := e.interact(bob, true, mute)
@@ -142,7 +142,7 @@ func TestMuteSeriesFromAReminder(t *testing.T) {
 	assert.Contains(t, home, "Unmute")
 	assert.Contains(t, home, "*Next reminders:*\n• "+dateOf(oneOff.Start.Add(-10*time.Minute)), "a muted series has no next reminder")
 
-	e.interact(alice, false, map[string]any{"action_id": "unmute_series", "type": "button", "value": selfservice.MuteValue(id, "weekly", "Weekly sync")})
+	e.interact(alice, false, map[string]any{"action_id": "unmute_series", "type": "button", "value": meetingbot.MuteValue(id, "weekly", "Weekly sync")})
 	home = e.home(alice, 2)
 	assert.Contains(t, home, "Unmuted *Weekly sync*: its reminders come in your DMs again.")
 	assert.NotContains(t, home, "*Muted series:*")
@@ -155,30 +155,22 @@ func TestMuteSeriesOfAChannelSubscription(t *testing.T) {
 	})
 	require.Contains(t, e.command(carol, eng, "subscribe "+team), "Subscribed")
 	id := selfservice.SubscriptionID(team, eng)
-	value := selfservice.MuteValue(id, "standup", "Team standup")
+	value := meetingbot.MuteValue(id, "standup", "Team standup")
 	for _, tt := range []struct {
 		user, value, want string
 	}{
 		{bob, value, "Only <@" + carol + ">, who set it up"},
 		{alice, "not json", "This button is out of date"},
-		{alice, selfservice.MuteValue("ops@example.com=#ops", "x", "Ops"), "come from the bot's configuration"},
-		{alice, selfservice.MuteValue("slack:gone@example.com="+eng, "x", "Gone"), "turned off since"},
+		{alice, meetingbot.MuteValue("ops@example.com=#ops", "x", "Ops"), "come from the bot's configuration"},
+		{alice, meetingbot.MuteValue("slack:gone@example.com="+eng, "x", "Gone"), "turned off since"},
 		{lisa, value, "Muted *Team standup* in <#" + eng + ">"},
 		{carol, value, "Already muted in <#" + eng + ">: *Team standup*."},
 	} {
 		n := len(e.slack.Responses())
-		e.interact(tt.user, true, map[string]any{"action_id": selfservice.ActionMuteSeries, "type": "button", "value": tt.value})
+		e.interact(tt.user, true, map[string]any{"action_id": meetingbot.ActionMuteSeries, "type": "button", "value": tt.value})
 		require.Eventually(t, func() bool { return len(e.slack.Responses()) == n+1 }, 5*time.Second, 5*time.Millisecond)
 		assert.Contains(t, e.slack.Responses()[n].Text, tt.want, "%s clicks mute", tt.user)
 	}
 	assert.Equal(t, []string{"standup"}, e.subs()[0].Muted)
 	assert.Contains(t, e.home(carol, 1), "*Team standup* in <#"+eng+"> ("+team+")", "listed for the one who set it up")
-}
-
-func TestMuteValueFitsAButton(t *testing.T) {
-	title := strings.Repeat("Quarterly planning ", 50)
-	v := selfservice.MuteValue("slack:"+team+"="+eng, "series", title)
-	assert.LessOrEqual(t, len(v), 2000, "Slack's limit on a button's value")
-	assert.Contains(t, v, title[:90], "the title is kept, cut")
-	assert.NotContains(t, v, title[:120])
 }

@@ -143,7 +143,8 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, body []byte) {
 		_, _ = io.WriteString(w, v.Challenge)
 		return
 	case slackevents.CallbackEvent:
-		if !h.app.spawn(r.Context(), func(ctx context.Context) { h.app.event(ctx, ev) }) {
+		retry := r.Header.Get("X-Slack-Retry-Num") != ""
+		if !h.app.spawn(r.Context(), func(ctx context.Context) { h.app.event(ctx, ev, retry) }) {
 			http.Error(w, "shutting down", http.StatusServiceUnavailable) // Slack retries
 			return
 		}
@@ -152,10 +153,16 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, body []byte) {
 }
 
 // event handles an Events API event: app_home_opened publishes the Home
-// tab.
-func (a *App) event(ctx context.Context, ev slackevents.EventsAPIEvent) {
-	if e, ok := ev.InnerEvent.Data.(*slackevents.AppHomeOpenedEvent); ok && e.Tab == "home" {
-		a.publishHome(ctx, e.User, "")
+// tab; a message in the bot's DM (message.im) gets a short help answer
+// (answerDM). retry says Slack delivered the event again.
+func (a *App) event(ctx context.Context, ev slackevents.EventsAPIEvent, retry bool) {
+	switch e := ev.InnerEvent.Data.(type) {
+	case *slackevents.AppHomeOpenedEvent:
+		if e.Tab == "home" {
+			a.publishHome(ctx, e.User, "")
+		}
+	case *slackevents.MessageEvent:
+		a.answerDM(ctx, eventID(ev), retry, e)
 	}
 }
 

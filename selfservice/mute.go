@@ -2,52 +2,18 @@ package selfservice
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/meetingbot/meetingbot"
 )
 
-// ActionMuteSeries is the action_id of the "Mute this series" button a
-// reminder of a recurring meeting carries; its value is MuteValue's.
-const ActionMuteSeries = "mute_series"
-
-// muteValue is the value of a mute or unmute button.
-type muteValue struct {
-	Subscription string `json:"subscription"`
-	Series       string `json:"series"`
-	Title        string `json:"title,omitempty"`
-}
-
-// maxButtonValue is Slack's limit on a button's value.
-const maxButtonValue = 2000
-
-// MuteValue is the value of a "Mute this series" button (action_id
-// ActionMuteSeries) for the recurring series seriesID of subscription
-// subscriptionID: JSON {"subscription": …, "series": …, "title": …}. The
-// title, cut to 100 characters (or left out when the value would pass
-// Slack's 2,000), is what App Home lists the muted series as.
-func MuteValue(subscriptionID, seriesID, title string) string {
-	v := muteValue{Subscription: subscriptionID, Series: seriesID, Title: clip(title, 100)}
-	b, _ := json.Marshal(v)
-	if len(b) > maxButtonValue {
-		v.Title = ""
-		b, _ = json.Marshal(v)
-	}
-	return string(b)
-}
-
-func parseMuteValue(s string) (muteValue, bool) {
-	var v muteValue
-	if json.Unmarshal([]byte(s), &v) != nil || v.Subscription == "" || v.Series == "" {
-		return muteValue{}, false
-	}
-	return v, true
-}
+// The "Mute this series" button's action ID and value are the root
+// package's (meetingbot.ActionMuteSeries, meetingbot.MuteValue), for the
+// notify package puts the button on reminders without importing this one.
 
 // mayMute finds the subscription of v and says whether userID may mute or
 // unmute its series; if not, the sentence says why.
-func (a *App) mayMute(ctx context.Context, userID string, v muteValue) (meetingbot.SlackSubscription, string) {
+func (a *App) mayMute(ctx context.Context, userID string, v meetingbot.MuteTarget) (meetingbot.SlackSubscription, string) {
 	sub, ok, err := a.store.SlackSubscription(ctx, v.Subscription)
 	if err != nil {
 		return sub, a.failed(err, userID)
@@ -88,7 +54,7 @@ func where(sub meetingbot.SlackSubscription) string {
 // mute mutes a recurring series for one subscription, from the button of
 // one of its reminders.
 func (a *App) mute(ctx context.Context, userID, value string) string {
-	v, ok := parseMuteValue(value)
+	v, ok := meetingbot.ParseMuteValue(value)
 	if !ok {
 		return "This button is out of date, so nothing changed."
 	}
@@ -112,7 +78,7 @@ func (a *App) mute(ctx context.Context, userID, value string) string {
 
 // unmute brings back the reminders of a muted series.
 func (a *App) unmute(ctx context.Context, userID, value string) string {
-	v, ok := parseMuteValue(value)
+	v, ok := meetingbot.ParseMuteValue(value)
 	if !ok {
 		return "This button is out of date, so nothing changed."
 	}
@@ -131,7 +97,7 @@ func (a *App) unmute(ctx context.Context, userID, value string) string {
 	return fmt.Sprintf("Unmuted %s: its reminders come %s again.", cmpTitle(v), where(sub))
 }
 
-func cmpTitle(v muteValue) string {
+func cmpTitle(v meetingbot.MuteTarget) string {
 	if v.Title == "" {
 		return "this series"
 	}

@@ -67,7 +67,8 @@ func (a *App) socketEvent(ctx context.Context, client *socketmode.Client, evt so
 			return
 		}
 		a.ack(ctx, client, *evt.Request, nil)
-		a.spawn(ctx, func(ctx context.Context) { a.event(ctx, ev) })
+		retry := evt.Request.RetryAttempt > 0
+		a.spawn(ctx, func(ctx context.Context) { a.event(ctx, ev, retry) })
 	case socketmode.EventTypeConnected:
 		a.log.Info("connected to Slack over Socket Mode")
 	case socketmode.EventTypeConnectionError, socketmode.EventTypeIncomingError,

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +29,10 @@ const (
 	demoTick         = "2s"
 	demoOffsets      = "1m,0"
 	demoAliceSlackID = "U0ALICE001"
+	// Bob is not in CALENDARS: he turns his reminders on from Slack.
+	demoBob        = "bob@example.com"
+	demoBobSlackID = "U0BOB00001"
+	demoBobCommand = "on 1m,0"
 )
 
 // demo runs the bot exactly as in production, against a local Calendar
@@ -53,13 +60,20 @@ func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Wri
 	slack := slacktest.NewServer()
 	defer slack.Close()
 	slack.AddUser(slacktest.User{ID: demoAliceSlackID, Name: "alice", Email: demoAlice})
+	slack.AddUser(slacktest.User{ID: demoBobSlackID, Name: "bob", Email: demoBob})
 	slack.AddChannel(slacktest.Channel{ID: demoChannelID, Name: demoChannel[1:], Member: true})
+	secret, err := demoSecret()
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
 
 	env := map[string]string{
 		"SLACK_BOT_TOKEN":         slacktest.Token,
 		"SLACK_API_URL":           slack.URL(),
 		"GOOGLE_CREDENTIALS_JSON": string(cal.ServiceAccountJSON()),
 		"GOOGLE_API_ENDPOINT":     cal.Endpoint(),
+		// Self-service on: the demo types a slash command as Slack would.
+		"SLACK_SIGNING_SECRET": secret,
 	}
 	if getenv("DATABASE_PATH") == "" {
 		dir, err := os.MkdirTemp("", "meetingbot-demo-")
@@ -78,6 +92,7 @@ func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Wri
 	out := &demoPrinter{w: stdout}
 	slack.OnMessage(out.message)
 	script := newDemoScript(cal, out, time.Now())
+	script.slack, script.secret = slack, secret
 	if err := script.seed(); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
@@ -87,9 +102,20 @@ func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Wri
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	return serve(ctx, cfg, log, hooks{listening: func(addr string) {
+		script.addr = addr
 		out.banner(addr, cfg.DatabasePath, script)
 		wg.Go(func() { script.play(ctx) })
 	}})
+}
+
+// demoSecret returns a signing secret for the demo's own slash commands:
+// 32 hex digits, as Slack's are.
+func demoSecret() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
 }
 
 // demoEnv returns a getenv that answers the demo's fixed settings, then
@@ -113,29 +139,44 @@ func demoEnv(getenv func(string) string, env map[string]string) func(string) str
 		if v := getenv(k); operator[k] && v != "" {
 			return v
 		}
-		// The operator's SLACK_BOT_TOKEN, CALENDARS and the like are not
-		// the demo's.
+		// The operator's SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, CALENDARS
+		// and the like are not the demo's.
 		return fixed[k]
 	}
 }
 
-// demoStep is one change the demo makes to a calendar while it runs.
+// demoStep is one change the demo makes to a calendar while it runs, or
+// one thing a person does in Slack.
 type demoStep struct {
 	at   time.Duration // after the demo starts
-	say  string
+	say  string        // printed after do, unless empty
 	do   func() error
 	done bool
 }
 
 // demoScript seeds the calendars and plays the changes: one meeting moved,
-// one cancelled, one created after its reminder time.
+// one cancelled, one created after its reminder time, and Bob turning his
+// reminders on from Slack.
 type demoScript struct {
 	cal   *calendartest.Server
 	out   *demoPrinter
 	start time.Time
 	steps []demoStep
 	until time.Duration // when the last reminder is due
+
+	// Slack, the signing secret and the bot's HTTP address, for Bob's
+	// slash command; addr is set once the bot listens.
+	slack  *slacktest.Server
+	secret string
+	addr   string
 }
+
+// demoBobTypesAt is when Bob types his slash command, and demoRetroAt when
+// his meeting starts, after the demo starts.
+const (
+	demoBobTypesAt = 10 * time.Second
+	demoRetroAt    = 100 * time.Second
+)
 
 func newDemoScript(cal *calendartest.Server, out *demoPrinter, start time.Time) *demoScript {
 	return &demoScript{cal: cal, out: out, start: start.Truncate(time.Second).Add(time.Second)}
@@ -155,10 +196,13 @@ func (d *demoScript) seed() error {
 	review.HangoutLink = "https://meet.google.com/abc-defg-hij"
 	oneOnOne := d.event("one-on-one", "1:1 with Bob", 150*time.Second, 25*time.Minute)
 	budget := d.event("budget", "Budget sync", 120*time.Second, 30*time.Minute)
+	retro := d.event("retro_1", "Team retro", demoRetroAt, 45*time.Minute)
+	retro.RecurringEventId = "retro" // one of a series: its reminders offer "Mute this series"
+	retro.Organizer = &gcal.EventOrganizer{Email: demoBob, DisplayName: "Bob"}
 	for _, put := range []struct {
 		cal string
 		ev  *gcal.Event
-	}{{demoTeam, planning}, {demoAlice, review}, {demoAlice, oneOnOne}, {demoAlice, budget}} {
+	}{{demoTeam, planning}, {demoAlice, review}, {demoAlice, oneOnOne}, {demoAlice, budget}, {demoBob, retro}} {
 		if err := d.cal.Put(put.cal, put.ev); err != nil {
 			return err
 		}
@@ -166,6 +210,7 @@ func (d *demoScript) seed() error {
 	moved := d.event("one-on-one", "1:1 with Bob", 210*time.Second, 25*time.Minute)
 	quick := d.event("quick", "Quick question", 50*time.Second, 15*time.Minute)
 	d.steps = []demoStep{
+		{at: demoBobTypesAt, do: d.bobTurnsOn},
 		{at: 20 * time.Second, say: fmt.Sprintf("Quick question created in Alice's calendar, starting %s: its 1m reminder time has passed, so it goes out at once, marked late", d.out.clock(d.start.Add(50*time.Second))),
 			do: func() error { return d.cal.Put(demoAlice, quick) }},
 		{at: 30 * time.Second, say: fmt.Sprintf("1:1 with Bob moved from %s to %s, before its reminders: both (1 minute before and at the start) go out for the new time only", d.out.clock(d.start.Add(150*time.Second)), d.out.clock(d.start.Add(210*time.Second))),
@@ -198,7 +243,9 @@ func (d *demoScript) play(ctx context.Context) {
 				d.out.note("demo step failed: " + err.Error())
 				continue
 			}
-			d.out.note(s.say)
+			if s.say != "" {
+				d.out.note(s.say)
+			}
 		}
 		if d.until > 0 && elapsed > d.until {
 			d.until = 0
@@ -206,3 +253,21 @@ func (d *demoScript) play(ctx context.Context) {
 		}
 	}
 }
+
+// bobTurnsOn is Bob typing "/meetingbot on 1m,0" in his DM with the bot:
+// Slack posts the command, signed, to the bot's own /slack/commands, and
+// the reply only Bob sees is printed.
+func (d *demoScript) bobTurnsOn() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	reply, err := typeCommand(ctx, d.slack, d.addr, d.secret, demoBobSlackID, "bob", demoDM(demoBobSlackID), "directmessage", demoBobCommand)
+	if err != nil {
+		return err
+	}
+	d.out.command("bob", "/meetingbot "+demoBobCommand, reply)
+	return nil
+}
+
+// demoDM is the ID of a user's DM with the bot, as the Slack emulator
+// names it.
+func demoDM(userID string) string { return "D" + strings.TrimLeft(userID, "UW") }

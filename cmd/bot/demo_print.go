@@ -37,14 +37,30 @@ Two reminders per meeting, 1 minute before it and when it starts, sweeping every
   %s  Quick question (Alice's calendar; created at %s, after its 1-minute reminder time: that one goes out at once, marked late)
   %s  Sprint planning (team calendar, reminds %s)
   %s  Design review <API v2> (Alice's calendar, reminds her by DM)
+  %s  Team retro (Bob's calendar, not in the bot's configuration: at %s Bob turns his reminders on from Slack with /meetingbot %s)
   %s  Budget sync (will be cancelled)
   %s  1:1 with Bob (will be moved to %s)
 
-Health: http://%s/healthz   Metrics: http://%s/metrics
+Health: http://%s/healthz   Metrics: http://%s/metrics   Slack: http://%s/slack/commands
 Ledger: %s
 Press Ctrl-C to stop.
 
-`, demoTick, at(50*time.Second), at(20*time.Second), at(65*time.Second), demoChannel, at(80*time.Second), at(120*time.Second), at(150*time.Second), at(210*time.Second), addr, addr, db)
+`, demoTick, at(50*time.Second), at(20*time.Second), at(65*time.Second), demoChannel, at(80*time.Second),
+		at(demoRetroAt), at(demoBobTypesAt), demoBobCommand,
+		at(120*time.Second), at(150*time.Second), at(210*time.Second), addr, addr, addr, db)
+}
+
+// command prints a slash command a person typed and the reply only they
+// see.
+func (p *demoPrinter) command(who, typed, reply string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  Slack: @%s types  %s\n", p.clock(time.Now()), who, typed)
+	fmt.Fprintf(&b, "┌ reply only @%s sees\n", who)
+	for _, line := range strings.Split(mrkdwn(reply), "\n") {
+		fmt.Fprintf(&b, "│ %s\n", line)
+	}
+	b.WriteString("└\n\n")
+	p.printf("%s", b.String())
 }
 
 func (p *demoPrinter) note(msg string) {
@@ -54,8 +70,11 @@ func (p *demoPrinter) note(msg string) {
 // message prints one message Slack received.
 func (p *demoPrinter) message(m slacktest.Message) {
 	dest := "DM to @alice"
-	if m.Channel == demoChannelID {
+	switch m.Channel {
+	case demoChannelID:
 		dest = demoChannel
+	case demoDM(demoBobSlackID):
+		dest = "DM to @bob"
 	}
 	head := fmt.Sprintf("%s  Slack %s", p.clock(m.Posted), dest)
 	if late := lateness(m); late > 0 {
@@ -116,7 +135,7 @@ func renderBlocks(m slacktest.Message) []string {
 			lines = append(lines, strings.Split(mrkdwn(b.Text.Text), "\n")...)
 		case b.Type == "actions":
 			for _, e := range b.Elements {
-				lines = append(lines, fmt.Sprintf("[%s] %s", e.Text.Text, e.URL))
+				lines = append(lines, strings.TrimSpace(fmt.Sprintf("[%s] %s", e.Text.Text, e.URL)))
 			}
 		}
 	}

@@ -378,8 +378,19 @@ func TestDemoAsNewcomer(t *testing.T) {
 	eventually(t, 45*time.Second, "the demo's note on the moved meeting", func() bool {
 		return strings.Contains(p.out.String(), "1:1 with Bob moved")
 	})
+	// Bob, not in CALENDARS, types /meetingbot on 1m,0: the reply, then
+	// his reminders by DM.
+	eventually(t, 60*time.Second, "Bob's reminder after his slash command", func() bool {
+		return strings.Contains(p.out.String(), "Slack DM to @bob")
+	})
 	out := p.out.String()
-	for _, want := range []string{"Sprint planning", "[Join] https://", "Slack #engineering",
+	if !regexp.MustCompile(`Slack: @bob types  /meetingbot on 1m,0\n┌ reply only @bob sees\n│ On\. Next reminder: Team retro at .* \(1m before it starts\)\.`).MatchString(out) {
+		t.Errorf("demo output lacks Bob's slash command and its reply:\n%s", out)
+	}
+	if i, j := strings.Index(out, "reply only @bob sees"), strings.Index(out, "Slack DM to @bob"); i < 0 || j < i {
+		t.Errorf("Bob's reminder comes before his slash command's reply:\n%s", out)
+	}
+	for _, want := range []string{"Sprint planning", "[Join] https://", "Slack #engineering", "[Mute this series]",
 		"Two reminders per meeting, 1 minute before it and when it starts",
 		"both (1 minute before and at the start) go out for the new time only"} {
 		if !strings.Contains(out, want) {

@@ -82,9 +82,12 @@ type hooks struct {
 }
 
 // serve runs the bot with cfg until ctx ends: it opens the ledger, serves
-// /healthz and /metrics (see listen), and sweeps the calendars every tick. When ctx ends
-// it stops ticking, finishes and records a send in flight, shuts the HTTP
-// server down and returns nil.
+// /healthz and /metrics (see listen) and, with self-service on, Slack's
+// request URLs and Socket Mode (see newSelfService), and sweeps the
+// calendars every tick, those of CALENDARS and those people made in Slack.
+// When ctx ends it stops ticking, finishes and records a send in flight,
+// shuts the HTTP server down, ends self-service's work in flight and
+// returns nil.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) error {
 	log.Info("starting", "config", cfg.String())
 	// The clients first: they check the credentials without side effects,
@@ -112,13 +115,22 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		}
 	}()
 
+	fromSlack, err := newSelfService(cfg, store, source, mon, slack.BotUserID(), log)
+	if err != nil {
+		return err
+	}
+
 	// A send in flight at SIGTERM gets the scheduler's ShutdownGrace (5s)
 	// to finish and be recorded, well within the 10 seconds promised.
-	sched, err := scheduler.New(cfg.Subscriptions, source, slack, store, scheduler.Options{
+	opts := scheduler.Options{
 		Interval: cfg.TickInterval,
 		Logger:   log,
 		Observer: mon,
-	})
+	}
+	if fromSlack != nil {
+		opts.Subscriptions = fromSlack.subscriptions
+	}
+	sched, err := scheduler.New(cfg.Subscriptions, source, slack, store, opts)
 	if err != nil {
 		return err
 	}
@@ -135,6 +147,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	bg, stopBG := context.WithCancel(ctx)
 	defer stopBG()
 	var wg sync.WaitGroup
+	if fromSlack != nil {
+		fromSlack.mount(servers)
+		fromSlack.run(bg, &wg)
+	}
 	for _, s := range servers {
 		wg.Go(func() {
 			if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -159,6 +175,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		if err := s.srv.Shutdown(shut); err != nil {
 			log.Warn("http server shutdown", "listener", s.name, "err", err)
 		}
+	}
+	if fromSlack != nil {
+		// No request comes any more: end the work still in flight after
+		// its answer (a slow calendar read), and wait for it.
+		fromSlack.app.Close()
 	}
 	wg.Wait()
 	log.Info("stopped")

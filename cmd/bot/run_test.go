@@ -85,6 +85,9 @@ func TestMalformedVariableExits2(t *testing.T) {
 		{"HTTP_ADDR=localhost", "HTTP_ADDR"},
 		{"LOG_LEVEL=trace", "LOG_LEVEL"},
 		{"LOG_FORMAT=yaml", "LOG_FORMAT"},
+		{"SLACK_SIGNING_SECRET=TOPSECRET with a space", "SLACK_SIGNING_SECRET"},
+		{"SLACK_APP_TOKEN=xoxb-1-2-TOPSECRET", "SLACK_APP_TOKEN"},
+		{"SLACK_ADMINS=U0LISA0001", "SLACK_ADMINS"}, // without self-service
 	}
 	for _, tt := range tests {
 		t.Run(tt.bad, func(t *testing.T) {
