@@ -7,6 +7,7 @@ import "regexp"
 var secretVars = map[string]bool{
 	"SLACK_BOT_TOKEN":         true,
 	"GOOGLE_CREDENTIALS_JSON": true,
+	"DATABASE_URL":            true,
 }
 
 // Signs that a value is a secret: a JSON document (a credentials file's
