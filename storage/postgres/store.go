@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/url"
 	"os"
 	"path"
@@ -105,9 +106,9 @@ type Store struct {
 // The URL's password is a secret: no error of this package contains it.
 // A schema newer than this binary gives ErrSchemaTooNew and is not
 // changed. Parameters the URL does not set get defaults:
-// application_name=meetingbot, connect_timeout=10, pool_max_conns=10. A
-// search_path parameter puts the bot's tables in that schema, which must
-// exist.
+// application_name=meetingbot, connect_timeout=10, pool_max_conns=10,
+// pool_max_conn_lifetime=10m, pool_max_conn_idle_time=5m. A search_path
+// parameter puts the bot's tables in that schema, which must exist.
 func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	where := Redact(rawURL)
 	cfg, err := poolConfig(rawURL)
@@ -146,7 +147,12 @@ func poolConfig(rawURL string) (*pgxpool.Config, error) {
 		return nil, errors.New("not a postgres://user:password@host:5432/dbname URL")
 	}
 	q := u.Query()
-	for k, v := range map[string]string{"application_name": "meetingbot", "connect_timeout": "10", "pool_max_conns": "10"} {
+	for k, v := range map[string]string{
+		"application_name": "meetingbot", "connect_timeout": "10", "pool_max_conns": "10",
+		// Connections are recycled before proxies in front of managed
+		// databases close them (Fly's closes them after 10 minutes).
+		"pool_max_conn_lifetime": "10m", "pool_max_conn_idle_time": "5m",
+	} {
 		if !q.Has(k) {
 			q.Set(k, v)
 		}
@@ -256,6 +262,20 @@ func (s *Store) exec(ctx context.Context, q string, args ...any) (pgconn.Command
 // maxAttempts bounds exec's attempts: each lost connection of the pool
 // may be tried once before the pool notices it is gone.
 const maxAttempts = 4
+
+// Unreachable reports whether err, from Open, says the database could not
+// be reached (no route, no answer, a server still starting or shutting
+// down), which may pass, rather than that it refused this bot (a wrong
+// password, no such database, a newer schema), which needs an operator.
+func Unreachable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "57P") || strings.HasPrefix(pe.Code, "08")
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || lostConnection(err)
+}
 
 // lostConnection reports whether err says the connection died under the
 // statement: a connection the server ended (SQLSTATE class 57P: operator

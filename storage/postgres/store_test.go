@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"errors"
+	neturl "net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -149,4 +150,30 @@ func readMigration(t *testing.T, name string) string {
 		t.Fatal(errors.Join(errors.New("read migration"), err))
 	}
 	return string(b)
+}
+
+// Unreachable tells a database that may come back (the bot waits for it
+// at start-up) from one that refused the bot (it stops and says why).
+func TestUnreachable(t *testing.T) {
+	url := pgtest.URL(t)
+	u, err := neturl.Parse(url)
+	require.NoError(t, err)
+	noDB := *u
+	noDB.Path = "/no_such_database"
+	closed := *u
+	closed.Host = "127.0.0.1:1"
+	pgtest.Exec(t, url, `CREATE TABLE migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
+		INSERT INTO migrations (version, name) VALUES (99, '099_future.sql')`)
+	for _, tt := range []struct {
+		name, url string
+		want      bool
+	}{
+		{"nothing listening", closed.String(), true},
+		{"no such database", noDB.String(), false},
+		{"a newer schema", url, false},
+	} {
+		_, err := postgres.Open(t.Context(), tt.url, postgres.Options{})
+		require.Error(t, err, tt.name)
+		assert.Equal(t, tt.want, postgres.Unreachable(err), "Unreachable(%s: %v)", tt.name, err)
+	}
 }
