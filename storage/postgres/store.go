@@ -188,7 +188,7 @@ func (s *Store) Close() error {
 	s.closing.Do(func() {
 		close(s.stop)
 		s.beating.Wait()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		defer cancel()
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `UPDATE subscription_leases SET owner = '', expires_at = `+dbNow+` WHERE owner = $2`, s.now(), s.owner); err != nil {
@@ -204,6 +204,11 @@ func (s *Store) Close() error {
 	})
 	return s.closed
 }
+
+// closeTimeout bounds Close's hand-back: a database that does not answer
+// must not hold up a shutdown that has 10 seconds in all; the leases and
+// the heartbeat then run out on their own.
+const closeTimeout = 2 * time.Second
 
 // Owner returns the name under which this Store's claims and leases are
 // held, unique to this open Store.
