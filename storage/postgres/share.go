@@ -42,9 +42,9 @@ import (
 // a database restart) and fill the server's lock table with thousands of
 // subscriptions.
 //
-// A replica that dies stops renewing; its heartbeat and leases run out
-// together, LeaseTicks intervals after its last round, and the others take
-// its subscriptions on their next round. A replica that closes hands its
+// A replica that dies stops renewing; its leases run out LeaseTicks
+// intervals after its last round (its heartbeat at most one interval
+// later), and the others take its subscriptions on their next round. A replica that closes hands its
 // leases back at once. A subscription whose lease changes hands may be
 // swept by both replicas for up to a tick; the claims on its reminders
 // keep that from sending anything twice.
