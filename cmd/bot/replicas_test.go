@@ -249,8 +249,8 @@ func TestDatabaseOutageLosesNothing(t *testing.T) {
 	proxy := newCuttableProxy(t, dbURL)
 	w := newWorld(t)
 	entries := rooms(w, 4)
-	const offset = 10 * time.Second
-	env := replicaEnv(w, proxy.url, "CALENDARS="+strings.Join(entries, ","), "REMINDER_OFFSETS=10s", "TICK_INTERVAL=1s")
+	const offset = 15 * time.Second
+	env := replicaEnv(w, proxy.url, "CALENDARS="+strings.Join(entries, ","), "REMINDER_OFFSETS=15s", "TICK_INTERVAL=1s")
 	bots := []*proc{start(t, w.dir, env), start(t, w.dir, env)}
 	var addrs []string
 	for _, b := range bots {

@@ -120,7 +120,7 @@ func (s *Store) Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil t
 		return err
 	})
 	if err != nil {
-		return 0, meetingbot.Entry{}, fmt.Errorf("postgres: claim %s: %w", e.Key, err)
+		return 0, meetingbot.Entry{}, fmt.Errorf("postgres: claim %s: %w", e.Key, s.lost(err))
 	}
 	return status, prev.Entry, nil
 }
@@ -209,21 +209,21 @@ func (s *Store) Orphans(ctx context.Context, subscription string, now time.Time)
 	q := `SELECT ` + entryColumns + `, ` + ownerColumns + fromLedger + ` WHERE l.outcome = 'sending' AND ($2 = '' OR l.subscription = $2)`
 	rows, err := s.pool.Query(ctx, q, s.now(), subscription)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: orphans: %w", err)
+		return nil, fmt.Errorf("postgres: orphans: %w", s.lost(err))
 	}
 	defer rows.Close()
 	var out []meetingbot.Entry
 	for rows.Next() {
 		r, err := scanRow(rows)
 		if err != nil {
-			return nil, fmt.Errorf("postgres: orphans: %w", err)
+			return nil, fmt.Errorf("postgres: orphans: %w", s.lost(err))
 		}
 		if !s.heldByOther(r, now) {
 			out = append(out, r.Entry)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: orphans: %w", err)
+		return nil, fmt.Errorf("postgres: orphans: %w", s.lost(err))
 	}
 	return out, nil
 }
@@ -245,17 +245,17 @@ func (s *Store) each(ctx context.Context, q string, args []any, fn func(meetingb
 	defer cancel()
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
-		return err
+		return s.lost(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		e, err := scanEntry(rows)
 		if err != nil {
-			return err
+			return s.lost(err)
 		}
 		fn(e)
 	}
-	return rows.Err()
+	return s.lost(rows.Err())
 }
 
 // Count returns the number of ledger rows.
@@ -264,7 +264,7 @@ func (s *Store) Count(ctx context.Context) (int64, error) {
 	defer cancel()
 	var n int64
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM ledger`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("postgres: count ledger: %w", err)
+		return 0, fmt.Errorf("postgres: count ledger: %w", s.lost(err))
 	}
 	return n, nil
 }
@@ -294,7 +294,7 @@ func (s *Store) Cursor(ctx context.Context, subscription string) (time.Time, boo
 	case errors.Is(err, pgx.ErrNoRows):
 		return time.Time{}, false, nil
 	case err != nil:
-		return time.Time{}, false, fmt.Errorf("postgres: cursor of %s: %w", subscription, err)
+		return time.Time{}, false, fmt.Errorf("postgres: cursor of %s: %w", subscription, s.lost(err))
 	}
 	return at.UTC(), true, nil
 }
@@ -306,13 +306,13 @@ func (s *Store) Cursors(ctx context.Context) (map[string]time.Time, error) {
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT subscription, at FROM cursors`)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: cursors: %w", err)
+		return nil, fmt.Errorf("postgres: cursors: %w", s.lost(err))
 	}
 	out := map[string]time.Time{}
 	var sub string
 	var at time.Time
 	if _, err := pgx.ForEachRow(rows, []any{&sub, &at}, func() error { out[sub] = at.UTC(); return nil }); err != nil {
-		return nil, fmt.Errorf("postgres: cursors: %w", err)
+		return nil, fmt.Errorf("postgres: cursors: %w", s.lost(err))
 	}
 	return out, nil
 }

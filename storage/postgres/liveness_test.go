@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,4 +89,22 @@ func TestReplicaKeepsItsClaimsThroughLostConnections(t *testing.T) {
 	sent.Outcome, sent.Channel, sent.MessageTS = meetingbot.Sent, "C1", "1.1"
 	require.NoError(t, a.Record(t.Context(), sent, t0.Add(time.Minute)), "Record after the connections were ended")
 	assert.Equal(t, meetingbot.Done, claimAt(t, b, e, t0.Add(2*time.Minute)))
+}
+
+// After the database ends every connection, at most one read fails: the
+// store drops the pool's other connections, dead too, at the first sign.
+func TestOneReadFailsAfterTheDatabaseEndsEveryConnection(t *testing.T) {
+	base := pgtest.URL(t)
+	s := open(t, base, postgres.Options{})
+	var wg sync.WaitGroup
+	for range 8 { // several connections in the pool
+		wg.Go(func() { _, _ = s.Cursors(t.Context()) })
+	}
+	wg.Wait()
+	require.Positive(t, pgtest.Terminate(t, base))
+	_, _, first := s.Cursor(t.Context(), "alice")
+	_, _, err := s.Cursor(t.Context(), "alice")
+	assert.NoError(t, err, "Cursor after the one that met a dead connection (that one: %v)", first)
+	_, err = s.Orphans(t.Context(), "", t0)
+	assert.NoError(t, err, "Orphans")
 }

@@ -46,7 +46,7 @@ func (s *Store) slackSubs(ctx context.Context, query string, args ...any) ([]mee
 	defer cancel()
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: read slack subscriptions: %w", err)
+		return nil, fmt.Errorf("postgres: read slack subscriptions: %w", s.lost(err))
 	}
 	var subs []meetingbot.SlackSubscription
 	var sub meetingbot.SlackSubscription
@@ -63,7 +63,7 @@ func (s *Store) slackSubs(ctx context.Context, query string, args ...any) ([]mee
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: read slack subscriptions: %w", err)
+		return nil, fmt.Errorf("postgres: read slack subscriptions: %w", s.lost(err))
 	}
 	return subs, nil
 }
@@ -149,7 +149,7 @@ func (s *Store) MutedSeriesOf(ctx context.Context, subscription string) ([]meeti
 	rows, err := s.pool.Query(ctx, `SELECT subscription, series, title, muted_by, muted_at FROM slack_muted_series
 		WHERE subscription = $1 ORDER BY muted_at, series`, subscription)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: read muted series: %w", err)
+		return nil, fmt.Errorf("postgres: read muted series: %w", s.lost(err))
 	}
 	var out []meetingbot.MutedSeries
 	var m meetingbot.MutedSeries
@@ -160,7 +160,7 @@ func (s *Store) MutedSeriesOf(ctx context.Context, subscription string) ([]meeti
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: read muted series: %w", err)
+		return nil, fmt.Errorf("postgres: read muted series: %w", s.lost(err))
 	}
 	return out, nil
 }
@@ -179,7 +179,7 @@ func (s *Store) SlackSettingsOf(ctx context.Context, userID string) (meetingbot.
 		return set, false, nil
 	}
 	if err != nil {
-		return set, false, fmt.Errorf("postgres: read settings of %s: %w", userID, err)
+		return set, false, fmt.Errorf("postgres: read settings of %s: %w", userID, s.lost(err))
 	}
 	set.UpdatedAt = instant(updated)
 	if offsets != nil {

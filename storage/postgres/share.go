@@ -98,7 +98,7 @@ func (s *Store) Share(ctx context.Context, subs []meetingbot.Subscription) ([]me
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %s: share subscriptions: %w", s.where, err)
+		return nil, fmt.Errorf("postgres: %s: share subscriptions: %w", s.where, s.lost(err))
 	}
 	mine := make(map[string]bool, len(held))
 	for _, id := range held {

@@ -258,15 +258,25 @@ func (s *Store) now() any {
 func (s *Store) exec(ctx context.Context, q string, args ...any) (pgconn.CommandTag, error) {
 	for attempt := 1; ; attempt++ {
 		tag, err := s.pool.Exec(ctx, q, args...)
-		if err == nil || !lostConnection(err) || attempt == maxAttempts || ctx.Err() != nil {
+		if err == nil || !lostConnection(s.lost(err)) || attempt == maxAttempts || ctx.Err() != nil {
 			return tag, err
 		}
 	}
 }
 
-// maxAttempts bounds exec's attempts: each lost connection of the pool
-// may be tried once before the pool notices it is gone.
-const maxAttempts = 4
+// maxAttempts bounds exec's attempts.
+const maxAttempts = 3
+
+// lost returns err, first dropping every pooled connection when err says
+// one was lost: after a database restart or a network cut the others are
+// gone too, and each would fail a call before the pool noticed (it checks
+// only connections idle for a second).
+func (s *Store) lost(err error) error {
+	if err != nil && lostConnection(err) {
+		s.pool.Reset()
+	}
+	return err
+}
 
 // Unreachable reports whether err, from Open, says the database could not
 // be reached (no route, no answer, a server still starting or shutting
