@@ -9,55 +9,80 @@ import (
 // module is this module's import path.
 const module = "github.com/meetingbot/meetingbot"
 
+// pgx is the PostgreSQL driver, linked only where several replicas share
+// one database: storage/postgres and the binary.
+const pgx = "github.com/jackc/pgx/v5"
+
 // forbidden lists, per package of the module, the packages it must not
 // depend on (directly or not), and why. Modelled on tailscale's deptest.
 var forbidden = map[string]map[string]string{
 	"": {
 		"modernc.org/sqlite":  "the words of the contract link no driver",
+		pgx:                   "the words of the contract link no driver",
 		module + "/scheduler": "the root imports nothing of the module",
 		module + "/storage":   "the root imports nothing of the module",
 	},
 	"calendar": {
 		"modernc.org/sqlite":  "reading Calendar needs no database driver",
+		pgx:                   "reading Calendar needs no database driver",
 		module + "/scheduler": "an adapter never imports the engine",
 		module + "/notify":    "adapters never import each other",
 		module + "/storage":   "adapters never import each other",
 	},
 	"notify": {
 		"modernc.org/sqlite":  "posting to Slack needs no database driver",
+		pgx:                   "posting to Slack needs no database driver",
 		module + "/scheduler": "an adapter never imports the engine",
 		module + "/calendar":  "adapters never import each other",
 		module + "/storage":   "adapters never import each other",
 	},
 	"storage": {
-		module + "/scheduler": "an adapter never imports the engine",
-		module + "/calendar":  "adapters never import each other",
-		module + "/notify":    "adapters never import each other",
+		pgx:                          "the SQLite store links no PostgreSQL driver",
+		module + "/storage/postgres": "adapters never import each other",
+		module + "/scheduler":        "an adapter never imports the engine",
+		module + "/calendar":         "adapters never import each other",
+		module + "/notify":           "adapters never import each other",
 	},
 	"config": {
 		"modernc.org/sqlite":  "parsing the environment needs no database driver",
+		pgx:                   "parsing the environment needs no database driver",
 		module + "/scheduler": "configuration speaks the root's words, not the engine's",
 		module + "/storage":   "configuration opens nothing",
 	},
 	"outbound": {
 		"modernc.org/sqlite": "an HTTP client needs no database driver",
+		pgx:                  "an HTTP client needs no database driver",
 		module:               "the clients' HTTP guard speaks no words of the contract",
 	},
 	"scheduler": {
 		"modernc.org/sqlite": "the engine consumes a Ledger interface, not a driver",
+		pgx:                  "the engine consumes a Ledger interface, not a driver",
 		module + "/storage":  "the engine declares what it consumes; adapters provide it",
 		module + "/calendar": "the engine declares what it consumes; adapters provide it",
 		module + "/notify":   "the engine declares what it consumes; adapters provide it",
 	},
 	"selfservice": {
 		"modernc.org/sqlite":  "Slack's requests are served through a Store interface of the package's own",
+		pgx:                   "Slack's requests are served through a Store interface of the package's own",
 		module + "/storage":   "Slack's requests are served through a Store interface of the package's own",
 		module + "/scheduler": "an adapter never imports the engine",
 		module + "/notify":    "adapters never import each other",
 		module + "/calendar":  "adapters never import each other",
 	},
+	"storage/postgres": {
+		"modernc.org/sqlite":  "the PostgreSQL store links no SQLite driver",
+		module + "/storage":   "adapters never import each other",
+		module + "/scheduler": "an adapter never imports the engine",
+		module + "/calendar":  "adapters never import each other",
+		module + "/notify":    "adapters never import each other",
+	},
+	"monitor": {
+		"modernc.org/sqlite": "health and metrics are told, not read from a database",
+		pgx:                  "health and metrics are told, not read from a database",
+	},
 	"audit": {
 		"modernc.org/sqlite": "the audit reads through interfaces of its own",
+		pgx:                  "the audit reads through interfaces of its own",
 		module + "/storage":  "the audit reads through interfaces of its own",
 		module + "/notify":   "the audit reads through interfaces of its own",
 		module + "/calendar": "the audit reads through interfaces of its own",

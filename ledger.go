@@ -1,6 +1,9 @@
 package meetingbot
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // Outcome is the state of a ledger entry.
 type Outcome string
@@ -121,3 +124,8 @@ type Delivery struct {
 	TS           string
 	Posted       time.Time // when Slack stored the message, from its ts
 }
+
+// ErrClaimLost is returned by a ledger's Record, Renew and Release when the
+// caller no longer holds the claim: another process took the key over.
+// Both stores (SQLite and PostgreSQL) return it.
+var ErrClaimLost = errors.New("claim lost")

@@ -1,6 +1,9 @@
 package meetingbot
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // SlackKind says how a subscription was made from Slack.
 type SlackKind string
@@ -59,3 +62,8 @@ type SlackSettings struct {
 func (s SlackSubscription) Subscription() Subscription {
 	return Subscription{ID: s.ID, CalendarID: s.CalendarID, Destination: s.Destination, Offsets: s.Offsets, Muted: s.Muted, FromSlack: true}
 }
+
+// ErrInvalid is returned by a store's self-service writes for a value the
+// database must not hold (an empty ID, an unknown kind, no offsets). Both
+// stores (SQLite and PostgreSQL) return it.
+var ErrInvalid = errors.New("invalid value")

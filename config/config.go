@@ -51,8 +51,12 @@ type Config struct {
 	Offsets []time.Duration
 	// TickInterval is TICK_INTERVAL.
 	TickInterval time.Duration
-	// DatabasePath is DATABASE_PATH.
+	// DatabasePath is DATABASE_PATH; empty when DatabaseURL is set.
 	DatabasePath string
+	// DatabaseURL is DATABASE_URL: a PostgreSQL URL that several replicas
+	// share instead of DatabasePath's SQLite file. Secret: it holds a
+	// password; String shows only its host and database.
+	DatabaseURL string
 	// HTTPAddr is HTTP_ADDR.
 	HTTPAddr string
 	// MetricsAddr is METRICS_ADDR: a second, private listener for
@@ -89,8 +93,12 @@ func (c Config) String() string {
 	for i, o := range c.Offsets {
 		offs[i] = meetingbot.FormatOffset(o)
 	}
+	db := c.DatabasePath
+	if c.DatabaseURL != "" {
+		db = RedactURL(c.DatabaseURL)
+	}
 	return fmt.Sprintf("calendars=[%s] offsets=[%s] tick=%v db=%s http=%s metrics=%s slack=%s google=%s impersonate=%v %s",
-		strings.Join(ids, " "), strings.Join(offs, ","), c.TickInterval, c.DatabasePath, c.HTTPAddr, c.MetricsAddr,
+		strings.Join(ids, " "), strings.Join(offs, ","), c.TickInterval, db, c.HTTPAddr, c.MetricsAddr,
 		c.SlackAPIURL, c.GoogleEndpoint, c.Impersonate, c.selfServiceString())
 }
 
@@ -147,7 +155,6 @@ func Parse(getenv func(string) string) (Config, error) {
 		Impersonate:     p.boolean("GOOGLE_IMPERSONATE"),
 		Offsets:         p.offsets("REMINDER_OFFSETS"),
 		TickInterval:    p.interval("TICK_INTERVAL"),
-		DatabasePath:    p.databasePath("DATABASE_PATH"),
 		HTTPAddr:        p.addr("HTTP_ADDR", DefaultHTTPAddr),
 		MetricsAddr:     p.addr("METRICS_ADDR", ""),
 		LogLevel:        p.level("LOG_LEVEL"),
@@ -157,6 +164,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	}
 	c.CredentialsJSON = p.credentials(c.CredentialsFile, c.Impersonate)
 	p.selfService(&c)
+	c.DatabaseURL, c.DatabasePath = p.database()
 	hasCalendars := p.set("CALENDARS")
 	hasGoogle := p.set("GOOGLE_APPLICATION_CREDENTIALS") || p.set("GOOGLE_CREDENTIALS_JSON")
 	hasSlack := p.set("SLACK_BOT_TOKEN")

@@ -9,6 +9,7 @@ var secretVars = map[string]bool{
 	"GOOGLE_CREDENTIALS_JSON": true,
 	"SLACK_SIGNING_SECRET":    true,
 	"SLACK_APP_TOKEN":         true,
+	"DATABASE_URL":            true,
 }
 
 // Signs that a value is a secret: a JSON document (a credentials file's

@@ -50,6 +50,8 @@ type Monitor struct {
 	// ledger is the ticks' record: a tick fails only when the ledger
 	// cannot be read or written.
 	ledger subHealth
+	// leases is this replica's share, with several replicas.
+	leases *leases
 }
 
 // subHealth is one subscription's sweep record.
@@ -69,6 +71,7 @@ func New(opts Options) *Monitor {
 	start := opts.Now()
 	m := &Monitor{opts: opts, metrics: newMetrics(), subs: map[string]*subHealth{}, ledger: subHealth{lastGood: start}}
 	m.dest = newDestinations(m.metrics.reg, opts.Subscriptions)
+	m.leases = newLeases(m.metrics.reg, len(opts.Subscriptions))
 	for _, s := range opts.Subscriptions {
 		m.subs[s.ID] = &subHealth{lastGood: start}
 	}
@@ -200,37 +203,39 @@ func (m *Monitor) TrackLedger(ctx context.Context, c Counter, period time.Durati
 	}
 }
 
-// Unhealthy returns one line for a ledger whose ticks have failed for more
-// than StaleAfter intervals, and one per subscription that has gone more
-// than StaleAfter intervals without a complete sweep, each saying since
-// when and its last error; none when all is well.
+// Unhealthy returns one line for a database that has not answered this
+// replica's lease renewals for more than StaleAfter intervals (with
+// several replicas), one for a ledger whose ticks have failed that long,
+// and one per subscription (of those this replica holds) that has gone
+// more than StaleAfter intervals without a complete sweep, each saying
+// since when and its last error; none when all is well.
 func (m *Monitor) Unhealthy() []string {
-	ledger, subs := m.unhealthy()
-	if ledger != "" {
-		return append([]string{ledger}, subs...)
-	}
-	return subs
+	store, subs := m.unhealthy()
+	return append(store, subs...)
 }
 
-// unhealthy returns Unhealthy's ledger line ("" when fine) and its
+// unhealthy returns Unhealthy's database and ledger lines, and its
 // subscription lines.
-func (m *Monitor) unhealthy() (ledger string, subs []string) {
+func (m *Monitor) unhealthy() (store, subs []string) {
 	now := m.opts.Now()
 	limit := StaleAfter * m.opts.Interval
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if line := m.leases.unhealthy(now, limit); line != "" {
+		store = append(store, line)
+	}
 	if h := m.ledger; !h.failingSince.IsZero() && now.Sub(h.lastGood) > limit {
 		since := "no complete tick since start-up at " + h.lastGood.UTC().Format(time.RFC3339)
 		if h.swept {
 			since = "last complete tick at " + h.lastGood.UTC().Format(time.RFC3339)
 		}
-		ledger = fmt.Sprintf("ledger: %s (%s ago, more than %d ticks of %v); failing since %s; last error: %s",
-			since, now.Sub(h.lastGood).Round(time.Second), StaleAfter, m.opts.Interval, h.failingSince.UTC().Format(time.RFC3339), h.lastErr)
+		store = append(store, fmt.Sprintf("ledger: %s (%s ago, more than %d ticks of %v); failing since %s; last error: %s",
+			since, now.Sub(h.lastGood).Round(time.Second), StaleAfter, m.opts.Interval, h.failingSince.UTC().Format(time.RFC3339), h.lastErr))
 	}
 	var out []string
 	for id, h := range m.subs {
 		age := now.Sub(h.lastGood)
-		if age <= limit {
+		if age <= limit || m.leases.skips(id) {
 			continue
 		}
 		since := "no complete sweep since start-up at " + h.lastGood.UTC().Format(time.RFC3339)
@@ -247,7 +252,7 @@ func (m *Monitor) unhealthy() (ledger string, subs []string) {
 		out = append(out, line)
 	}
 	slices.Sort(out)
-	return ledger, out
+	return store, out
 }
 
 // Registerer returns the registry /metrics serves, for collectors kept
@@ -273,14 +278,14 @@ func (m *Monitor) PublicHandler() http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
-		ledger, subs := m.unhealthy()
-		if ledger == "" && len(subs) == 0 {
+		store, subs := m.unhealthy()
+		if len(store) == 0 && len(subs) == 0 {
 			fmt.Fprintln(w, "ok")
 			return
 		}
 		w.WriteHeader(http.StatusServiceUnavailable)
 		line := fmt.Sprintf("unhealthy: %d of %d subscriptions failing", len(subs), m.count())
-		if ledger != "" {
+		if len(store) > 0 {
 			line += "; the ledger is failing"
 		}
 		fmt.Fprintln(w, line)
@@ -298,20 +303,28 @@ func (m *Monitor) serveHealth(w http.ResponseWriter, r *http.Request) {
 		attention = fmt.Sprintf("attention: %d of %d subscriptions cannot reach their Slack destination; their reminders fail until it is fixed, the others run\n%s\n",
 			len(bad), m.count(), strings.Join(bad, "\n"))
 	}
-	if ledger, subs := m.unhealthy(); ledger != "" || len(subs) > 0 {
+	m.mu.Lock()
+	leases := m.leases.summary(m.opts.Now())
+	m.mu.Unlock()
+	if store, subs := m.unhealthy(); len(store) > 0 || len(subs) > 0 {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		head := fmt.Sprintf("%d of %d subscriptions not swept", len(subs), m.count())
-		if ledger != "" {
+		if len(store) > 0 {
 			head += "; the ledger is failing"
 		}
-		fmt.Fprintf(w, "unhealthy: %s\n%s\n%s", head, strings.Join(m.Unhealthy(), "\n"), attention)
+		fmt.Fprintf(w, "unhealthy: %s\n%s%s\n%s", head, leases, strings.Join(append(store, subs...), "\n"), attention)
 		return
 	}
-	fmt.Fprintf(w, "ok: %d subscriptions swept within the last %d ticks of %v\n%s", m.count(), StaleAfter, m.opts.Interval, attention)
+	fmt.Fprintf(w, "ok: %d subscriptions swept within the last %d ticks of %v\n%s%s", m.count(), StaleAfter, m.opts.Interval, leases, attention)
 }
 
+// count returns the number of subscriptions /healthz judges: those this
+// replica holds, with several.
 func (m *Monitor) count() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.leases.on {
+		return len(m.leases.ids)
+	}
 	return len(m.subs)
 }

@@ -328,8 +328,12 @@ func (s *Scheduler) resolveOrphan(ctx context.Context, sub meetingbot.Subscripti
 
 // dropRemoved settles the interrupted claims of subscriptions that are not
 // among all (removed from the configuration or from Slack since): nobody
-// can look them up any more, and nothing more will be sent for them.
-func (s *Scheduler) dropRemoved(ctx context.Context, all []meetingbot.Subscription, now time.Time) error {
+// can look them up any more, and nothing more will be sent for them. And
+// it hands over this process's own claims of subscriptions it no longer
+// sweeps (another replica's share now): released, they are the new
+// holder's to look up, where held they would keep it off the key for as
+// long as this process lives.
+func (s *Scheduler) dropRemoved(ctx context.Context, all, mine []meetingbot.Subscription, now time.Time) error {
 	orphans, err := s.ledger.Orphans(ctx, "", now)
 	if err != nil {
 		return err
@@ -338,18 +342,48 @@ func (s *Scheduler) dropRemoved(ctx context.Context, all []meetingbot.Subscripti
 	for _, sub := range all {
 		known[sub.ID] = true
 	}
+	held := make(map[string]bool, len(mine))
+	for _, sub := range mine {
+		held[sub.ID] = true
+	}
 	for _, e := range orphans {
-		if known[e.Subscription] {
-			continue
+		switch {
+		case !known[e.Subscription]:
+			s.dropClaim(ctx, e)
+		case !held[e.Subscription] && s.ownClaim(e):
+			s.handOver(ctx, e)
 		}
-		log := s.log.With("subscription", e.Subscription, "key", e.Key)
-		claimed := s.clock.Now().UTC()
-		status, _, err := s.ledger.Claim(ctx, e, claimed, claimed.Add(s.opts.Lease))
-		if err != nil || status != meetingbot.Orphaned {
-			continue
-		}
-		e.Outcome, e.Code, e.Reason = meetingbot.Skipped, meetingbot.ReasonSubscriptionRemoved, "subscription removed; an interrupted send was not confirmed"
-		s.record(ctx, log, e)
 	}
 	return nil
+}
+
+// dropClaim settles an interrupted claim of a subscription removed.
+func (s *Scheduler) dropClaim(ctx context.Context, e meetingbot.Entry) {
+	log := s.log.With("subscription", e.Subscription, "key", e.Key)
+	claimed := s.clock.Now().UTC()
+	status, _, err := s.ledger.Claim(ctx, e, claimed, claimed.Add(s.opts.Lease))
+	if err != nil || status != meetingbot.Orphaned {
+		return
+	}
+	e.Outcome, e.Code, e.Reason = meetingbot.Skipped, meetingbot.ReasonSubscriptionRemoved, "subscription removed; an interrupted send was not confirmed"
+	s.record(ctx, log, e)
+}
+
+// ownClaim reports whether e is a claim of this process's ledger, when the
+// ledger names its owner.
+func (s *Scheduler) ownClaim(e meetingbot.Entry) bool {
+	o, ok := s.ledger.(interface{ Owner() string })
+	return ok && e.Owner != "" && e.Owner == o.Owner()
+}
+
+// handOver releases a claim of this process on a subscription another
+// replica sweeps now, unless this process is still working on it.
+func (s *Scheduler) handOver(ctx context.Context, e meetingbot.Entry) {
+	if !s.begin(e.Subscription, e.Key) {
+		return
+	}
+	defer s.end(e.Subscription, e.Key)
+	log := s.log.With("subscription", e.Subscription, "key", e.Key)
+	log.Info("handing an interrupted send over to the replica that sweeps its subscription now")
+	s.release(ctx, log, e, "handed over with its subscription; not confirmed yet")
 }

@@ -87,7 +87,9 @@ type Options struct {
 	Subscriptions func(ctx context.Context) ([]meetingbot.Subscription, error)
 	// Share, if set, is asked at every round (and Tick) which of the
 	// subscriptions this process sweeps, the others being other replicas'
-	// (see storage's leases). By default it sweeps all.
+	// (storage/postgres's Share). By default it sweeps all. A subscription
+	// new to the share is swept at once, and this process's claims of
+	// subscriptions that left it are released to their new holder.
 	Share func(ctx context.Context, subs []meetingbot.Subscription) ([]meetingbot.Subscription, error)
 	// Logger receives the scheduler's logs; slog.Default() by default.
 	Logger *slog.Logger
@@ -124,6 +126,7 @@ type Scheduler struct {
 	ledgerErr error                     // the ledger's last failure since the last round
 	extra     []meetingbot.Subscription // the last list Options.Subscriptions gave
 	mine      []meetingbot.Subscription // the last share
+	shared    bool                      // Options.Share has answered once
 	guard     jumpGuard
 }
 
@@ -198,9 +201,10 @@ func valid(s meetingbot.Subscription) error {
 }
 
 // current returns every subscription there is now, those given to New and
-// those Options.Subscriptions adds, and the ones of them this process
-// sweeps, its share. A source that fails keeps the last list.
-func (s *Scheduler) current(ctx context.Context) (all, mine []meetingbot.Subscription) {
+// those Options.Subscriptions adds, the ones of them this process sweeps,
+// its share, and which of those came into the share since the last round
+// (none on the first). A source that fails keeps the last list.
+func (s *Scheduler) current(ctx context.Context) (all, mine []meetingbot.Subscription, fresh map[string]bool) {
 	all = s.subs
 	if s.opts.Subscriptions != nil {
 		extra, err := s.opts.Subscriptions(ctx)
@@ -229,7 +233,7 @@ func (s *Scheduler) current(ctx context.Context) (all, mine []meetingbot.Subscri
 		}
 	}
 	if s.opts.Share == nil {
-		return all, all
+		return all, all, nil
 	}
 	mine, err := s.opts.Share(ctx, all)
 	s.mu.Lock()
@@ -239,10 +243,24 @@ func (s *Scheduler) current(ctx context.Context) (all, mine []meetingbot.Subscri
 			s.ledgerErr = err
 			s.log.Error("renew this replica's share of the subscriptions; sweeping the last share", "err", err)
 		}
-		return all, s.mine
+		return all, s.mine, nil
 	}
-	s.mine = mine
-	return all, mine
+	if s.shared {
+		had := make(map[string]bool, len(s.mine))
+		for _, sub := range s.mine {
+			had[sub.ID] = true
+		}
+		for _, sub := range mine {
+			if !had[sub.ID] {
+				if fresh == nil {
+					fresh = map[string]bool{}
+				}
+				fresh[sub.ID] = true
+			}
+		}
+	}
+	s.mine, s.shared = mine, true
+	return all, mine, fresh
 }
 
 // orDefault returns v, or def when v is not positive.
@@ -330,21 +348,23 @@ func (s *Scheduler) after(d time.Duration, fn func()) clock.Timer {
 
 // round starts a sweep of every subscription not being swept already: at
 // once on the first round, then each at its phase in the interval, so that
-// calendar reads spread evenly instead of bursting at the tick.
+// calendar reads spread evenly instead of bursting at the tick. A
+// subscription new to this replica's share is swept at once: another
+// replica stopped sweeping it, and its reminders must not wait longer.
 func (s *Scheduler) round(ctx context.Context, first bool) {
 	start := time.Now()
 	now := s.clock.Now().UTC()
 	if !s.trustClock(now) {
 		return
 	}
-	all, subs := s.current(ctx)
-	if err := s.dropRemoved(ctx, all, now); err != nil && ctx.Err() == nil {
+	all, subs, fresh := s.current(ctx)
+	if err := s.dropRemoved(ctx, all, subs, now); err != nil && ctx.Err() == nil {
 		s.ledgerFailed(err)
 		s.log.Error("read the ledger's interrupted sends", "err", err)
 	}
 	s.dropTimersOfOthers(subs)
 	for _, sub := range subs {
-		if first {
+		if first || fresh[sub.ID] {
 			if s.enter() {
 				go func() {
 					defer s.wg.Done()
@@ -402,8 +422,8 @@ func (s *Scheduler) Tick(ctx context.Context) (err error) {
 	if s.opts.Observer != nil {
 		defer func() { s.opts.Observer.Ticked(now, time.Since(start), err) }()
 	}
-	all, subs := s.current(ctx)
-	if err := s.dropRemoved(ctx, all, now); err != nil {
+	all, subs, _ := s.current(ctx)
+	if err := s.dropRemoved(ctx, all, subs, now); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopping
 		}

@@ -119,8 +119,9 @@ func (s *Store) heldByOther(e meetingbot.Entry, now time.Time) bool {
 }
 
 // ErrClaimLost is returned by Record, Renew and Release when the caller no
-// longer holds the claim: another process took the key over.
-var ErrClaimLost = errors.New("claim lost")
+// longer holds the claim: another process took the key over. It is
+// meetingbot.ErrClaimLost, which the PostgreSQL store returns too.
+var ErrClaimLost = meetingbot.ErrClaimLost
 
 // Record ends a claim this Store holds with the outcome in e: Outcome,
 // Code, Reason, Retryable, Late, Channel and MessageTS are taken from e. It

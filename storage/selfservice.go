@@ -14,8 +14,9 @@ import (
 )
 
 // ErrInvalid is returned by the self-service writes for a value the
-// database must not hold (an empty ID, an unknown kind, no offsets).
-var ErrInvalid = errors.New("invalid value")
+// database must not hold (an empty ID, an unknown kind, no offsets). It is
+// meetingbot.ErrInvalid, which the PostgreSQL store returns too.
+var ErrInvalid = meetingbot.ErrInvalid
 
 const slackSubColumns = `id, kind, calendar, destination, offsets, created_by, created_ms`
 

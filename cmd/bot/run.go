@@ -14,7 +14,6 @@ import (
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
 )
 
 // usageError is a command line the bot does not understand; it exits 2.
@@ -100,9 +99,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	if ctx.Err() != nil {
 		return nil // stopped during start-up: nothing to finish
 	}
-	store, err := storage.Open(ctx, cfg.DatabasePath)
-	if err != nil {
-		return err
+	store, share, err := openStore(ctx, cfg, mon, log)
+	if err != nil || store == nil {
+		return err // nil: stopped while waiting for the database
 	}
 	defer store.Close()
 	servers, err := listen(cfg, mon, log)
@@ -126,6 +125,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		Interval: cfg.TickInterval,
 		Logger:   log,
 		Observer: mon,
+		Share:    share,
 	}
 	if fromSlack != nil {
 		opts.Subscriptions = fromSlack.subscriptions

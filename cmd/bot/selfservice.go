@@ -37,7 +37,7 @@ type selfService struct {
 	app     *selfservice.App
 	handler http.Handler       // nil without SLACK_SIGNING_SECRET
 	socket  *socketmode.Client // nil without SLACK_APP_TOKEN
-	store   *storage.Store
+	store   selfservice.Store
 	fixed   []meetingbot.Subscription // CALENDARS
 	mon     *monitor.Monitor
 	log     *slog.Logger
@@ -50,7 +50,7 @@ const slackCallTimeout = 30 * time.Second
 // newSelfService builds self-service for cfg over the bot's store and
 // Calendar source, or returns nil when cfg leaves it off. botUserID is the
 // bot's Slack user ID ("" when auth.test has not answered).
-func newSelfService(cfg config.Config, store *storage.Store, source *calendar.Source, mon *monitor.Monitor, botUserID string, log *slog.Logger) (*selfService, error) {
+func newSelfService(cfg config.Config, store selfservice.Store, source *calendar.Source, mon *monitor.Monitor, botUserID string, log *slog.Logger) (*selfService, error) {
 	if !cfg.SelfService() {
 		return nil, nil
 	}

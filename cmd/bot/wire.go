@@ -90,7 +90,7 @@ func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)
 // runAudit is `bot audit`: it reads the bot's own configuration and ledger
 // and compares them with the calendars and Slack.
 func runAudit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	var store *storage.Store
+	var store interface{ Close() error }
 	defer func() {
 		if store != nil {
 			store.Close()
@@ -102,21 +102,25 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 			return audit.Deps{}, err
 		}
 		if cfg.Demo {
-			return audit.Deps{}, errors.New("no configuration: audit reads the bot's environment (SLACK_BOT_TOKEN, Google credentials, CALENDARS, DATABASE_PATH)")
+			return audit.Deps{}, errors.New("no configuration: audit reads the bot's environment (SLACK_BOT_TOKEN, Google credentials, CALENDARS, DATABASE_PATH or DATABASE_URL)")
 		}
 		// Auditing must not create an empty ledger where the bot's is not.
-		if _, err := os.Stat(cfg.DatabasePath); errors.Is(err, fs.ErrNotExist) {
-			return audit.Deps{}, fmt.Errorf("DATABASE_PATH=%q: no ledger there; point it at the bot's database file", cfg.DatabasePath)
+		if cfg.DatabaseURL == "" {
+			if _, err := os.Stat(cfg.DatabasePath); errors.Is(err, fs.ErrNotExist) {
+				return audit.Deps{}, fmt.Errorf("DATABASE_PATH=%q: no ledger there; point it at the bot's database file", cfg.DatabasePath)
+			}
 		}
 		source, slack, err := clients(ctx, cfg, newLogger(cfg, stderr), observers{})
 		if err != nil {
 			return audit.Deps{}, err
 		}
-		if store, err = storage.Open(ctx, cfg.DatabasePath); err != nil {
+		ledger, err := openAuditLedger(ctx, cfg)
+		if err != nil {
 			return audit.Deps{}, err
 		}
+		store = ledger
 		return audit.Deps{
-			Subscriptions: cfg.Subscriptions, Source: source, Ledger: store, Slack: slack, Interval: cfg.TickInterval,
+			Subscriptions: cfg.Subscriptions, Source: source, Ledger: ledger, Slack: slack, Interval: cfg.TickInterval,
 		}, nil
 	}
 	if code := audit.Command(ctx, args, open, stdout, stderr); code != audit.ExitOK {

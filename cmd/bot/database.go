@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/audit"
+	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/monitor"
+	"github.com/meetingbot/meetingbot/scheduler"
+	"github.com/meetingbot/meetingbot/selfservice"
+	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/postgres"
+)
+
+// store is where the bot keeps its state: one machine's SQLite file
+// (DATABASE_PATH), or a PostgreSQL database several replicas share
+// (DATABASE_URL).
+type store interface {
+	scheduler.Ledger
+	audit.Ledger
+	monitor.Counter
+	selfservice.Store
+	Close() error
+}
+
+// Both stores provide everything the bot reads and writes.
+var (
+	_ store = (*storage.Store)(nil)
+	_ store = (*postgres.Store)(nil)
+)
+
+// shareFunc is a replica's share of the subscriptions, as
+// scheduler.Options.Share asks for it.
+type shareFunc = func(ctx context.Context, subs []meetingbot.Subscription) ([]meetingbot.Subscription, error)
+
+// openStore opens the state cfg names. With PostgreSQL it also returns
+// the replica's share, which tells mon what the replica holds at every
+// round; with SQLite the share is nil: one machine sweeps everything.
+func openStore(ctx context.Context, cfg config.Config, mon *monitor.Monitor, log *slog.Logger) (store, shareFunc, error) {
+	if cfg.DatabaseURL == "" {
+		s, err := storage.Open(ctx, cfg.DatabasePath)
+		return s, nil, err
+	}
+	s, err := openPostgres(ctx, cfg, log)
+	if err != nil || s == nil {
+		return nil, nil, err
+	}
+	log.Info("state in PostgreSQL: the subscriptions are shared with the other replicas there",
+		"db", config.RedactURL(cfg.DatabaseURL), "replica", s.Owner(), "lease", postgres.LeaseTicks*cfg.TickInterval)
+	share := func(ctx context.Context, subs []meetingbot.Subscription) ([]meetingbot.Subscription, error) {
+		mine, err := s.Share(ctx, subs)
+		ids := make([]string, len(mine))
+		for i, sub := range mine {
+			ids[i] = sub.ID
+		}
+		if err == nil || ctx.Err() == nil {
+			mon.Leases(ids, len(subs), err)
+		}
+		return mine, err
+	}
+	return s, share, nil
+}
+
+// Start-up waits for a database it cannot reach, from startRetry to
+// maxStartRetry between attempts: replicas and their database often start
+// together, and a machine that exits instead is restarted only so many
+// times.
+const (
+	startRetry    = time.Second
+	maxStartRetry = 30 * time.Second
+)
+
+// openPostgres opens the PostgreSQL store, waiting while the database
+// cannot be reached. It returns nil, nil when ctx ends first.
+func openPostgres(ctx context.Context, cfg config.Config, log *slog.Logger) (*postgres.Store, error) {
+	for wait := startRetry; ; wait = min(2*wait, maxStartRetry) {
+		s, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{Interval: cfg.TickInterval})
+		if err == nil || !postgres.Unreachable(err) || ctx.Err() != nil {
+			if ctx.Err() != nil && s == nil {
+				return nil, nil
+			}
+			return s, err
+		}
+		log.Warn("database unreachable at start-up; retrying", "db", config.RedactURL(cfg.DatabaseURL), "in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(wait):
+		}
+	}
+}
+
+// openAuditLedger opens the ledger for bot audit. A PostgreSQL database
+// the bot has never run on is refused, not migrated: auditing must not
+// create an empty ledger where the bot's is not.
+func openAuditLedger(ctx context.Context, cfg config.Config) (interface {
+	audit.Ledger
+	Close() error
+}, error) {
+	if cfg.DatabaseURL != "" {
+		return postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{Interval: cfg.TickInterval, Existing: true})
+	}
+	return storage.Open(ctx, cfg.DatabasePath)
+}

@@ -1,0 +1,30 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/meetingbot/meetingbot/storage/postgres"
+	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
+	"github.com/meetingbot/meetingbot/storage/storetest"
+)
+
+// open opens a Store on url, closed when t ends.
+func open(t testing.TB, url string, opts postgres.Options) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(t.Context(), url, opts)
+	if err != nil {
+		t.Fatalf("Open = %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestContract runs the store contract on PostgreSQL: each test in a
+// schema of its own, each Store one replica on it.
+func TestContract(t *testing.T) {
+	pgtest.Server(t)
+	storetest.Run(t, func(t *testing.T) storetest.Opener {
+		url := pgtest.URL(t)
+		return func(t *testing.T) storetest.Store { return open(t, url, postgres.Options{}) }
+	})
+}

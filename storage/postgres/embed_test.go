@@ -1,0 +1,6 @@
+package postgres_test
+
+import "embed"
+
+//go:embed migrations/*.sql
+var migrationsDir embed.FS

@@ -1,0 +1,341 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/meetingbot/meetingbot"
+)
+
+const entryColumns = `l.subscription, l.key, l.event_id, l.offset_ms, l.start_at, l.trigger_at, l.outcome, l.code, l.reason,
+	l.retryable, l.late, l.attempts, l.channel, l.message_ts, l.owner, l.lease_until, l.claimed_at, l.settled_at`
+
+// ownerColumns say, beside a ledger row, whether its owner has a row in
+// replicas (it has not closed) and whether its heartbeat is fresh.
+const ownerColumns = `r.owner IS NOT NULL, coalesce(r.alive_until > ` + dbNow + `, false)`
+
+// fromLedger joins each ledger row to its owner's replica row.
+const fromLedger = ` FROM ledger l LEFT JOIN replicas r ON r.owner = l.owner`
+
+// row is a ledger entry with what is known of its owner.
+type row struct {
+	meetingbot.Entry
+	registered, alive bool
+}
+
+func scanEntry(r pgx.Row, extra ...any) (meetingbot.Entry, error) {
+	var e meetingbot.Entry
+	var offset int64
+	var start, trigger time.Time
+	var lease, claimed, settled pgtype.Timestamptz
+	var outcome, code string
+	dest := append([]any{&e.Subscription, &e.Key, &e.EventID, &offset, &start, &trigger, &outcome, &code, &e.Reason,
+		&e.Retryable, &e.Late, &e.Attempts, &e.Channel, &e.MessageTS, &e.Owner, &lease, &claimed, &settled}, extra...)
+	if err := r.Scan(dest...); err != nil {
+		return meetingbot.Entry{}, err
+	}
+	e.Outcome, e.Code = meetingbot.Outcome(outcome), meetingbot.ReasonCode(code)
+	e.Offset = time.Duration(offset) * time.Millisecond
+	e.Start, e.TriggerAt = start.UTC(), trigger.UTC()
+	e.LeaseUntil, e.ClaimedAt, e.RecordedAt = instant(lease), instant(claimed), instant(settled)
+	return e, nil
+}
+
+func scanRow(r pgx.Row) (row, error) {
+	var out row
+	var err error
+	out.Entry, err = scanEntry(r, &out.registered, &out.alive)
+	return out, err
+}
+
+// instant reads a nullable timestamptz: NULL is the zero time.
+func instant(v pgtype.Timestamptz) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return v.Time.UTC()
+}
+
+// ts writes an instant to the millisecond, as SQLite keeps it; the zero
+// time is NULL.
+func ts(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Truncate(time.Millisecond)
+}
+
+// Claim takes the key e.Key of e.Subscription for this Store until
+// leaseUntil, if it is free, and returns what it found (the previous entry,
+// if any) and whether the caller now holds the claim (Claimed or Orphaned).
+// now is the instant of the claim: leases start when they are taken.
+//
+// A claim in flight is another replica's while that replica's heartbeat
+// is fresh or the claim's lease runs (see the package comment); it is free
+// when its owner released it, closed, or is past both. A claim of this
+// Store's own is free too: the caller knows whether it is still working on
+// it.
+func (s *Store) Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error) {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	// A new key, the common case, is one statement.
+	tag, err := s.exec(ctx, `INSERT INTO ledger (subscription, key, event_id, offset_ms, start_at, trigger_at,
+			outcome, late, attempts, owner, lease_until, claimed_at)
+		VALUES ($1, $2, $3, $4, $5, $6, 'sending', $7, 1, $8, $9, $10) ON CONFLICT (subscription, key) DO NOTHING`,
+		e.Subscription, e.Key, e.EventID, e.Offset.Milliseconds(), ts(e.Start), ts(e.TriggerAt), e.Late, s.owner, ts(leaseUntil), ts(now))
+	if err != nil {
+		return 0, meetingbot.Entry{}, fmt.Errorf("postgres: claim %s: %w", e.Key, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return meetingbot.Claimed, meetingbot.Entry{}, nil
+	}
+	// A known key is judged under its row's lock.
+	status := meetingbot.Claimed
+	var prev row
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		prev, err = scanRow(tx.QueryRow(ctx, `SELECT `+entryColumns+`, `+ownerColumns+fromLedger+`
+			WHERE l.subscription = $2 AND l.key = $3 FOR UPDATE OF l`, s.now(), e.Subscription, e.Key))
+		if err != nil {
+			return err
+		}
+		switch {
+		case prev.Final():
+			status = meetingbot.Done
+			return nil
+		case prev.Outcome == meetingbot.Sending && s.heldByOther(prev, now):
+			status = meetingbot.Busy
+			return nil
+		case prev.Outcome == meetingbot.Sending:
+			status = meetingbot.Orphaned
+		}
+		_, err = tx.Exec(ctx, `UPDATE ledger SET outcome = 'sending', retryable = false, attempts = attempts + 1,
+			owner = $1, lease_until = $2, claimed_at = $3 WHERE subscription = $4 AND key = $5`,
+			s.owner, ts(leaseUntil), ts(now), e.Subscription, e.Key)
+		return err
+	})
+	if err != nil {
+		return 0, meetingbot.Entry{}, fmt.Errorf("postgres: claim %s: %w", e.Key, s.lost(err))
+	}
+	return status, prev.Entry, nil
+}
+
+// heldByOther reports whether a claim in flight belongs to another replica
+// that may still finish it; see Claim.
+func (s *Store) heldByOther(r row, now time.Time) bool {
+	switch {
+	case r.Owner == "" || r.Owner == s.owner:
+		return false
+	case !r.registered:
+		return false // it closed, its sends recorded, or it has been gone for an hour
+	default:
+		return r.alive || r.LeaseUntil.After(now)
+	}
+}
+
+// Record ends a claim this Store holds with the outcome in e: Outcome,
+// Code, Reason, Retryable, Late, Channel and MessageTS are taken from e. It
+// returns meetingbot.ErrClaimLost if the claim is no longer this Store's.
+func (s *Store) Record(ctx context.Context, e meetingbot.Entry, now time.Time) error {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	tag, err := s.exec(ctx, `UPDATE ledger SET outcome = $1, code = $2, reason = $3, retryable = $4, late = $5,
+			channel = $6, message_ts = $7, settled_at = $8, lease_until = NULL
+		WHERE subscription = $9 AND key = $10 AND outcome = 'sending' AND owner = $11`,
+		string(e.Outcome), string(e.Code), e.Reason, e.Retryable, e.Late, e.Channel, e.MessageTS, ts(now), e.Subscription, e.Key, s.owner)
+	return claimHeld(tag, err, "record", e.Key)
+}
+
+// Renew extends a claim this Store holds to leaseUntil, so that a send
+// about to start is covered by its lease from start to end. It returns
+// meetingbot.ErrClaimLost if the claim is no longer this Store's.
+func (s *Store) Renew(ctx context.Context, e meetingbot.Entry, leaseUntil time.Time) error {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	tag, err := s.exec(ctx, `UPDATE ledger SET lease_until = $1
+		WHERE subscription = $2 AND key = $3 AND outcome = 'sending' AND owner = $4`, ts(leaseUntil), e.Subscription, e.Key, s.owner)
+	return claimHeld(tag, err, "renew", e.Key)
+}
+
+// Release gives up a claim this Store holds whose send ended without an
+// answer (Slack may hold the message), saying why in reason. The entry
+// stays in flight with no owner: whoever claims it next, this replica or
+// another, gets Orphaned and looks in Slack before sending again. It
+// returns meetingbot.ErrClaimLost if the claim is no longer this Store's.
+func (s *Store) Release(ctx context.Context, e meetingbot.Entry, reason string) error {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	tag, err := s.exec(ctx, `UPDATE ledger SET owner = '', lease_until = NULL, code = 'unconfirmed', reason = $1
+		WHERE subscription = $2 AND key = $3 AND outcome = 'sending' AND owner = $4`, reason, e.Subscription, e.Key, s.owner)
+	return claimHeld(tag, err, "release", e.Key)
+}
+
+func claimHeld(tag pgconn.CommandTag, err error, op, key string) error {
+	switch {
+	case err != nil:
+		return fmt.Errorf("postgres: %s %s: %w", op, key, err)
+	case tag.RowsAffected() == 0:
+		return fmt.Errorf("postgres: %s %s: %w", op, key, meetingbot.ErrClaimLost)
+	}
+	return nil
+}
+
+// Entries returns the ledger entries of subscription among keys, by key.
+func (s *Store) Entries(ctx context.Context, subscription string, keys []string) (map[string]meetingbot.Entry, error) {
+	out := make(map[string]meetingbot.Entry, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	err := s.each(ctx, `SELECT `+entryColumns+` FROM ledger l WHERE l.subscription = $1 AND l.key = ANY($2)`,
+		[]any{subscription, keys}, func(e meetingbot.Entry) { out[e.Key] = e })
+	if err != nil {
+		return nil, fmt.Errorf("postgres: entries of %s: %w", subscription, err)
+	}
+	return out, nil
+}
+
+// Orphans returns the claims of subscription (of every subscription when
+// it is empty) still in flight that no other live replica may finish (see
+// Claim): this Store's own, released ones, and those of replicas gone.
+// The caller skips its own claims that it is still working on.
+func (s *Store) Orphans(ctx context.Context, subscription string, now time.Time) ([]meetingbot.Entry, error) {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	q := `SELECT ` + entryColumns + `, ` + ownerColumns + fromLedger + ` WHERE l.outcome = 'sending' AND ($2 = '' OR l.subscription = $2)`
+	rows, err := s.pool.Query(ctx, q, s.now(), subscription)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: orphans: %w", s.lost(err))
+	}
+	defer rows.Close()
+	var out []meetingbot.Entry
+	for rows.Next() {
+		r, err := scanRow(rows)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: orphans: %w", s.lost(err))
+		}
+		if !s.heldByOther(r, now) {
+			out = append(out, r.Entry)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: orphans: %w", s.lost(err))
+	}
+	return out, nil
+}
+
+// Range returns the ledger entries whose trigger time is in [from, to), for
+// every subscription when subscription is empty, ordered by trigger time.
+func (s *Store) Range(ctx context.Context, subscription string, from, to time.Time) ([]meetingbot.Entry, error) {
+	var out []meetingbot.Entry
+	err := s.each(ctx, `SELECT `+entryColumns+` FROM ledger l WHERE l.trigger_at >= $1 AND l.trigger_at < $2 AND ($3 = '' OR l.subscription = $3)
+		ORDER BY l.trigger_at, l.subscription, l.key`, []any{ts(from), ts(to), subscription}, func(e meetingbot.Entry) { out = append(out, e) })
+	if err != nil {
+		return nil, fmt.Errorf("postgres: ledger range: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Store) each(ctx context.Context, q string, args []any, fn func(meetingbot.Entry)) error {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return s.lost(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return s.lost(err)
+		}
+		fn(e)
+	}
+	return s.lost(rows.Err())
+}
+
+// Count returns the number of ledger rows.
+func (s *Store) Count(ctx context.Context) (int64, error) {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	var n int64
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM ledger`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("postgres: count ledger: %w", s.lost(err))
+	}
+	return n, nil
+}
+
+// Prune deletes the ledger rows whose meeting started before before, and
+// returns how many it deleted: settled rows, and claims left in flight that
+// nobody will resolve any more (a subscription removed, say). Claims of
+// this Store are kept, in case one is still being worked on.
+func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	tag, err := s.exec(ctx, `DELETE FROM ledger WHERE start_at < $1 AND (outcome <> 'sending' OR owner <> $2)`, ts(before), s.owner)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: prune ledger: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// Cursor returns subscription's cursor, the instant up to which its sweep
+// is complete, and whether it has one.
+func (s *Store) Cursor(ctx context.Context, subscription string) (time.Time, bool, error) {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	var at time.Time
+	err := s.pool.QueryRow(ctx, `SELECT at FROM cursors WHERE subscription = $1`, subscription).Scan(&at)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return time.Time{}, false, nil
+	case err != nil:
+		return time.Time{}, false, fmt.Errorf("postgres: cursor of %s: %w", subscription, s.lost(err))
+	}
+	return at.UTC(), true, nil
+}
+
+// Cursors returns every subscription's cursor: the instant up to which its
+// sweep is complete.
+func (s *Store) Cursors(ctx context.Context) (map[string]time.Time, error) {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT subscription, at FROM cursors`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: cursors: %w", s.lost(err))
+	}
+	out := map[string]time.Time{}
+	var sub string
+	var at time.Time
+	if _, err := pgx.ForEachRow(rows, []any{&sub, &at}, func() error { out[sub] = at.UTC(); return nil }); err != nil {
+		return nil, fmt.Errorf("postgres: cursors: %w", s.lost(err))
+	}
+	return out, nil
+}
+
+// AdvanceCursors moves each given subscription's cursor forward to the given
+// instant, in one statement. A cursor never moves back: when replicas
+// share the database, the further one wins.
+func (s *Store) AdvanceCursors(ctx context.Context, cursors map[string]time.Time) error {
+	if len(cursors) == 0 {
+		return nil
+	}
+	subs := make([]string, 0, len(cursors))
+	ats := make([]time.Time, 0, len(cursors))
+	for sub, at := range cursors {
+		subs = append(subs, sub)
+		ats = append(ats, at.UTC().Truncate(time.Millisecond))
+	}
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	_, err := s.exec(ctx, `INSERT INTO cursors (subscription, at) SELECT * FROM unnest($1::text[], $2::timestamptz[])
+		ON CONFLICT (subscription) DO UPDATE SET at = greatest(cursors.at, excluded.at)`, subs, ats)
+	if err != nil {
+		return fmt.Errorf("postgres: advance cursors: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package postgres_test
+
+import (
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/storage/postgres"
+	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 11, 30, 8, 50, 0, 0, time.UTC)
+
+func entry(key string) meetingbot.Entry {
+	start := t0.Add(10 * time.Minute)
+	return meetingbot.Entry{Subscription: "alice", Key: key, EventID: "ev", Offset: 10 * time.Minute, Start: start, TriggerAt: t0}
+}
+
+func claimAt(t *testing.T, s *postgres.Store, e meetingbot.Entry, now time.Time) meetingbot.ClaimStatus {
+	t.Helper()
+	st, _, err := s.Claim(t.Context(), e, now, now.Add(2*time.Minute))
+	require.NoError(t, err)
+	return st
+}
+
+// A killed replica's claim stays its own while its heartbeat is fresh or
+// the claim's lease runs, whichever ends later: the lease covers the send
+// it guards, so a replica only cut off from the database cannot be
+// sending still when another takes the key.
+func TestKilledReplicasClaimWaitsForItsHeartbeatAndItsLease(t *testing.T) {
+	url := pgtest.URL(t)
+	db := &fakeClock{now: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)} // the database's clock
+	a := open(t, url, postgres.Options{Interval: tick, Now: db.Now})
+	b := open(t, url, postgres.Options{Interval: tick, Now: db.Now})
+	e := entry("k1")
+	require.Equal(t, meetingbot.Claimed, claimAt(t, a, e, t0))
+	postgres.Crash(a)
+
+	pastLease := t0.Add(3 * time.Minute)
+	assert.Equal(t, meetingbot.Busy, claimAt(t, b, e, t0.Add(time.Minute)), "heartbeat fresh, lease running")
+	assert.Equal(t, meetingbot.Busy, claimAt(t, b, e, pastLease), "heartbeat fresh, lease over")
+	db.Add(postgres.LeaseTicks*tick + time.Second)
+	assert.Equal(t, meetingbot.Busy, claimAt(t, b, e, t0.Add(time.Minute)), "heartbeat over, lease running")
+	orphans, err := b.Orphans(t.Context(), "", pastLease)
+	require.NoError(t, err)
+	assert.Len(t, orphans, 1, "Orphans once both are over")
+	assert.Equal(t, meetingbot.Orphaned, claimAt(t, b, e, pastLease), "heartbeat over, lease over: look in Slack first")
+}
+
+// The heartbeat keeps a running replica's claims its own for as long as
+// it runs, past their leases, as SQLite's flock does; it stops with the
+// process.
+func TestHeartbeatKeepsARunningReplicasClaims(t *testing.T) {
+	url := pgtest.URL(t)
+	const interval = 100 * time.Millisecond // leases of 300ms
+	a := open(t, url, postgres.Options{Interval: interval})
+	b := open(t, url, postgres.Options{Interval: interval})
+	e := entry("k1")
+	require.Equal(t, meetingbot.Claimed, claimAt(t, a, e, t0)) // a lease long over by the database's clock
+	time.Sleep(postgres.LeaseTicks*interval + 200*time.Millisecond)
+	assert.Equal(t, meetingbot.Busy, claimAt(t, b, e, t0.Add(time.Hour)), "claim of a running replica, past its lease and past one heartbeat's span")
+	postgres.Crash(a)
+	time.Sleep(postgres.LeaseTicks*interval + 200*time.Millisecond)
+	assert.Equal(t, meetingbot.Orphaned, claimAt(t, b, e, t0.Add(time.Hour)), "once its heartbeat has run out")
+}
+
+// The database ends a replica's connections (a restart, a failover, an
+// administrator): the replica keeps its claims, and its next write goes
+// through on a new connection.
+func TestReplicaKeepsItsClaimsThroughLostConnections(t *testing.T) {
+	base := pgtest.URL(t)
+	u, err := url.Parse(base)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("application_name", q.Get("application_name")+"_a")
+	u.RawQuery = q.Encode()
+	a := open(t, u.String(), postgres.Options{})
+	b := open(t, base, postgres.Options{})
+	e := entry("k1")
+	require.Equal(t, meetingbot.Claimed, claimAt(t, a, e, t0))
+
+	require.Positive(t, pgtest.Terminate(t, u.String()), "connections of a ended")
+	assert.Equal(t, meetingbot.Busy, claimAt(t, b, e, t0.Add(time.Minute)), "claim of a replica whose connections were ended")
+	sent := e
+	sent.Outcome, sent.Channel, sent.MessageTS = meetingbot.Sent, "C1", "1.1"
+	require.NoError(t, a.Record(t.Context(), sent, t0.Add(time.Minute)), "Record after the connections were ended")
+	assert.Equal(t, meetingbot.Done, claimAt(t, b, e, t0.Add(2*time.Minute)))
+}
+
+// After the database ends every connection, at most one read fails: the
+// store drops the pool's other connections, dead too, at the first sign.
+func TestOneReadFailsAfterTheDatabaseEndsEveryConnection(t *testing.T) {
+	base := pgtest.URL(t)
+	s := open(t, base, postgres.Options{})
+	var wg sync.WaitGroup
+	for range 8 { // several connections in the pool
+		wg.Go(func() { _, _ = s.Cursors(t.Context()) })
+	}
+	wg.Wait()
+	require.Positive(t, pgtest.Terminate(t, base))
+	_, _, first := s.Cursor(t.Context(), "alice")
+	_, _, err := s.Cursor(t.Context(), "alice")
+	assert.NoError(t, err, "Cursor after the one that met a dead connection (that one: %v)", first)
+	_, err = s.Orphans(t.Context(), "", t0)
+	assert.NoError(t, err, "Orphans")
+}
