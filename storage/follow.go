@@ -18,19 +18,19 @@ import (
 // nothing twice: there is no "look first" state as for sends.
 
 // followedQuery lists the sent entries of one subscription whose meeting,
-// as their message names it, starts after an instant: by the start they
-// were sent for, or by the new start a "moved" message names. Each half
-// reads one partial index of migration 004.
+// as their message names it, starts after an instant: the new start a
+// "moved" message names (edit_to_ms), or else the start they were sent
+// for. Each half reads one partial index of migration 004.
 const followedQuery = `SELECT ` + entryColumns + ` FROM ledger
-	WHERE subscription = ? AND outcome = 'sent' AND start_ms > ?
+	WHERE subscription = ? AND outcome = 'sent' AND start_ms > ? AND edit_to_ms = 0
 	UNION
 	SELECT ` + entryColumns + ` FROM ledger
 	WHERE subscription = ? AND outcome = 'sent' AND edit_to_ms > 0 AND edit_to_ms > ?
 	ORDER BY start_ms, key`
 
 // Followed returns the sent entries of subscription whose meeting, as
-// their message names it now, starts after now: the start they were sent
-// for, or the new start of a message edited to say the meeting moved. A
+// their message names it now, starts after now: the new start of a message
+// edited to say the meeting moved, or else the start they were sent for. A
 // sweep compares them with the calendar.
 func (s *Store) Followed(ctx context.Context, subscription string, now time.Time) ([]meetingbot.Entry, error) {
 	var out []meetingbot.Entry

@@ -30,8 +30,8 @@ func keysOf(es []meetingbot.Entry) []string {
 }
 
 // Followed lists the sent reminders whose meeting, as their message names
-// it, is still ahead: by the start they were sent for, or by the new start
-// of a message edited to say the meeting moved.
+// it, is still ahead: by the new start of a message edited to say the
+// meeting moved, or else by the start they were sent for.
 func TestFollowedListsSentRemindersWhoseMeetingIsAhead(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "bot.db"))
 	now := time.Date(2026, 11, 30, 8, 50, 0, 0, time.UTC)
@@ -49,6 +49,11 @@ func TestFollowedListsSentRemindersWhoseMeetingIsAhead(t *testing.T) {
 	require.Equal(t, meetingbot.Claimed, st)
 	moved.Edit = meetingbot.Edit{Kind: meetingbot.EditMoved, MovedTo: now.Add(time.Hour), Count: 1, At: now}
 	require.NoError(t, s.RecordEdit(ctx, moved))
+	earlier := send(t, s, entry("moved earlier", now.Add(10*time.Minute)), now)
+	_, _, err = s.ClaimEdit(ctx, earlier, now, now.Add(2*time.Minute))
+	require.NoError(t, err)
+	earlier.Edit = meetingbot.Edit{Kind: meetingbot.EditMoved, MovedTo: now.Add(-time.Minute), Count: 1, At: now}
+	require.NoError(t, s.RecordEdit(ctx, earlier))
 
 	got, err := s.Followed(ctx, "alice", now)
 	require.NoError(t, err)
