@@ -254,7 +254,11 @@ func (s *Scheduler) edit(ctx context.Context, ed Editor, e meetingbot.Entry, f m
 		next.Edit.Count++
 		next.Edit.At = s.clock.Now().UTC()
 		next.Edit.Code, next.Edit.Reason = "", ""
-		log.Info("reminder edited: its meeting changed", "edit", f.Kind, "moved_to", f.MovedTo)
+		if f.Kind == meetingbot.EditMoved {
+			log.Info("reminder edited: its meeting changed", "edit", f.Kind, "moved_to", f.MovedTo)
+		} else {
+			log.Info("reminder edited: its meeting changed", "edit", f.Kind)
+		}
 	case meetingbot.IsPermanent(err):
 		next.Edit.Code, next.Edit.Reason = meetingbot.ReasonPermanent, err.Error()
 		log.Error("reminder cannot be edited; it is left as it is", "edit", f.Kind, "err", err)
