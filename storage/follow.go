@@ -33,8 +33,20 @@ const followedQuery = `SELECT ` + entryColumns + ` FROM ledger
 // edited to say the meeting moved, or else the start they were sent for. A
 // sweep compares them with the calendar.
 func (s *Store) Followed(ctx context.Context, subscription string, now time.Time) ([]meetingbot.Entry, error) {
+	rows, err := s.stmt.followed.QueryContext(ctx, subscription, ms(now), subscription, ms(now))
+	if err != nil {
+		return nil, fmt.Errorf("storage: followed reminders of %s: %w", subscription, err)
+	}
+	defer rows.Close()
 	var out []meetingbot.Entry
-	if err := s.each(ctx, followedQuery, []any{subscription, ms(now), subscription, ms(now)}, func(e meetingbot.Entry) { out = append(out, e) }); err != nil {
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, fmt.Errorf("storage: followed reminders of %s: %w", subscription, err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("storage: followed reminders of %s: %w", subscription, err)
 	}
 	return out, nil

@@ -14,6 +14,7 @@ import (
 // statements are the ledger's hot statements, prepared once per Store.
 type statements struct {
 	claimSelect, claimInsert, claimUpdate, record, renew, release, cursor *sql.Stmt
+	followed                                                              *sql.Stmt
 }
 
 func (s *Store) prepare(ctx context.Context) error {
@@ -34,6 +35,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&s.stmt.cursor, `SELECT at_ms FROM cursors WHERE subscription = ?`},
 		{&s.stmt.release, `UPDATE ledger SET owner = '', lease_until_ms = 0, code = 'unconfirmed', reason = ?
 			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
+		{&s.stmt.followed, followedQuery},
 	} {
 		stmt, err := s.db.PrepareContext(ctx, p.q)
 		if err != nil {
