@@ -233,8 +233,8 @@ func (s *Scheduler) edit(ctx context.Context, ed Editor, e meetingbot.Entry, f m
 		return // another process is editing it, or its edits were given up
 	}
 	next := cur
-	if cur.Edit.Code == meetingbot.ReasonPermanent || says(cur.Edit, f) {
-		s.recordEdit(ctx, log, next) // done meanwhile: give the claim back
+	if says(cur.Edit, f) {
+		s.recordEdit(ctx, log, next) // done meanwhile by another process: give the claim back
 		return
 	}
 	// One of at most MaxSends Slack calls in flight.
