@@ -58,7 +58,7 @@ func TestManifestLetsPeopleReplyToTheBot(t *testing.T) {
 		t.Errorf("event_subscriptions.request_url = %q, want https://…/slack/events", m.Settings.Events.RequestURL)
 	}
 	for _, scope := range []string{
-		"chat:write",                     // chat.postMessage
+		"chat:write",                     // chat.postMessage, chat.update
 		"im:write",                       // conversations.open
 		"users:read", "users:read.email", // users.lookupByEmail, users.info
 		"channels:read", "groups:read", // conversations.list, conversations.info
