@@ -22,7 +22,11 @@ import (
 // is listed at another start moved there. One whose instance is no longer
 // listed was cancelled, declined, or moved out of the window: one
 // events.get on the instance tells which, once, for the answer is recorded
-// with the edit. A message that says "cancelled" is not asked about again:
+// with the edit. When it says the instance is gone, one listing of the week
+// ahead looks for the occurrence under another id before the message says
+// "cancelled": a series split by "this and following events" and moved
+// gives its occurrences new ids. A message that says "cancelled" is not
+// asked about again:
 // a meeting brought back at its time is listed. A message that says
 // "moved" to a start beyond the window is asked about again now and then
 // (recheckEvery), so that a second move or a cancel shows long before that
@@ -104,7 +108,7 @@ func (s *Scheduler) follow(ctx context.Context, sub meetingbot.Subscription, lis
 			}
 			a, done := asked[e.EventID]
 			if !done {
-				a = s.ask(ctx, sub, e.EventID)
+				a = s.ask(ctx, sub, e.EventID, id, now)
 				asked[e.EventID] = a
 			}
 			if a.err != nil {
@@ -154,9 +158,14 @@ type answer struct {
 	err  error
 }
 
-// ask reads one instance afresh, one of at most MaxReads reads in flight,
-// within ReadTimeout.
-func (s *Scheduler) ask(ctx context.Context, sub meetingbot.Subscription, eventID string) answer {
+// searchAhead is how far ahead follow looks for an occurrence whose id
+// events.get no longer knows.
+const searchAhead = 7 * 24 * time.Hour
+
+// ask reads the instance eventID, named id in ledger keys, afresh; when it
+// is gone, it looks for an occurrence named id in the week after now. It
+// is one of at most MaxReads reads in flight, within ReadTimeout.
+func (s *Scheduler) ask(ctx context.Context, sub meetingbot.Subscription, eventID, id string, now time.Time) answer {
 	select {
 	case s.reads <- struct{}{}:
 	case <-ctx.Done():
@@ -170,10 +179,18 @@ func (s *Scheduler) ask(ctx context.Context, sub meetingbot.Subscription, eventI
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ReadTimeout)
 	defer cancel()
 	m, err := s.source.Meeting(ctx, sub, eventID)
-	switch {
-	case errors.Is(err, meetingbot.ErrGone):
-		return answer{gone: true}
-	case err != nil:
+	if errors.Is(err, meetingbot.ErrGone) {
+		var ahead []meetingbot.Meeting
+		if ahead, err = s.source.Meetings(ctx, sub, now, now.Add(searchAhead)); err == nil {
+			for _, m := range ahead {
+				if m.KeyID() == id {
+					return answer{m: m}
+				}
+			}
+			return answer{gone: true}
+		}
+	}
+	if err != nil {
 		s.log.Debug("could not read a reminded meeting no longer listed; asking again next sweep",
 			"subscription", sub.ID, "event", eventID, "err", err)
 		return answer{err: err}

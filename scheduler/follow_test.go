@@ -215,6 +215,24 @@ func TestEveryReminderOfAMeetingIsEdited(t *testing.T) {
 	assert.Equal(t, 1, e.cal.gets-gets, "events.get calls to tell the cancel")
 }
 
+// An instance that events.get no longer knows is looked for in the week
+// ahead before its reminder says "cancelled": a series split off another
+// gives its occurrences new ids, the same instance name (Meeting.Instance).
+func TestOccurrenceUnderANewIDIsFoundAhead(t *testing.T) {
+	e := newEnv(t)
+	e.meeting(cal, "sync_20261130T090000Z", at("09:00"))
+	e.tickEvery(at("08:49:30"), at("08:52"), 30*time.Second)
+	require.Len(t, e.slack.Deliveries(), 1)
+	e.cal.Cancel(cal, "sync_20261130T090000Z")
+	e.cal.Put(cal, meetingbot.Meeting{ID: "sync_R20261130T090000_20261130T090000Z", Instance: "sync_20261130T090000Z", Title: "sync", Start: at("10:00")})
+	gets, reads := e.cal.gets, e.cal.reads
+	e.tickAt(at("08:52:30"))
+
+	assert.Equal(t, []says{{at("08:52:30"), meetingbot.EditMoved, at("10:00"), true}}, editsOf(e.slack.Edits()))
+	assert.Equal(t, 1, e.cal.gets-gets, "events.get calls")
+	assert.Equal(t, 2, e.cal.reads-reads, "events.list calls: the sweep's, and the week ahead once events.get said gone")
+}
+
 // An edit is recorded: a restart does not make it again.
 func TestRestartDoesNotEditAgain(t *testing.T) {
 	e := newEnv(t)
