@@ -80,6 +80,9 @@ type Entry struct {
 	LeaseUntil   time.Time
 	ClaimedAt    time.Time
 	RecordedAt   time.Time // when the outcome was recorded
+	// Edit is what the message of a sent entry says of its meeting now,
+	// and the claim on an edit in flight (see Follow).
+	Edit Edit
 }
 
 // Final reports whether nothing more will be done for the entry.

@@ -3,7 +3,8 @@
 // one instance of a calendar event; a Reminder is one due trigger of a
 // meeting, named by its Key; the ledger records an Entry per key with its
 // Outcome and a Reason code; a Receipt and a Delivery say where a reminder
-// landed in Slack.
+// landed in Slack; a Follow edits a sent reminder whose meeting moved or
+// was cancelled, and the entry's Edit records what its message says now.
 //
 // Every other package may import this one and it imports none of them: the
 // engine (scheduler, audit) and the adapters (storage, calendar, notify)

@@ -138,6 +138,8 @@ func TestWriteTable(t *testing.T) {
 		"SUBSCRIPTION  COUNTED FROM  EXPECTED  DELIVERED  MISSING  DUPLICATED  LATE  SUPERSEDED  UNEXPECTED  PENDING",
 		"team          slack         8         3          3        1           1     2           1           1",
 		"MISSING     team          2026-03-02 09:00:00Z  10m     2026-03-02 08:50:00Z  down (evt-down)",
+		"the meeting moved to 2026-03-02 11:00:00Z; message edited: moved to 2026-03-02 11:00:00Z\n",
+		"cancelled, declined, or moved outside the audited window; message not edited\n",
 	} {
 		if !strings.Contains(out, line) {
 			t.Errorf("WriteTable() lacks the line\n%s", line)

@@ -250,6 +250,7 @@ func judgeUnexpected(p period, sub meetingbot.Subscription, expected map[string]
 			it.Reason = duplicateReason(len(ds), e, inLedger) + "; " + why
 			sr.Duplicated = append(sr.Duplicated, it)
 		case superseded:
+			it.Message, it.Reason = editedOrNot(e, inLedger, why)
 			sr.Superseded = append(sr.Superseded, it)
 		default:
 			sr.Unexpected = append(sr.Unexpected, it)
@@ -327,6 +328,23 @@ func lateReason(it Item, e meetingbot.Entry, found bool) string {
 		why += "; found due after its time had passed (bot down or stalled, or the meeting created or moved late)"
 	}
 	return why
+}
+
+// editedOrNot says whether a superseded reminder's message was edited to
+// say what became of its meeting, from its ledger entry, and adds it to
+// why.
+func editedOrNot(e meetingbot.Entry, found bool, why string) (message, reason string) {
+	switch {
+	case found && e.Edit.Kind == meetingbot.EditMoved:
+		return Edited, why + "; message edited: moved to " + stamp(e.Edit.MovedTo)
+	case found && e.Edit.Kind == meetingbot.EditCancelled:
+		return Edited, why + "; message edited: cancelled"
+	case found && e.Edit.Code == meetingbot.ReasonPermanent:
+		return NotEdited, why + "; message not edited: " + e.Edit.Reason
+	case found && e.Edit.Code == meetingbot.ReasonTransient:
+		return NotEdited, why + "; message not edited yet: " + e.Edit.Reason
+	}
+	return NotEdited, why + "; message not edited"
 }
 
 // unexpectedReason says why a delivered reminder was not expected, and

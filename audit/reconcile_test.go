@@ -65,8 +65,10 @@ func seedDay(t *testing.T) *env {
 	e.deliver(reminder(team, put("evt-late", at(10, 0, 0)), ten), at(9, 53, 0))
 
 	moved := put("evt-moved", at(10, 30, 0))
-	e.deliver(reminder(team, moved, ten), at(10, 20, 0))
+	first := reminder(team, moved, ten)
+	rc := e.deliver(first, at(10, 20, 0))
 	moved = put("evt-moved", at(11, 0, 0))
+	e.edit(first, rc, meetingbot.EditMoved, at(11, 0, 0), at(10, 25, 0))
 	e.deliver(reminder(team, moved, ten), at(10, 50, 0))
 
 	failed := reminder(team, put("evt-failed", at(10, 45, 0)), ten)
@@ -159,8 +161,8 @@ func TestReconcile(t *testing.T) {
 		{s.Missing, "evt-unknown", "unknown: no ledger row"},
 		{s.Duplicated, "evt-dup", "in Slack 2 times, once in the ledger"},
 		{s.Late, "evt-late", "delivered 3m0s after its trigger"},
-		{s.Superseded, "evt-moved", "moved to 2026-03-02 11:00:00Z"},
-		{s.Superseded, "evt-cancel", "no longer on the calendar"},
+		{s.Superseded, "evt-moved", "moved to 2026-03-02 11:00:00Z; message edited: moved to 2026-03-02 11:00:00Z"},
+		{s.Superseded, "evt-cancel", "no longer on the calendar: cancelled, declined, or moved outside the audited window; message not edited"},
 		{s.Unexpected, "evt-ontime", "offset 5m is not configured"},
 	}
 	for _, tt := range reasons {
@@ -177,6 +179,17 @@ func TestReconcile(t *testing.T) {
 	moved, _ := find(s.Superseded, "evt-moved")
 	if want := at(10, 30, 0); !moved.Start.Equal(want) {
 		t.Errorf("Reconcile() superseded evt-moved start = %v, want %v", moved.Start, want)
+	}
+	cancelled, _ := find(s.Superseded, "evt-cancel")
+	if moved.Message != audit.Edited || cancelled.Message != audit.NotEdited {
+		t.Errorf("Reconcile() superseded messages: evt-moved %q, evt-cancel %q; want %q and %q", moved.Message, cancelled.Message, audit.Edited, audit.NotEdited)
+	}
+	for _, l := range [][]audit.Item{s.Delivered, s.Missing, s.Duplicated, s.Late, s.Unexpected, s.Pending} {
+		for _, it := range l {
+			if it.Message != "" {
+				t.Errorf("Reconcile() %s %s: message %q, want none outside superseded", it.EventID, it.Offset, it.Message)
+			}
+		}
 	}
 	late, _ := find(s.Late, "evt-late")
 	if late.Delay != audit.Duration(3*time.Minute) {

@@ -55,7 +55,22 @@ type Item struct {
 	Reason       string     `json:"reason,omitempty"`
 	Delay        Duration   `json:"delay,omitempty"` // first delivery's post time minus trigger
 	Deliveries   []Delivery `json:"deliveries,omitempty"`
+	// Message says of a superseded reminder whether the bot edited its
+	// message to say that the meeting moved or was cancelled: Edited or
+	// NotEdited. Empty for the other items.
+	Message string `json:"message,omitempty"`
 }
+
+// What a superseded reminder's message says (Item.Message).
+const (
+	// Edited: the message was edited to say the meeting moved (Reason
+	// names the start it says) or was cancelled.
+	Edited = "edited"
+	// NotEdited: the message still reads as posted, for a time the
+	// meeting is no longer at: the edit failed, was given up (see the
+	// ledger's edit reason), or has not been made yet.
+	NotEdited = "not edited"
+)
 
 // Counts sums the item lists of a subscription or a whole report.
 type Counts struct {
@@ -93,7 +108,8 @@ const (
 // whose first delivery came more than one tick plus 5s after the trigger.
 // Superseded and Unexpected hold deliveries that were not expected, and
 // Duplicated may hold superseded ones too: a doubled message is a problem
-// whatever became of its meeting.
+// whatever became of its meeting. A superseded item says whether its
+// message was edited to tell of the change (Item.Message).
 type SubReport struct {
 	Subscription string `json:"subscription"`
 	// CountedFrom says where deliveries were counted: FromSlack when the

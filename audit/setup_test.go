@@ -161,6 +161,27 @@ func (e *env) deliver(r meetingbot.Reminder, when time.Time) meetingbot.Receipt 
 	return rc
 }
 
+// edit does what a sweep does when r's meeting changed after r was sent:
+// claim the edit, make it through the real notifier at instant when,
+// record it.
+func (e *env) edit(r meetingbot.Reminder, rc meetingbot.Receipt, kind meetingbot.EditKind, movedTo, when time.Time) {
+	e.t.Helper()
+	ctx := context.Background()
+	en := meetingbot.Entry{Subscription: r.Subscription.ID, Key: r.Key}
+	st, cur, err := e.store.ClaimEdit(ctx, en, when, when.Add(2*time.Minute))
+	if err != nil || st != meetingbot.Claimed {
+		e.t.Fatalf("ClaimEdit(%s) = %v, %v, want claimed", r.Key, st, err)
+	}
+	e.clock.Set(when)
+	if err := e.slack.Edit(ctx, meetingbot.Follow{Reminder: r, Message: rc, SentAt: r.TriggerAt, Kind: kind, MovedTo: movedTo}); err != nil {
+		e.t.Fatalf("Edit(%s) = %v", r.Key, err)
+	}
+	cur.Edit = meetingbot.Edit{Kind: kind, MovedTo: movedTo, Count: cur.Edit.Count + 1, At: when}
+	if err := e.store.RecordEdit(ctx, cur); err != nil {
+		e.t.Fatalf("RecordEdit(%s) = %v", r.Key, err)
+	}
+}
+
 func (e *env) input(from, to, now time.Time) audit.Input {
 	return audit.Input{
 		Deps: audit.Deps{

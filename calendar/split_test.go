@@ -95,7 +95,9 @@ func (w *splitWorld) reminders() []string {
 // TestSplitSeriesRemindsOnce edits "this and following events" of a daily
 // standup as Google Calendar does (a new series with new instance ids)
 // after an instance's 10m reminder went out and before it starts. The split
-// alone sends nothing again; a time it changes gets its reminders.
+// alone sends nothing again; a time it changes gets its reminders, and the
+// reminder already sent is edited: moved, when one instance moves; cancelled,
+// when the series moves, for its occurrences at the new time are new ones.
 func TestSplitSeriesRemindsOnce(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -127,7 +129,7 @@ func TestSplitSeriesRemindsOnce(t *testing.T) {
 				}
 			},
 			want: []string{
-				"Nov 30 08:50 Standup starts in 10 minutes",
+				"Nov 30 08:50 Standup in room 2: Moved to <!date^1796031000^{date_short_pretty} {time}|2026-11-30 09:30 UTC>, a new reminder will follow",
 				"Nov 30 09:20 Standup in room 2 starts in 10 minutes",
 				"Nov 30 09:29 Standup in room 2 starts in 1 minute",
 				"Dec 1 08:50 Standup in room 2 starts in 10 minutes",
@@ -140,7 +142,7 @@ func TestSplitSeriesRemindsOnce(t *testing.T) {
 				ev.Start.DateTime, ev.End.DateTime = "2026-11-30T09:30:00Z", "2026-11-30T09:45:00Z"
 			},
 			want: []string{
-				"Nov 30 08:50 Standup starts in 10 minutes",
+				"Nov 30 08:50 Standup: Cancelled",
 				"Nov 30 09:20 Standup starts in 10 minutes",
 				"Nov 30 09:29 Standup starts in 1 minute",
 				"Dec 1 09:20 Standup starts in 10 minutes",

@@ -29,6 +29,7 @@ type metrics struct {
 	checks        *prometheus.CounterVec
 	readsInFlight prometheus.Gauge
 	quotaWait     *prometheus.CounterVec
+	edits         *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -85,6 +86,10 @@ func newMetrics() *metrics {
 			Name: "meetingbot_calendar_quota_wait_seconds_total",
 			Help: "Seconds Calendar calls waited for the client-side quota budget, by call: when it grows, sweeps stretch beyond TICK_INTERVAL.",
 		}, []string{"call"}),
+		edits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "meetingbot_reminder_edits_total",
+			Help: "Sent reminders edited because their meeting changed, by kind: moved (to another start), cancelled (or declined), restored (moved back to the time reminded).",
+		}, []string{"kind"}),
 		calendarCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "meetingbot_calendar_calls_total",
 			Help: "Google Calendar API attempts, by call and outcome class.",
@@ -117,7 +122,7 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(m.sent, m.skipped, m.failed, m.late, m.lateness, m.tickDuration,
 		m.calendarCalls, m.calendarErrs, m.slackCalls, m.slackErrs,
 		m.subscriptions, m.lastSuccess, m.ledgerRows,
-		m.sweepDuration, m.tickInterval, m.timersArmed, m.checks, m.readsInFlight, m.quotaWait,
+		m.sweepDuration, m.tickInterval, m.timersArmed, m.checks, m.readsInFlight, m.quotaWait, m.edits,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Series that exist from the start, so that rate() and alerts see a 0
 	// rather than nothing.
@@ -126,6 +131,9 @@ func newMetrics() *metrics {
 	m.failed.WithLabelValues("transient")
 	for _, o := range []meetingbot.CheckOutcome{meetingbot.CheckConfirmed, meetingbot.CheckMoved, meetingbot.CheckCancelled, meetingbot.CheckUnknown} {
 		m.checks.WithLabelValues(string(o))
+	}
+	for _, k := range []meetingbot.EditKind{meetingbot.EditMoved, meetingbot.EditCancelled, meetingbot.EditRestored} {
+		m.edits.WithLabelValues(string(k))
 	}
 	return m
 }

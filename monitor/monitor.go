@@ -141,6 +141,14 @@ func (m *Monitor) Checked(outcome meetingbot.CheckOutcome) {
 	m.metrics.checks.WithLabelValues(string(outcome)).Inc()
 }
 
+// Edited counts an edit of a sent reminder whose meeting changed, by its
+// kind: moved, cancelled or restored.
+func (m *Monitor) Edited(e meetingbot.Entry) {
+	if e.Edit.Kind != meetingbot.NotEdited {
+		m.metrics.edits.WithLabelValues(string(e.Edit.Kind)).Inc()
+	}
+}
+
 // Reading records how many calendar reads are in flight.
 func (m *Monitor) Reading(inFlight int) { m.metrics.readsInFlight.Set(float64(inFlight)) }
 

@@ -129,6 +129,9 @@ func TestMetrics(t *testing.T) {
 	m.Checked(meetingbot.CheckConfirmed)
 	m.Checked(meetingbot.CheckMoved)
 	m.Reading(3)
+	m.Edited(meetingbot.Entry{Edit: meetingbot.Edit{Kind: meetingbot.EditMoved, MovedTo: t0.Add(time.Hour), Count: 1}})
+	m.Edited(meetingbot.Entry{Edit: meetingbot.Edit{Kind: meetingbot.EditMoved, MovedTo: t0.Add(2 * time.Hour), Count: 2}})
+	m.Edited(meetingbot.Entry{Edit: meetingbot.Edit{Kind: meetingbot.EditRestored, Count: 3}})
 	m.ObserveQuotaWait("events.list", 1500*time.Millisecond)
 	m.ObserveQuotaWait("events.get", 0)
 	m.ObserveCalendar("events.list", "ok")
@@ -203,6 +206,9 @@ func TestMetrics(t *testing.T) {
 		{"meetingbot_fire_checks_total", []string{"outcome", "moved"}, 1},
 		{"meetingbot_fire_checks_total", []string{"outcome", "cancelled"}, 0},
 		{"meetingbot_calendar_reads_in_flight", nil, 3},
+		{"meetingbot_reminder_edits_total", []string{"kind", "moved"}, 2},
+		{"meetingbot_reminder_edits_total", []string{"kind", "restored"}, 1},
+		{"meetingbot_reminder_edits_total", []string{"kind", "cancelled"}, 0},
 		{"meetingbot_calendar_quota_wait_seconds_total", []string{"call", "events.list"}, 1.5},
 		{"meetingbot_subscription_last_success_timestamp_seconds", []string{"subscription", alice.ID}, float64(t0.Unix())},
 	}

@@ -21,13 +21,16 @@ import (
 var errConfirmed = errors.New("confirmed delivered")
 
 // permanentCodes are the error codes Slack documents for the methods the
-// bot calls (chat.postMessage, conversations.open, conversations.list,
-// conversations.history, users.lookupByEmail, auth.test) that no retry
+// bot calls (chat.postMessage, chat.update, conversations.open,
+// conversations.list, conversations.history, users.lookupByEmail,
+// auth.test) that no retry
 // cures: a token, a scope, a channel, a user or a workspace setting a
 // person must fix, or a request the bot must make differently. Every other
 // code, documented as passing by itself (internal_error, fatal_error,
 // service_unavailable, request_timeout, team_added_to_org,
-// org_login_required, message_limit_exceeded, invalid_cursor) or unknown,
+// org_login_required, message_limit_exceeded, invalid_cursor,
+// update_failed, external_channel_migrating, streaming_state_conflict) or
+// unknown,
 // is retried within Config.Retry and then left to the next sweep: a
 // reminder is never lost for good on a code nobody has explained.
 var permanentCodes = map[string]bool{}
@@ -35,15 +38,17 @@ var permanentCodes = map[string]bool{}
 func init() {
 	for _, code := range strings.Fields(`
 		access_denied accesslimited account_inactive app_access_restricted
-		as_user_not_supported attachment_payload_limit_exceeded cannot_dm_bot
-		cannot_reply_to_message channel_is_limited_access channel_not_found
+		as_user_not_supported attachment_payload_limit_exceeded block_mismatch
+		cannot_dm_bot cannot_reply_to_message cant_update_message
+		channel_is_limited_access channel_not_found edit_window_closed
 		deprecated_endpoint ekm_access_denied enterprise_is_restricted
 		invalid_arg_name invalid_array_arg invalid_auth invalid_blocks
 		invalid_blocks_format invalid_charset invalid_form_data invalid_limit
 		invalid_metadata_filter_keys invalid_metadata_format
 		invalid_metadata_schema invalid_post_type invalid_ts_latest
 		invalid_ts_oldest invalid_types invalid_user_combination is_archived
-		is_bot markdown_text_conflict messages_tab_disabled
+		is_bot is_inactive markdown_text_conflict message_not_found
+		messages_tab_disabled
 		metadata_must_be_sent_from_app metadata_too_large method_deprecated
 		method_not_supported_for_channel_type missing_argument
 		missing_post_type missing_scope msg_blocks_too_long msg_too_long

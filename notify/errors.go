@@ -16,6 +16,7 @@ import (
 // that do not say which one.
 var scopes = map[string]string{
 	"chat.postMessage":      "chat:write",
+	"chat.update":           "chat:write",
 	"conversations.open":    "im:write",
 	"conversations.list":    "channels:read and groups:read",
 	"conversations.info":    "channels:read and groups:read",
@@ -90,6 +91,12 @@ func (s *Slack) explain(method string, dest destination, err error) error {
 		fix = fmt.Sprintf("the Slack account %s is deactivated: set another destination in CALENDARS or remove the entry", dest.user)
 	case "no_permission", "restricted_action", "ekm_access_denied":
 		fix = fmt.Sprintf("the bot may not post to %s: ask a workspace admin, or set another destination in CALENDARS", dest.label())
+	case "message_not_found":
+		fix = "the reminder was deleted from Slack; it is left as it is"
+	case "cant_update_message", "edit_window_closed":
+		fix = "Slack does not let the bot edit this reminder (the workspace's message editing settings); it is left as it is"
+	case "is_inactive":
+		fix = fmt.Sprintf("%s is archived or frozen; the reminder in it is left as it is", dest.label())
 	case "cannot_dm_bot":
 		fix = "that user is a bot and cannot get DMs: set a destination in CALENDARS"
 	default:

@@ -117,9 +117,16 @@ func TestPayloadGolden(t *testing.T) {
 // indented JSON, with blocks and metadata expanded.
 func recordedPayload(t *testing.T, e *env) []byte {
 	t.Helper()
-	calls := e.srv.CallsTo("chat.postMessage")
+	return recordedCall(t, e, "chat.postMessage")
+}
+
+// recordedCall renders the one call of method the emulator got as indented
+// JSON, with blocks and metadata expanded.
+func recordedCall(t *testing.T, e *env, method string) []byte {
+	t.Helper()
+	calls := e.srv.CallsTo(method)
 	if len(calls) != 1 {
-		t.Fatalf("chat.postMessage calls = %d, want 1", len(calls))
+		t.Fatalf("%s calls = %d, want 1", method, len(calls))
 	}
 	out := map[string]any{}
 	for k, vs := range calls[0].Form {

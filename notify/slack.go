@@ -5,7 +5,9 @@
 // message metadata that names the reminder's key, paces posts to one a
 // second per channel, retries rate limits, 5xx and timeouts, and explains the
 // errors an operator must fix. The metadata lets Delivered find a reminder
-// again after a crash and lets Reminders list them for an audit.
+// again after a crash and lets Reminders list them for an audit. Edit
+// rewrites a reminder already sent whose meeting moved or was cancelled
+// (chat.update), under the same rules for event text and Slack's limits.
 package notify
 
 import (

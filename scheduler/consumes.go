@@ -40,6 +40,19 @@ type Notifier interface {
 	Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, bool, error)
 }
 
+// Editor edits reminders already sent. A Notifier that implements it gets
+// its reminders followed: when a reminded meeting moves before it starts,
+// is cancelled, or moves back, each sweep that sees it has the message
+// edited to say so (see follow.go).
+type Editor interface {
+	// Edit rewrites the message of f.Reminder at f.Message to say f.Kind.
+	// Making the same edit twice must show nothing twice. A permanent error
+	// (meetingbot.IsPermanent: the message deleted, its channel gone,
+	// Slack refusing edits) ends the edits of that message; any other is
+	// retried on the next sweep.
+	Edit(ctx context.Context, f meetingbot.Follow) error
+}
+
 // Ledger is the state the scheduler keeps between sweeps; *storage.Store
 // provides it. Claims belong to the Ledger that made them: one Ledger per
 // process.
@@ -62,6 +75,16 @@ type Ledger interface {
 	Record(ctx context.Context, e meetingbot.Entry, now time.Time) error
 	Release(ctx context.Context, e meetingbot.Entry, reason string) error
 	Prune(ctx context.Context, before time.Time) (int64, error)
+	// Followed lists the sent entries of a subscription whose meeting, as
+	// their message names it now (Entry.Edit.MovedTo when it says the
+	// meeting moved, else Entry.Start), starts after now.
+	Followed(ctx context.Context, subscription string, now time.Time) ([]meetingbot.Entry, error)
+	// ClaimEdit takes the edit of a sent entry's message as Claim takes a
+	// send, and returns the entry as it is now: Claimed, Busy (another
+	// live process is editing it) or Done (nothing to edit, or edits given
+	// up). RecordEdit ends the claim with e.Edit.
+	ClaimEdit(ctx context.Context, e meetingbot.Entry, now, leaseUntil time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error)
+	RecordEdit(ctx context.Context, e meetingbot.Entry) error
 }
 
 // Observer is told what the scheduler does, for metrics and health. Its
@@ -87,4 +110,7 @@ type Observer interface {
 	// Reading is called with the number of calendar reads in flight, when
 	// it changes.
 	Reading(inFlight int)
+	// Edited is called for each edit of a sent reminder that went through
+	// and was recorded; e.Edit.Kind says which.
+	Edited(e meetingbot.Entry)
 }

@@ -123,6 +123,19 @@ type slack struct {
 	before func(r meetingbot.Reminder)
 	// lookupFail, if set, answers Delivered before it looks.
 	lookupFail []error
+	// edits are the edits made, in order; editCalls counts every Edit,
+	// failed ones too; editFail fails the next Edits, in order; beforeEdit,
+	// if set, runs at the start of each Edit, outside the lock.
+	edits      []edit
+	editCalls  int
+	editFail   []error
+	beforeEdit func(f meetingbot.Follow)
+}
+
+// edit is one edit of a sent reminder as the fake Slack made it.
+type edit struct {
+	meetingbot.Follow
+	At time.Time
 }
 
 func newSlack(now func() time.Time) *slack {
@@ -190,6 +203,31 @@ func (s *slack) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbo
 	return meetingbot.Receipt{}, false, nil
 }
 
+// Edit edits a delivered message: it records the edit, unless a failure
+// is queued.
+func (s *slack) Edit(ctx context.Context, f meetingbot.Follow) error {
+	if s.beforeEdit != nil {
+		s.beforeEdit(f)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.editCalls++
+	if len(s.editFail) > 0 {
+		err := s.editFail[0]
+		s.editFail = s.editFail[1:]
+		return err
+	}
+	s.edits = append(s.edits, edit{Follow: f, At: s.now()})
+	return nil
+}
+
+// Edits returns the edits made so far.
+func (s *slack) Edits() []edit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]edit(nil), s.edits...)
+}
+
 func (s *slack) Deliveries() []delivery {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -207,6 +245,9 @@ type env struct {
 	subs  []meetingbot.Subscription
 	opts  scheduler.Options
 	sched *scheduler.Scheduler
+	// wrap, if set, stands between the scheduler and each store restart
+	// opens, to fail its calls.
+	wrap func(*storage.Store) scheduler.Ledger
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -262,7 +303,11 @@ func (e *env) restart() {
 		require.NoError(e.t, err, "storage.Open")
 	}
 	e.store = st
-	s, err := scheduler.New(e.subs, e.cal, e.slack, st, e.opts)
+	var ledger scheduler.Ledger = st
+	if e.wrap != nil {
+		ledger = e.wrap(st)
+	}
+	s, err := scheduler.New(e.subs, e.cal, e.slack, ledger, e.opts)
 	require.NoError(e.t, err, "scheduler.New")
 	e.sched = s
 }

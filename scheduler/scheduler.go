@@ -9,7 +9,9 @@
 // precision: just before its trigger it confirms the meeting against the
 // calendar, then sends through the same claim, send and record path.
 // Subscriptions are swept independently, so a slow calendar or a busy
-// destination never holds up another's reminders.
+// destination never holds up another's reminders. A sweep also follows the
+// reminders already sent: when a meeting moves or is cancelled after its
+// reminder, the message is edited to say so (follow.go).
 //
 // The package declares what it consumes (consumes.go): a Source of
 // meetings, a Notifier that delivers one reminder, and a Ledger that keeps
@@ -128,6 +130,7 @@ type Scheduler struct {
 	mine      []meetingbot.Subscription // the last share
 	shared    bool                      // Options.Share has answered once
 	guard     jumpGuard
+	asked     map[string]map[string]time.Time // per subscription, by key: when follow last read a meeting moved beyond the window
 }
 
 // New returns a Scheduler over subs. It fails if two subscriptions share an

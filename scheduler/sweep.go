@@ -98,7 +98,10 @@ func (s *Scheduler) sweep(ctx context.Context, sub meetingbot.Subscription, c, n
 	if err != nil {
 		return fmt.Errorf("read calendar %s: %w", sub.CalendarID, err)
 	}
-	meetings = slices.DeleteFunc(meetings, sub.Mutes)
+	listed := meetings // muted series too: a reminder sent before the mute is still followed
+	if len(sub.Muted) > 0 {
+		meetings = slices.DeleteFunc(slices.Clone(meetings), sub.Mutes)
+	}
 	due := dueReminders(sub, meetings, from, c, now, s.opts.Interval+meetingbot.LateSlack)
 	s.plan(ctx, sub, meetings, now, horizon)
 	settled := true
@@ -114,6 +117,7 @@ func (s *Scheduler) sweep(ctx context.Context, sub meetingbot.Subscription, c, n
 			s.resolveOrphan(ctx, sub, e)
 		}
 	}
+	s.follow(ctx, sub, listed, from, to, now)
 	if !settled {
 		return errors.New("some due reminders are not settled yet; retrying next sweep")
 	}

@@ -14,6 +14,7 @@ import (
 // statements are the ledger's hot statements, prepared once per Store.
 type statements struct {
 	claimSelect, claimInsert, claimUpdate, record, renew, release, cursor *sql.Stmt
+	followed                                                              *sql.Stmt
 }
 
 func (s *Store) prepare(ctx context.Context) error {
@@ -34,6 +35,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&s.stmt.cursor, `SELECT at_ms FROM cursors WHERE subscription = ?`},
 		{&s.stmt.release, `UPDATE ledger SET owner = '', lease_until_ms = 0, code = 'unconfirmed', reason = ?
 			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
+		{&s.stmt.followed, followedQuery},
 	} {
 		stmt, err := s.db.PrepareContext(ctx, p.q)
 		if err != nil {
@@ -45,17 +47,20 @@ func (s *Store) prepare(ctx context.Context) error {
 }
 
 const entryColumns = `subscription, key, event_id, offset_ms, start_ms, trigger_ms, outcome, code, reason,
-	retryable, late, attempts, channel, message_ts, owner, lease_until_ms, claimed_ms, settled_ms`
+	retryable, late, attempts, channel, message_ts, owner, lease_until_ms, claimed_ms, settled_ms,
+	edit, edit_to_ms, edits, edited_ms, edit_code, edit_reason, edit_owner, edit_lease_ms`
 
 func scanEntry(row interface{ Scan(...any) error }) (meetingbot.Entry, error) {
 	var e meetingbot.Entry
-	var offset, start, trigger, lease, claimed, settled int64
+	var offset, start, trigger, lease, claimed, settled, movedTo, edited, editLease int64
 	var retryable, late int
 	err := row.Scan(&e.Subscription, &e.Key, &e.EventID, &offset, &start, &trigger, &e.Outcome, &e.Code, &e.Reason,
-		&retryable, &late, &e.Attempts, &e.Channel, &e.MessageTS, &e.Owner, &lease, &claimed, &settled)
+		&retryable, &late, &e.Attempts, &e.Channel, &e.MessageTS, &e.Owner, &lease, &claimed, &settled,
+		&e.Edit.Kind, &movedTo, &e.Edit.Count, &edited, &e.Edit.Code, &e.Edit.Reason, &e.Edit.Owner, &editLease)
 	e.Offset = time.Duration(offset) * time.Millisecond
 	e.Start, e.TriggerAt = fromMS(start), fromMS(trigger)
 	e.LeaseUntil, e.ClaimedAt, e.RecordedAt = fromMS(lease), fromMS(claimed), fromMS(settled)
+	e.Edit.MovedTo, e.Edit.At, e.Edit.LeaseUntil = fromMS(movedTo), fromMS(edited), fromMS(editLease)
 	e.Retryable, e.Late = retryable != 0, late != 0
 	return e, err
 }
@@ -108,13 +113,19 @@ func (s *Store) Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil t
 // heldByOther reports whether a claim in flight belongs to another process
 // that may still finish it; see Claim.
 func (s *Store) heldByOther(e meetingbot.Entry, now time.Time) bool {
+	return s.otherLive(e.Owner, e.LeaseUntil, now)
+}
+
+// otherLive reports whether a claim held by owner until leaseUntil belongs
+// to another process that may still finish it.
+func (s *Store) otherLive(owner string, leaseUntil, now time.Time) bool {
 	switch {
-	case e.Owner == "" || e.Owner == s.owner:
+	case owner == "" || owner == s.owner:
 		return false
 	case livenessKnown:
-		return ownerAlive(s.path, e.Owner)
+		return ownerAlive(s.path, owner)
 	default:
-		return e.LeaseUntil.After(now)
+		return leaseUntil.After(now)
 	}
 }
 

@@ -33,6 +33,7 @@ var (
 	loadLatency = flag.Duration("load.latency", 150*time.Millisecond, "load benchmark: latency of every Calendar and Slack API call")
 	loadLead    = flag.Duration("load.lead", 30*time.Second, "load benchmark: time from the bot being up to the first trigger")
 	loadSpread  = flag.Duration("load.spread", 2*time.Minute, "load benchmark: span over which the triggers fall due")
+	loadChanged = flag.Int("load.changed", 0, "load benchmark: percent of meetings moved an hour later (half) or cancelled (half) as soon as their reminder is posted")
 )
 
 const (
@@ -57,6 +58,15 @@ type loadResult struct {
 	getPerSubMin      float64
 	cpuPercent        float64 // of one core, over the trigger window
 	peakRSSMB         float64
+	// With -load.changed: meetings changed after their reminder, those
+	// whose reminder was edited by the deadline, how long after the
+	// change, chat.update calls, and the events.get calls other than the
+	// timers' checks before sending (meetingbot_fire_checks_total), per
+	// changed meeting, since start-up.
+	changed, edited  int
+	editP50, editMax time.Duration
+	updates          int
+	getPerChanged    float64
 }
 
 func BenchmarkLoad(b *testing.B) {
@@ -88,11 +98,20 @@ func BenchmarkLoad(b *testing.B) {
 			b.ReportMetric(r.getPerSubMin, "get/sub-min")
 			b.ReportMetric(r.cpuPercent, "cpu-%")
 			b.ReportMetric(r.peakRSSMB, "peak-RSS-MB")
+			if r.changed > 0 {
+				b.ReportMetric(float64(r.edited), "edited")
+				b.ReportMetric(r.editMax.Seconds(), "edit-max-s")
+				b.ReportMetric(r.getPerChanged, "get/changed")
+			}
 			header.Do(func() {
 				fmt.Println("| subscriptions | latency | lateness p50 | p99 | max | missed | duplicated | events.list per sub-min | events.get per sub-min | CPU (one core) | peak RSS |")
 				fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 			})
 			fmt.Println(r.row())
+			if r.changed > 0 {
+				fmt.Printf("|   changed after the reminder: %s | edited %s | after the change p50 %.1f s, max %.1f s | chat.update calls %s | events.get per changed meeting %.2f |\n",
+					thousands(r.changed), thousands(r.edited), r.editP50.Seconds(), r.editMax.Seconds(), thousands(r.updates), r.getPerChanged)
+			}
 		})
 	}
 }
@@ -154,7 +173,7 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 		"HTTP_ADDR":               "127.0.0.1:0",
 	}
 	p := start(b, dir, env)
-	p.addr()
+	addr := p.addr()
 	up := time.Now()
 
 	// Two meetings per subscription, triggers on whole seconds spread
@@ -176,6 +195,49 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 		}
 	}
 
+	// -load.changed: every k-th meeting is moved an hour later or
+	// cancelled, alternately, the moment its reminder is in Slack.
+	var (
+		changeMu  sync.Mutex
+		changedAt = map[string]time.Time{}
+		toChange  = map[string]bool{}
+		nth       = 0
+	)
+	if *loadChanged > 0 {
+		k := max(1, 100 / *loadChanged)
+		for i := 0; i < 2*n; i += k {
+			toChange[fmt.Sprintf("e%06d", i)] = true
+		}
+		slack.OnMessage(func(m slacktest.Message) {
+			if m.Metadata == nil {
+				return
+			}
+			id, _ := m.Metadata.EventPayload["event_id"].(string)
+			changeMu.Lock()
+			if !toChange[id] {
+				changeMu.Unlock()
+				return
+			}
+			delete(toChange, id)
+			nth++
+			cancel := nth%2 == 0
+			changeMu.Unlock()
+			i, _ := strconv.Atoi(strings.TrimPrefix(id, "e"))
+			var err error
+			if cancel {
+				err = cal.Delete(entries[i%n], id)
+			} else {
+				begins := triggers[id].Add(loadOffset + time.Hour)
+				err = cal.Put(entries[i%n], calendartest.NewEvent(id, "Load "+id, begins, begins.Add(30*time.Minute)))
+			}
+			changeMu.Lock()
+			if err == nil {
+				changedAt[id] = time.Now()
+			}
+			changeMu.Unlock()
+		})
+	}
+
 	time.Sleep(time.Until(first))
 	cpu0, _ := procCPU(p.cmd.Process.Pid)
 	list0, get0 := cal.RequestsTo(calendartest.MethodList), cal.RequestsTo(calendartest.MethodGet)
@@ -184,6 +246,7 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 	cpu1, cpuErr := procCPU(p.cmd.Process.Pid)
 	list1, get1 := cal.RequestsTo(calendartest.MethodList), cal.RequestsTo(calendartest.MethodGet)
 	rss, rssErr := procPeakRSS(p.cmd.Process.Pid)
+	_, metrics := httpGet("http://" + addr + "/metrics")
 	window := deadline.Sub(first)
 	if p.exited() {
 		b.Fatalf("the bot exited during the run: %v\n%s", p.err, tail(p.out.String(), 20))
@@ -209,6 +272,30 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 			posts[id] = append(posts[id], m.Posted)
 		}
 	}
+	changeMu.Lock()
+	defer changeMu.Unlock()
+	r.changed = len(changedAt)
+	var editLag []time.Duration
+	for _, m := range slack.Messages() {
+		if m.Metadata == nil || m.Edited.IsZero() || m.Edited.After(deadline) {
+			continue
+		}
+		id, _ := m.Metadata.EventPayload["event_id"].(string)
+		if at, ok := changedAt[id]; ok {
+			editLag = append(editLag, m.Edited.Sub(at))
+		}
+	}
+	r.edited = len(editLag)
+	if len(editLag) > 0 {
+		slices.Sort(editLag)
+		r.editP50, r.editMax = percentile(editLag, 50), editLag[len(editLag)-1]
+	}
+	for _, c := range slack.CallsTo("chat.update") {
+		if !c.At.After(deadline) {
+			r.updates++
+		}
+	}
+
 	var late []time.Duration
 	for id, trigger := range triggers {
 		ps := posts[id]
@@ -227,9 +314,27 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 	subMinutes := float64(n) * window.Minutes()
 	r.listPerSubMin = float64(list1-list0) / subMinutes
 	r.getPerSubMin = float64(get1-get0) / subMinutes
+	if r.changed > 0 {
+		r.getPerChanged = float64(get1-metricSum(metrics, "meetingbot_fire_checks_total")) / float64(r.changed)
+	}
 	r.cpuPercent = 100 * (cpu1 - cpu0).Seconds() / window.Seconds()
 	r.peakRSSMB = float64(rss) / (1 << 20)
 	return r
+}
+
+// metricSum adds up the samples of a metric in a Prometheus text page.
+func metricSum(page, name string) int {
+	sum := 0.0
+	for line := range strings.SplitSeq(page, "\n") {
+		if rest, ok := strings.CutPrefix(line, name); ok && (strings.HasPrefix(rest, "{") || strings.HasPrefix(rest, " ")) {
+			fields := strings.Fields(rest[strings.LastIndexByte(rest, '}')+1:])
+			if len(fields) > 0 {
+				v, _ := strconv.ParseFloat(fields[0], 64)
+				sum += v
+			}
+		}
+	}
+	return int(sum)
 }
 
 // percentile returns the nearest-rank p-th percentile of sorted.

@@ -84,7 +84,7 @@ func TestManifestLetsPeopleReplyToTheBot(t *testing.T) {
 			t.Errorf("%s: event_subscriptions.bot_events = %v, want message.im", path, m.Settings.Events.BotEvents)
 		}
 		for _, scope := range []string{
-			"chat:write",                     // chat.postMessage, chat.postEphemeral
+			"chat:write",                     // chat.postMessage, chat.update, chat.postEphemeral
 			"im:write",                       // conversations.open
 			"users:read", "users:read.email", // users.lookupByEmail, users.info
 			"channels:read", "groups:read", // conversations.list, conversations.info

@@ -24,6 +24,7 @@ import (
 var (
 	_ scheduler.Source   = (*calendar.Source)(nil)
 	_ scheduler.Notifier = (*notify.Slack)(nil)
+	_ scheduler.Editor   = (*notify.Slack)(nil)
 	_ scheduler.Ledger   = (*storage.Store)(nil)
 	_ audit.Source       = (*calendar.Source)(nil)
 	_ audit.Slack        = (*notify.Slack)(nil)

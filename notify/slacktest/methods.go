@@ -248,6 +248,9 @@ func messageJSON(m Message, withMetadata bool) map[string]any {
 	if m.Metadata != nil && withMetadata {
 		out["metadata"] = m.Metadata
 	}
+	if !m.Edited.IsZero() {
+		out["edited"] = map[string]any{"user": m.User, "ts": fmt.Sprintf("%d.%06d", m.Edited.Unix(), m.Edited.Nanosecond()/1000)}
+	}
 	return out
 }
 

@@ -1,15 +1,19 @@
 // Package slacktest is a local stand-in for the Slack Web API, in the spirit of
 // net/http/httptest: NewServer listens on a loopback port and answers the
-// methods the bot uses (auth.test, chat.postMessage, conversations.open,
-// conversations.list, conversations.info, conversations.history,
-// users.lookupByEmail, users.info) in Slack's wire format, so the real slack-go client can be pointed at it with
+// methods the bot uses (auth.test, chat.postMessage, chat.update,
+// conversations.open, conversations.list, conversations.info,
+// conversations.history, users.lookupByEmail, users.info) in Slack's wire
+// format, so the real slack-go client can be pointed at it with
 // slack.OptionAPIURL(server.URL()).
 //
 // chat.postMessage checks blocks against Block Kit's limits as Slack does
 // (section text 3,000 characters, header 150, button text 75, button URL
 // 3,000 and https), refusing a message that breaks one with invalid_blocks
 // and the JSON pointer of each offending field, and cuts a text over 40,000
-// characters with a message_truncated warning.
+// characters with a message_truncated warning. chat.update checks the same
+// limits, refuses a text over 4,000 characters (msg_too_long), and edits
+// only a message of the bot's own that is still there (cant_update_message,
+// message_not_found), in a channel it can use.
 //
 // It is ordinary code, not test-only code: tests, the binary's demo mode and
 // the audit command's tests all use it. A Server keeps every posted message,
@@ -73,6 +77,7 @@ type Message struct {
 	User     string          // the bot user that posted it
 	BotID    string
 	Posted   time.Time // the server clock when it was stored
+	Edited   time.Time // the server clock at its last chat.update; zero if none
 }
 
 // Metadata is Slack message metadata as posted with a message.
@@ -338,6 +343,8 @@ func (s *Server) dispatch(method string, form url.Values) response {
 		})
 	case "chat.postMessage":
 		return s.postMessage(form)
+	case "chat.update":
+		return s.update(form)
 	case "conversations.open":
 		return s.open(form)
 	case "conversations.list":

@@ -13,7 +13,8 @@ import (
 )
 
 const entryColumns = `l.subscription, l.key, l.event_id, l.offset_ms, l.start_at, l.trigger_at, l.outcome, l.code, l.reason,
-	l.retryable, l.late, l.attempts, l.channel, l.message_ts, l.owner, l.lease_until, l.claimed_at, l.settled_at`
+	l.retryable, l.late, l.attempts, l.channel, l.message_ts, l.owner, l.lease_until, l.claimed_at, l.settled_at,
+	l.edit, l.edit_to, l.edits, l.edited_at, l.edit_code, l.edit_reason, l.edit_owner, l.edit_lease_until`
 
 // ownerColumns say, beside a ledger row, whether its owner has a row in
 // replicas (it has not closed) and whether its heartbeat is fresh.
@@ -32,14 +33,17 @@ func scanEntry(r pgx.Row, extra ...any) (meetingbot.Entry, error) {
 	var e meetingbot.Entry
 	var offset int64
 	var start, trigger time.Time
-	var lease, claimed, settled pgtype.Timestamptz
-	var outcome, code string
+	var lease, claimed, settled, movedTo, edited, editLease pgtype.Timestamptz
+	var outcome, code, kind, editCode string
 	dest := append([]any{&e.Subscription, &e.Key, &e.EventID, &offset, &start, &trigger, &outcome, &code, &e.Reason,
-		&e.Retryable, &e.Late, &e.Attempts, &e.Channel, &e.MessageTS, &e.Owner, &lease, &claimed, &settled}, extra...)
+		&e.Retryable, &e.Late, &e.Attempts, &e.Channel, &e.MessageTS, &e.Owner, &lease, &claimed, &settled,
+		&kind, &movedTo, &e.Edit.Count, &edited, &editCode, &e.Edit.Reason, &e.Edit.Owner, &editLease}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return meetingbot.Entry{}, err
 	}
 	e.Outcome, e.Code = meetingbot.Outcome(outcome), meetingbot.ReasonCode(code)
+	e.Edit.Kind, e.Edit.Code = meetingbot.EditKind(kind), meetingbot.ReasonCode(editCode)
+	e.Edit.MovedTo, e.Edit.At, e.Edit.LeaseUntil = instant(movedTo), instant(edited), instant(editLease)
 	e.Offset = time.Duration(offset) * time.Millisecond
 	e.Start, e.TriggerAt = start.UTC(), trigger.UTC()
 	e.LeaseUntil, e.ClaimedAt, e.RecordedAt = instant(lease), instant(claimed), instant(settled)

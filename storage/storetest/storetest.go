@@ -37,6 +37,9 @@ type Store interface {
 	Cursor(ctx context.Context, subscription string) (time.Time, bool, error)
 	Cursors(ctx context.Context) (map[string]time.Time, error)
 	AdvanceCursors(ctx context.Context, cursors map[string]time.Time) error
+	Followed(ctx context.Context, subscription string, now time.Time) ([]meetingbot.Entry, error)
+	ClaimEdit(ctx context.Context, e meetingbot.Entry, now, leaseUntil time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error)
+	RecordEdit(ctx context.Context, e meetingbot.Entry) error
 
 	SlackSubscriptions(ctx context.Context) ([]meetingbot.SlackSubscription, error)
 	SlackSubscriptionsTo(ctx context.Context, destination string) ([]meetingbot.SlackSubscription, error)
@@ -80,6 +83,8 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"SlackWritesRefuseWhatTheSchedulerCannotUse", testSlackWritesRefuse},
 		{"MuteAndUnmuteSeries", testMuteAndUnmute},
 		{"SlackSettings", testSlackSettings},
+		{"FollowedListsSentRemindersWhoseMeetingIsAhead", testFollowed},
+		{"EditClaimLifecycle", testEditClaimLifecycle},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
