@@ -24,7 +24,11 @@ type claim struct {
 // It reports whether r's outcome is final.
 func (s *Scheduler) remind(ctx context.Context, r meetingbot.Reminder) bool {
 	if !s.begin(r.Subscription.ID, r.Key) {
-		return false // already being worked on in this process
+		// Being worked on in this process (a timer's send and a sweep
+		// meeting at its trigger): that path records it, and the cursor
+		// may move, for a reminder not yet final stays in every later
+		// sweep's window until its meeting starts.
+		return true
 	}
 	defer s.end(r.Subscription.ID, r.Key)
 	c, ok, final := s.prepare(ctx, r)
@@ -53,8 +57,7 @@ func (s *Scheduler) remindAll(ctx context.Context, rs []meetingbot.Reminder) boo
 	var ready []claim
 	for _, r := range rs {
 		if !s.begin(r.Subscription.ID, r.Key) {
-			all = false
-			continue
+			continue // being worked on in this process; see remind
 		}
 		defer s.end(r.Subscription.ID, r.Key)
 		c, ok, final := s.prepare(ctx, r)
