@@ -60,6 +60,8 @@ func (s *Store) Followed(ctx context.Context, subscription string, now time.Time
 // editing it, see Claim) or Done (nothing to edit: the entry is not a sent
 // one, or editing its message was given up for good).
 func (s *Store) ClaimEdit(ctx context.Context, e meetingbot.Entry, now, leaseUntil time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error) {
+	s.write.Lock()
+	defer s.write.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, meetingbot.Entry{}, fmt.Errorf("storage: claim edit of %s: %w", e.Key, err)
@@ -92,6 +94,8 @@ func (s *Store) ClaimEdit(ctx context.Context, e meetingbot.Entry, now, leaseUnt
 // or why the edit failed. It returns ErrClaimLost if the claim is no
 // longer this Store's.
 func (s *Store) RecordEdit(ctx context.Context, e meetingbot.Entry) error {
+	s.write.Lock()
+	defer s.write.Unlock()
 	res, err := s.db.ExecContext(ctx, `UPDATE ledger SET edit = ?, edit_to_ms = ?, edits = ?, edited_ms = ?,
 		edit_code = ?, edit_reason = ?, edit_owner = '', edit_lease_ms = 0
 		WHERE subscription = ? AND key = ? AND edit_owner = ?`,

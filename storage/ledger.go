@@ -14,7 +14,7 @@ import (
 // statements are the ledger's hot statements, prepared once per Store.
 type statements struct {
 	claimSelect, claimInsert, claimUpdate, record, renew, release, cursor *sql.Stmt
-	followed                                                              *sql.Stmt
+	followed, orphans, orphansOf                                          *sql.Stmt
 }
 
 func (s *Store) prepare(ctx context.Context) error {
@@ -33,6 +33,8 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&s.stmt.renew, `UPDATE ledger SET lease_until_ms = ?
 			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
 		{&s.stmt.cursor, `SELECT at_ms FROM cursors WHERE subscription = ?`},
+		{&s.stmt.orphans, `SELECT ` + entryColumns + ` FROM ledger WHERE outcome = 'sending'`},
+		{&s.stmt.orphansOf, `SELECT ` + entryColumns + ` FROM ledger WHERE outcome = 'sending' AND subscription = ?`},
 		{&s.stmt.release, `UPDATE ledger SET owner = '', lease_until_ms = 0, code = 'unconfirmed', reason = ?
 			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
 		{&s.stmt.followed, followedQuery},
@@ -76,6 +78,8 @@ func scanEntry(row interface{ Scan(...any) error }) (meetingbot.Entry, error) {
 // claim of this Store's own is free too: the caller knows whether it is
 // still working on it.
 func (s *Store) Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error) {
+	s.write.Lock()
+	defer s.write.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, meetingbot.Entry{}, fmt.Errorf("storage: claim %s: %w", e.Key, err)
@@ -138,6 +142,8 @@ var ErrClaimLost = meetingbot.ErrClaimLost
 // Code, Reason, Retryable, Late, Channel and MessageTS are taken from e. It
 // returns ErrClaimLost if the claim is no longer this Store's.
 func (s *Store) Record(ctx context.Context, e meetingbot.Entry, now time.Time) error {
+	s.write.Lock()
+	defer s.write.Unlock()
 	res, err := s.stmt.record.ExecContext(ctx, e.Outcome, e.Code, e.Reason, e.Retryable, e.Late, e.Channel, e.MessageTS, ms(now), e.Subscription, e.Key, s.owner)
 	if err != nil {
 		return fmt.Errorf("storage: record %s: %w", e.Key, err)
@@ -149,6 +155,8 @@ func (s *Store) Record(ctx context.Context, e meetingbot.Entry, now time.Time) e
 // about to start is covered by its lease from start to end. It returns
 // ErrClaimLost if the claim is no longer this Store's.
 func (s *Store) Renew(ctx context.Context, e meetingbot.Entry, leaseUntil time.Time) error {
+	s.write.Lock()
+	defer s.write.Unlock()
 	res, err := s.stmt.renew.ExecContext(ctx, ms(leaseUntil), e.Subscription, e.Key, s.owner)
 	if err != nil {
 		return fmt.Errorf("storage: renew %s: %w", e.Key, err)
@@ -162,6 +170,8 @@ func (s *Store) Renew(ctx context.Context, e meetingbot.Entry, leaseUntil time.T
 // another, gets Orphaned and looks in Slack before sending again. It
 // returns ErrClaimLost if the claim is no longer this Store's.
 func (s *Store) Release(ctx context.Context, e meetingbot.Entry, reason string) error {
+	s.write.Lock()
+	defer s.write.Unlock()
 	res, err := s.stmt.release.ExecContext(ctx, reason, e.Subscription, e.Key, s.owner)
 	if err != nil {
 		return fmt.Errorf("storage: release %s: %w", e.Key, err)
@@ -201,12 +211,12 @@ func (s *Store) Entries(ctx context.Context, subscription string, keys []string)
 // Claim): this Store's own, released ones, and those of dead owners. The
 // caller skips its own claims that it is still working on.
 func (s *Store) Orphans(ctx context.Context, subscription string, now time.Time) ([]meetingbot.Entry, error) {
-	q, args := `SELECT `+entryColumns+` FROM ledger WHERE outcome = 'sending'`, []any(nil)
+	stmt, args := s.stmt.orphans, []any(nil)
 	if subscription != "" {
-		q, args = q+` AND subscription = ?`, []any{subscription}
+		stmt, args = s.stmt.orphansOf, []any{subscription}
 	}
 	var out []meetingbot.Entry
-	err := s.each(ctx, q, args, func(e meetingbot.Entry) {
+	err := eachRow(ctx, stmt, args, func(e meetingbot.Entry) {
 		if !s.heldByOther(e, now) {
 			out = append(out, e)
 		}
@@ -238,6 +248,19 @@ func (s *Store) each(ctx context.Context, q string, args []any, fn func(meetingb
 	if err != nil {
 		return err
 	}
+	return scanAll(rows, fn)
+}
+
+// eachRow calls fn with each entry stmt selects.
+func eachRow(ctx context.Context, stmt *sql.Stmt, args []any, fn func(meetingbot.Entry)) error {
+	rows, err := stmt.QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	return scanAll(rows, fn)
+}
+
+func scanAll(rows *sql.Rows, fn func(meetingbot.Entry)) error {
 	defer rows.Close()
 	for rows.Next() {
 		e, err := scanEntry(rows)
@@ -263,6 +286,8 @@ func (s *Store) Count(ctx context.Context) (int64, error) {
 // nobody will resolve any more (a subscription removed, say). Claims of
 // this Store are kept, in case one is still being worked on.
 func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
+	s.write.Lock()
+	defer s.write.Unlock()
 	res, err := s.db.ExecContext(ctx, `DELETE FROM ledger WHERE start_ms < ? AND (outcome != 'sending' OR owner != ?)`, ms(before), s.owner)
 	if err != nil {
 		return 0, fmt.Errorf("storage: prune ledger: %w", err)
@@ -315,6 +340,8 @@ func (s *Store) Cursors(ctx context.Context) (map[string]time.Time, error) {
 // instant, in one transaction. A cursor never moves back: when two processes
 // share the file, the further one wins.
 func (s *Store) AdvanceCursors(ctx context.Context, cursors map[string]time.Time) error {
+	s.write.Lock()
+	defer s.write.Unlock()
 	if len(cursors) == 0 {
 		return nil
 	}

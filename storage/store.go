@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
@@ -44,7 +45,15 @@ type Store struct {
 	owner string
 	lock  *os.File
 	stmt  statements
+	// write serialises this Store's write transactions: SQLite has one
+	// writer at a time, and writers of one process queueing here cost
+	// nothing, where waiting in SQLite's busy handler sleeps and polls.
+	write sync.Mutex
 }
+
+// Connections kept to the database: enough for the concurrent reads of
+// many sweeps, and kept open, since opening one runs the pragmas again.
+const poolSize = 8
 
 // ErrNotSQLite is returned by Open when the file exists but is not a SQLite
 // database. The file is left untouched.
@@ -74,6 +83,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}
+	db.SetMaxOpenConns(poolSize)
+	db.SetMaxIdleConns(poolSize)
 	s := &Store{db: db, path: path, owner: newOwner()}
 	if err := s.migrateWaiting(ctx, migs); err != nil {
 		db.Close()
