@@ -3,8 +3,9 @@ package monitor_test
 import (
 	"errors"
 	"net/http"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/meetingbot/meetingbot"
 )
@@ -20,27 +21,19 @@ func TestHealthzListsUnusableDestinations(t *testing.T) {
 	m.Destination(team, meetingbot.Permanent(errors.New(fix)))
 
 	status, body := get(t, srv.URL+"/healthz")
-	if status != http.StatusOK {
-		t.Errorf("GET /healthz = %d, want 200: a bad destination must not fail the health check", status)
-	}
+	assert.Equal(t, http.StatusOK, status, "GET /healthz: a bad destination must not fail the health check")
 	for _, want := range []string{"ok: 2 subscriptions swept", "attention: 1 of 2 subscriptions cannot reach their Slack destination", "subscription team@example.com=#eng: " + fix} {
-		if !strings.Contains(body, want) {
-			t.Errorf("GET /healthz body = %q, want it to contain %q", body, want)
-		}
+		assert.Contains(t, body, want, "GET /healthz body")
 	}
 	_, metrics := get(t, srv.URL+"/metrics")
 	for _, want := range []string{`meetingbot_destination_unusable{subscription="team@example.com=#eng"} 1`, `meetingbot_destination_unusable{subscription="alice@example.com"} 0`} {
-		if !strings.Contains(metrics, want) {
-			t.Errorf("GET /metrics lacks %q", want)
-		}
+		assert.Contains(t, metrics, want, "GET /metrics")
 	}
 
 	m.Destination(team, errors.New("conversations.list: slack server error: 503"))
-	if _, body := get(t, srv.URL+"/healthz"); !strings.Contains(body, fix) {
-		t.Errorf("after a transient failure, GET /healthz body = %q; want the permanent failure still listed", body)
-	}
+	_, body = get(t, srv.URL+"/healthz")
+	assert.Contains(t, body, fix, "after a transient failure, GET /healthz still lists the permanent failure")
 	m.Destination(team, nil)
-	if _, body := get(t, srv.URL+"/healthz"); strings.Contains(body, "attention") {
-		t.Errorf("after a good check, GET /healthz body = %q; want no attention line", body)
-	}
+	_, body = get(t, srv.URL+"/healthz")
+	assert.NotContains(t, body, "attention", "after a good check, GET /healthz")
 }

@@ -1,10 +1,10 @@
 package selfservice
 
 import (
-	"errors"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // TestParse is DESIGN.md's command table, word for word, and what it must
@@ -65,30 +65,17 @@ func TestParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, err := parse(tt.text, "/meetingbot", lim)
-		switch {
-		case tt.err != "":
+		if tt.err != "" {
 			var ue *usageError
-			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("parse(%q) error = %v, want a usage error with %q", tt.text, err, tt.err)
+			if assert.ErrorAs(t, err, &ue, "parse(%q)", tt.text) {
+				assert.ErrorContains(t, err, tt.err, "parse(%q)", tt.text)
 			}
-		case err != nil:
-			t.Errorf("parse(%q) error = %v", tt.text, err)
-		case !equalRequest(got, tt.want):
-			t.Errorf("parse(%q) = %+v, want %+v", tt.text, got, tt.want)
+			continue
+		}
+		if assert.NoError(t, err, "parse(%q)", tt.text) {
+			assert.Equal(t, tt.want, got, "parse(%q)", tt.text)
 		}
 	}
-}
-
-func equalRequest(a, b request) bool {
-	if a.verb != b.verb || a.agenda != b.agenda || a.calendar != b.calendar || a.unknown != b.unknown || len(a.offsets) != len(b.offsets) {
-		return false
-	}
-	for i := range a.offsets {
-		if a.offsets[i] != b.offsets[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestOffsetsAgainstTheTick: no offset the sweep could miss, as config
@@ -108,9 +95,7 @@ func TestOffsetsAgainstTheTick(t *testing.T) {
 		{Limits{Count: 2}, "3m,2m,1m", false},
 	} {
 		_, err := parseOffsetsArg(tt.offsets, "/meetingbot offsets 5m,0", tt.lim)
-		if (err == nil) != tt.ok {
-			t.Errorf("parseOffsetsArg(%q, tick %v) error = %v, want ok %v", tt.offsets, tt.lim.Tick, err, tt.ok)
-		}
+		assert.Equal(t, tt.ok, err == nil, "parseOffsetsArg(%q, tick %v) error = %v", tt.offsets, tt.lim.Tick, err)
 	}
 }
 
@@ -126,11 +111,7 @@ func TestWording(t *testing.T) {
 		{[]time.Duration{0}, "as each meeting starts", "At the start"},
 		{[]time.Duration{90 * time.Second, time.Hour, 10 * m}, "1h, 10m and 90s before each meeting", "1h, 10m and 90s before"},
 	} {
-		if got := eachMeeting(tt.offsets); got != tt.each {
-			t.Errorf("eachMeeting(%v) = %q, want %q", tt.offsets, got, tt.each)
-		}
-		if got := offsetsLabel(tt.offsets); got != tt.label {
-			t.Errorf("offsetsLabel(%v) = %q, want %q", tt.offsets, got, tt.label)
-		}
+		assert.Equal(t, tt.each, eachMeeting(tt.offsets), "eachMeeting(%v)", tt.offsets)
+		assert.Equal(t, tt.label, offsetsLabel(tt.offsets), "offsetsLabel(%v)", tt.offsets)
 	}
 }

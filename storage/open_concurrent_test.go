@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/meetingbot/meetingbot/storage"
+	"github.com/stretchr/testify/require"
 )
 
 // TestOpenConcurrentlyOnNewFile opens one new file from several stores at
@@ -27,9 +28,7 @@ func TestOpenConcurrentlyOnNewFile(t *testing.T) {
 		}
 		wg.Wait()
 		for j, err := range errs {
-			if err != nil {
-				t.Fatalf("round %d: Open #%d = %v", i, j, err)
-			}
+			require.NoError(t, err, "round %d: Open #%d", i, j)
 		}
 	}
 }

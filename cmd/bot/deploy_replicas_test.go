@@ -2,12 +2,11 @@ package main
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/BurntSushi/toml"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/meetingbot/meetingbot/config"
 )
@@ -18,18 +17,29 @@ import (
 func TestFlyReplicasConfig(t *testing.T) {
 	var one, many flyConfig
 	_, err := toml.DecodeFile("../../fly.toml", &one)
-	require.NoError(t, err, "parse fly.toml")
+	if err != nil {
+		t.Fatalf("parse fly.toml: %v", err)
+	}
 	meta, err := toml.DecodeFile("../../fly.replicas.toml", &many)
-	require.NoError(t, err, "parse fly.replicas.toml")
+	if err != nil {
+		t.Fatalf("parse fly.replicas.toml: %v", err)
+	}
 
-	assert.Empty(t, many.Mounts, "fly.replicas.toml mounts: the state is in PostgreSQL, not on a volume")
-	assert.True(t, meta.IsDefined("env", "DATABASE_PATH"), "fly.replicas.toml [env] empties DATABASE_PATH")
-	assert.Empty(t, many.Env["DATABASE_PATH"])
-	assert.Empty(t, many.Env["DATABASE_URL"], "DATABASE_URL is a secret, not in [env]")
+	if len(many.Mounts) != 0 {
+		t.Errorf("fly.replicas.toml mounts = %v, want none: the state is in PostgreSQL, not on a volume", many.Mounts)
+	}
+	if !meta.IsDefined("env", "DATABASE_PATH") || many.Env["DATABASE_PATH"] != "" {
+		t.Errorf("fly.replicas.toml [env] DATABASE_PATH = %q (set: %v), want it set to \"\" to empty the image's", many.Env["DATABASE_PATH"], meta.IsDefined("env", "DATABASE_PATH"))
+	}
+	if many.Env["DATABASE_URL"] != "" {
+		t.Errorf("fly.replicas.toml [env] sets DATABASE_URL, want it a secret")
+	}
 
 	// The machine's environment: the image's, then [env], then the secrets.
 	dockerfile, err := os.ReadFile("../../Dockerfile")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	env := map[string]string{}
 	for line := range strings.SplitSeq(string(dockerfile), "\n") {
 		if kv, ok := strings.CutPrefix(line, "ENV "); ok {
@@ -37,7 +47,9 @@ func TestFlyReplicasConfig(t *testing.T) {
 			env[k] = v
 		}
 	}
-	require.NotEmpty(t, env["DATABASE_PATH"], "the image sets DATABASE_PATH")
+	if env["DATABASE_PATH"] == "" {
+		t.Fatal("the Dockerfile sets no DATABASE_PATH, want the image to set it")
+	}
 	for k, v := range many.Env {
 		env[k] = v
 	}
@@ -48,11 +60,17 @@ func TestFlyReplicasConfig(t *testing.T) {
 		env[k] = v
 	}
 	c, err := config.Parse(func(k string) string { return env[k] })
-	require.NoError(t, err, "config.Parse(the replicas' environment)")
-	assert.NotEmpty(t, c.DatabaseURL)
+	if err != nil {
+		t.Fatalf("config.Parse(the replicas' environment): %v", err)
+	}
+	if c.DatabaseURL == "" {
+		t.Errorf("config.Parse(the replicas' environment).DatabaseURL is empty, want fly's DATABASE_URL")
+	}
 
 	many.Mounts, one.Mounts = nil, nil
 	delete(one.Env, "DATABASE_PATH")
 	delete(many.Env, "DATABASE_PATH")
-	assert.Equal(t, one, many, "fly.replicas.toml agrees with fly.toml but for the volume and DATABASE_PATH")
+	if !reflect.DeepEqual(one, many) {
+		t.Errorf("fly.replicas.toml = %+v\nwant fly.toml but for the volume and DATABASE_PATH: %+v", many, one)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
-	"github.com/stretchr/testify/require"
 
 	"github.com/meetingbot/meetingbot/config"
 )
@@ -43,10 +42,14 @@ type flyConfig struct {
 func TestFlyConfigAgreesWithDefaults(t *testing.T) {
 	var fly flyConfig
 	_, err := toml.DecodeFile("../../fly.toml", &fly)
-	require.NoError(t, err, "parse fly.toml")
+	if err != nil {
+		t.Fatalf("parse fly.toml: %v", err)
+	}
 
 	_, port, err := net.SplitHostPort(config.DefaultHTTPAddr)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dbPath := fly.Env["DATABASE_PATH"]
 	mount := ""
 	if len(fly.Mounts) == 1 {
@@ -62,7 +65,9 @@ func TestFlyConfigAgreesWithDefaults(t *testing.T) {
 	// Metrics name calendars and channels: Fly scrapes them on a port of
 	// their own that http_service does not expose.
 	_, metricsPort, err := net.SplitHostPort(fly.Env["METRICS_ADDR"])
-	require.NoError(t, err, "fly.toml [env] METRICS_ADDR")
+	if err != nil {
+		t.Fatalf("fly.toml [env] METRICS_ADDR: %v", err)
+	}
 	tests := []struct {
 		what      string
 		got, want any
@@ -92,9 +97,13 @@ func TestFlyConfigAgreesWithDefaults(t *testing.T) {
 
 func TestDockerfileBuildsStaticNonRoot(t *testing.T) {
 	b, err := os.ReadFile("../../Dockerfile")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	entry, err := os.ReadFile("../../deploy/entrypoint.sh")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{
 		"CGO_ENABLED=0 go build", "./cmd/bot", "ca-certificates", "chown bot:bot /data",
 		"ENV DATABASE_PATH=/data/reminders.db", "EXPOSE 8080",
@@ -112,7 +121,9 @@ func atoi(t *testing.T, s string) int {
 	t.Helper()
 	n := 0
 	for _, r := range s {
-		require.True(t, r >= '0' && r <= '9', "port %q", s)
+		if r < '0' || r > '9' {
+			t.Fatalf("port %q is not a number", s)
+		}
 		n = n*10 + int(r-'0')
 	}
 	return n
@@ -123,7 +134,9 @@ func atoi(t *testing.T, s string) int {
 // while the sources do.
 func TestDockerignoreKeepsSecretsOut(t *testing.T) {
 	b, err := os.ReadFile("../../.dockerignore")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var patterns []string
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {

@@ -3,6 +3,8 @@ package postgres_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/meetingbot/meetingbot/storage/postgres"
 	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
 	"github.com/meetingbot/meetingbot/storage/storetest"
@@ -12,9 +14,7 @@ import (
 func open(t testing.TB, url string, opts postgres.Options) *postgres.Store {
 	t.Helper()
 	s, err := postgres.Open(t.Context(), url, opts)
-	if err != nil {
-		t.Fatalf("Open = %v", err)
-	}
+	require.NoError(t, err, "Open")
 	t.Cleanup(func() { s.Close() })
 	return s
 }
