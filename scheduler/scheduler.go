@@ -71,7 +71,8 @@ type Options struct {
 	// of them late behind Slack's pace of a post a second; 5 by default.
 	DigestAbove int
 	// MaxReads bounds the calendar reads of sweeps in flight, and MaxSends
-	// the deliveries in flight; 64 and 256 by default. They are guards on
+	// the deliveries in flight; 64 and 256 by default. Sweeps in flight
+	// are bounded by their sum, which bounds memory. They are guards on
 	// resources, not the pace: the Calendar client keeps within Google's
 	// quotas and the Slack client paces each channel.
 	MaxReads, MaxSends int
@@ -110,6 +111,11 @@ type Scheduler struct {
 	clock  clock.Clock
 	log    *slog.Logger
 	reads  chan struct{} // one token per calendar read of a sweep in flight
+	// sweeps holds one token per sweep in flight: a sweep keeps what it
+	// read until its sends are done, so without a bound a first round over
+	// thousands of subscriptions with much due would hold every calendar's
+	// meetings at once.
+	sweeps chan struct{}
 	sends  chan struct{} // one token per delivery in flight
 	wg     sync.WaitGroup
 
@@ -180,6 +186,7 @@ func New(subs []meetingbot.Subscription, source Source, notifier Notifier, ledge
 		subs: subs, source: source, notify: notifier, ledger: ledger, opts: opts,
 		clock: opts.Clock, log: opts.Logger,
 		reads: make(chan struct{}, opts.MaxReads), sends: make(chan struct{}, opts.MaxSends),
+		sweeps:  make(chan struct{}, opts.MaxReads+opts.MaxSends),
 		lastErr: map[string]string{}, behind: map[string]bool{}, inflight: map[string]bool{},
 		sweeping: map[string]bool{}, timers: map[string]map[string]*armed{},
 		pending: map[string]time.Time{}, lastFlush: -time.Hour,

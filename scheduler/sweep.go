@@ -21,6 +21,12 @@ func (s *Scheduler) sweepAt(ctx context.Context, sub meetingbot.Subscription, no
 		return nil
 	}
 	defer s.endSweep(sub.ID)
+	select {
+	case s.sweeps <- struct{}{}:
+		defer func() { <-s.sweeps }()
+	case <-ctx.Done():
+		return nil // stopping: nothing was read
+	}
 	start := time.Now()
 	c, hasCursor, err := s.ledger.Cursor(ctx, sub.ID)
 	if err != nil {
