@@ -9,10 +9,10 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot/clock"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 	"google.golang.org/api/calendar/v3"
@@ -218,24 +218,6 @@ func TestWatchRefuses(t *testing.T) {
 	}
 }
 
-// fakeClock is a settable clock for SetClock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 func TestChannelExpires(t *testing.T) {
 	tests := []struct {
 		name string
@@ -250,8 +232,8 @@ func TestChannelExpires(t *testing.T) {
 			defer s.Close()
 			const cal = "a@example.com"
 			s.AddCalendar(cal)
-			clock := &fakeClock{now: syncDay}
-			s.SetClock(clock.Now)
+			fake := clock.NewFake(syncDay)
+			s.SetClock(fake.Now)
 			rcv := newReceiver(t, s)
 			ch := tt.ch
 			ch.Id, ch.Type, ch.Address = "short", "web_hook", rcv.address()
@@ -260,14 +242,14 @@ func TestChannelExpires(t *testing.T) {
 				t.Fatalf("watch = %d %+v %+v, want 200 expiring at %v", code, got, eb, syncDay.Add(time.Minute))
 			}
 			rcv.next(t) // sync
-			clock.Add(59 * time.Second)
+			fake.Advance(59 * time.Second)
 			if err := s.Put(cal, NewEvent("a", "a", syncDay, syncDay.Add(time.Hour))); err != nil {
 				t.Fatal(err)
 			}
 			if h := rcv.next(t); h.Get("X-Goog-Resource-State") != "exists" {
 				t.Errorf("notification before expiry = %v, want exists", h)
 			}
-			clock.Add(time.Second)
+			fake.Advance(time.Second)
 			if err := s.Put(cal, NewEvent("a", "a", syncDay, syncDay.Add(2*time.Hour))); err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/storage/postgres"
 	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
 	"github.com/stretchr/testify/assert"
@@ -33,7 +34,7 @@ func claimAt(t *testing.T, s *postgres.Store, e meetingbot.Entry, now time.Time)
 // sending still when another takes the key.
 func TestKilledReplicasClaimWaitsForItsHeartbeatAndItsLease(t *testing.T) {
 	url := pgtest.URL(t)
-	db := &fakeClock{now: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)} // the database's clock
+	db := clock.NewFake(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)) // the database's clock
 	a := open(t, url, postgres.Options{Interval: tick, Now: db.Now})
 	b := open(t, url, postgres.Options{Interval: tick, Now: db.Now})
 	e := entry("k1")
@@ -43,7 +44,7 @@ func TestKilledReplicasClaimWaitsForItsHeartbeatAndItsLease(t *testing.T) {
 	pastLease := t0.Add(3 * time.Minute)
 	assert.Equal(t, meetingbot.Busy, claimAt(t, b, e, t0.Add(time.Minute)), "heartbeat fresh, lease running")
 	assert.Equal(t, meetingbot.Busy, claimAt(t, b, e, pastLease), "heartbeat fresh, lease over")
-	db.Add(postgres.LeaseTicks*tick + time.Second)
+	db.Advance(postgres.LeaseTicks*tick + time.Second)
 	assert.Equal(t, meetingbot.Busy, claimAt(t, b, e, t0.Add(time.Minute)), "heartbeat over, lease running")
 	orphans, err := b.Orphans(t.Context(), "", pastLease)
 	require.NoError(t, err)

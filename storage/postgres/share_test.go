@@ -9,43 +9,26 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/storage/postgres"
 	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// fakeClock is the database's clock, as the replicas' leases see it.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // cluster is replicas sharing one schema, on one fake clock, with a tick of
 // 30s: leases last 90s.
 type cluster struct {
 	t     *testing.T
 	url   string
-	clock *fakeClock
+	clock *clock.Fake
 	subs  []meetingbot.Subscription
 }
 
 const tick = 30 * time.Second
 
 func newCluster(t *testing.T, n int) *cluster {
-	c := &cluster{t: t, url: pgtest.URL(t), clock: &fakeClock{now: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}}
+	c := &cluster{t: t, url: pgtest.URL(t), clock: clock.NewFake(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))}
 	for i := range n {
 		c.subs = append(c.subs, meetingbot.Subscription{ID: fmt.Sprintf("user%02d@example.com", i), CalendarID: fmt.Sprintf("user%02d@example.com", i), Offsets: []time.Duration{time.Minute}})
 	}
@@ -96,7 +79,7 @@ func (c *cluster) settle(replicas ...*postgres.Store) [][]string {
 	c.t.Helper()
 	last := c.round(replicas...)
 	for range 5 {
-		c.clock.Add(tick)
+		c.clock.Advance(tick)
 		got := c.round(replicas...)
 		if slices.EqualFunc(got, last, slices.Equal) {
 			break
@@ -142,7 +125,7 @@ func TestNewReplicaGetsWork(t *testing.T) {
 
 	d := c.replica()
 	for range 3 {
-		c.clock.Add(tick)
+		c.clock.Advance(tick)
 		c.covered(c.round(a, b, d), "while the third replica joins")
 	}
 	assert.Equal(t, []int{4, 4, 4}, sizes(c.settle(a, b, d)), "after the third replica joined")
@@ -157,10 +140,10 @@ func TestKilledReplicasSubscriptionsAreTakenOverWithinThreeTicks(t *testing.T) {
 	postgres.Crash(d)
 
 	for i := 1; i < postgres.LeaseTicks; i++ {
-		c.clock.Add(tick)
+		c.clock.Advance(tick)
 		assert.Equal(t, []int{3, 3}, sizes(c.round(a, b)), "%d ticks after the kill: the dead replica's leases still run", i)
 	}
-	c.clock.Add(tick)
+	c.clock.Advance(tick)
 	got := c.round(a, b)
 	c.covered(got, fmt.Sprintf("%d ticks after the kill", postgres.LeaseTicks))
 	n := sizes(c.settle(a, b))
@@ -175,7 +158,7 @@ func TestClosedReplicaHandsItsSubscriptionsBackAtOnce(t *testing.T) {
 	a, b := c.replica(), c.replica()
 	require.Equal(t, []int{4, 4}, sizes(c.settle(a, b)))
 	require.NoError(t, b.Close())
-	c.clock.Add(time.Second)
+	c.clock.Advance(time.Second)
 	got := c.round(a)
 	assert.Len(t, got[0], 8, "subscriptions of the survivor, the next round after the other closed")
 }
@@ -185,12 +168,12 @@ func TestShareFollowsSubscriptionsComingAndGoing(t *testing.T) {
 	a, b := c.replica(), c.replica()
 	c.settle(a, b)
 	c.subs = append(c.subs, meetingbot.Subscription{ID: "slack:new", CalendarID: "new@example.com", Offsets: []time.Duration{0}})
-	c.clock.Add(tick)
+	c.clock.Advance(tick)
 	c.covered(c.round(a, b), "the round after one was added")
 	c.settle(a, b)
 	removed := c.subs[0].ID
 	c.subs = c.subs[1:]
-	c.clock.Add(tick)
+	c.clock.Advance(tick)
 	got := c.settle(a, b)
 	assert.NotContains(t, slices.Concat(got...), removed, "shares after %s was removed", removed)
 }
@@ -219,7 +202,7 @@ func TestSharesSettleWhateverTheChurn(t *testing.T) {
 				live = slices.Delete(live, i, i+1)
 			}
 		}
-		c.clock.Add(time.Duration(rng.IntN(int(tick))))
+		c.clock.Advance(time.Duration(rng.IntN(int(tick))))
 		var wg sync.WaitGroup
 		for _, r := range live {
 			wg.Go(func() {
@@ -229,7 +212,7 @@ func TestSharesSettleWhateverTheChurn(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	c.clock.Add(postgres.LeaseTicks * tick) // the dead ones' leases run out
+	c.clock.Advance(postgres.LeaseTicks * tick) // the dead ones' leases run out
 	got := sizes(c.settle(live...))
 	slices.Sort(got)
 	assert.LessOrEqual(t, got[len(got)-1]-got[0], 1, "settled shares %v differ by at most one", got)
