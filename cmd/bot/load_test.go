@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"math"
@@ -29,11 +30,14 @@ import (
 //	go test ./cmd/bot -run '^$' -bench Load -benchtime 1x -timeout 30m
 //	go test ./cmd/bot -run '^$' -bench Load -benchtime 1x -load.subs=1000 -load.latency=50ms
 var (
-	loadSubs    = flag.String("load.subs", "100,1000,3000", "load benchmark: comma-separated numbers of subscriptions, one run each")
-	loadLatency = flag.Duration("load.latency", 150*time.Millisecond, "load benchmark: latency of every Calendar and Slack API call")
-	loadLead    = flag.Duration("load.lead", 30*time.Second, "load benchmark: time from the bot being up to the first trigger")
-	loadSpread  = flag.Duration("load.spread", 2*time.Minute, "load benchmark: span over which the triggers fall due")
-	loadChanged = flag.Int("load.changed", 0, "load benchmark: percent of meetings moved an hour later (half) or cancelled (half) as soon as their reminder is posted")
+	loadSubs         = flag.String("load.subs", "100,1000,3000", "load benchmark: comma-separated numbers of subscriptions, one run each")
+	loadLatency      = flag.Duration("load.latency", 150*time.Millisecond, "load benchmark: latency of every Calendar and Slack API call")
+	loadLead         = flag.Duration("load.lead", 30*time.Second, "load benchmark: time from the meetings being put in the calendars to the first trigger")
+	loadSpread       = flag.Duration("load.spread", 2*time.Minute, "load benchmark: span over which the triggers fall due")
+	loadLatest       = flag.Int("load.latest", 0, "load benchmark: print this many of the latest reminders, with their trigger's time after the first and how late they were")
+	loadCreatedAfter = flag.Bool("load.created-after", false, "load benchmark: put the meetings in the calendars just after the bot is up rather than before it starts, as the baseline before precise firing did; the first sweep may then miss a meeting, which its subscription's next sweep plans")
+	loadLog          = flag.String("load.log", "", "load benchmark: write the bot's log, at debug level, and its last /metrics page to this file")
+	loadChanged      = flag.Int("load.changed", 0, "load benchmark: percent of meetings moved an hour later (half) or cancelled (half) as soon as their reminder is posted")
 )
 
 const (
@@ -172,27 +176,37 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 		"DATABASE_PATH":           filepath.Join(dir, "reminders.db"),
 		"HTTP_ADDR":               "127.0.0.1:0",
 	}
-	p := start(b, dir, env)
-	addr := p.addr()
-	up := time.Now()
-
+	if *loadLog != "" {
+		env["LOG_LEVEL"] = "debug"
+	}
 	// Two meetings per subscription, triggers on whole seconds spread
 	// evenly from lead after start-up: subscription k's first meeting in
-	// the first half of the spread, its second in the second half.
-	first := up.Add(*loadLead).Truncate(time.Second).Add(time.Second)
+	// the first half of the spread, its second in the second half. They
+	// are in the calendars before the bot starts, unless -load.created-after.
 	triggers := make(map[string]time.Time, 2*n)
-	var last time.Time
-	for i := range 2 * n {
-		trigger := first.Add(time.Duration(i) * *loadSpread / time.Duration(2*n)).Truncate(time.Second)
-		id := fmt.Sprintf("e%06d", i)
-		begins := trigger.Add(loadOffset)
-		if err := cal.Put(entries[i%n], calendartest.NewEvent(id, "Load "+id, begins, begins.Add(30*time.Minute))); err != nil {
-			b.Fatal(err)
+	var first, last time.Time
+	putMeetings := func() {
+		first = time.Now().Add(*loadLead).Truncate(time.Second).Add(time.Second)
+		for i := range 2 * n {
+			trigger := first.Add(time.Duration(i) * *loadSpread / time.Duration(2*n)).Truncate(time.Second)
+			id := fmt.Sprintf("e%06d", i)
+			begins := trigger.Add(loadOffset)
+			if err := cal.Put(entries[i%n], calendartest.NewEvent(id, "Load "+id, begins, begins.Add(30*time.Minute))); err != nil {
+				b.Fatal(err)
+			}
+			triggers[id] = trigger
+			if trigger.After(last) {
+				last = trigger
+			}
 		}
-		triggers[id] = trigger
-		if trigger.After(last) {
-			last = trigger
-		}
+	}
+	if !*loadCreatedAfter {
+		putMeetings()
+	}
+	p := start(b, dir, env)
+	addr := p.addr()
+	if *loadCreatedAfter {
+		putMeetings()
 	}
 
 	// -load.changed: every k-th meeting is moved an hour later or
@@ -261,6 +275,12 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 		b.Logf("the bot did not stop within 15s of SIGTERM; killing it")
 	}
 
+	if *loadLog != "" {
+		text := fmt.Sprintf("first trigger at %s\n%s\n%s", first.Format(time.RFC3339Nano), p.out.String(), metrics)
+		if err := os.WriteFile(*loadLog, []byte(text), 0o644); err != nil {
+			b.Logf("write %s: %v", *loadLog, err)
+		}
+	}
 	r := loadResult{subs: n, reminders: len(triggers), latency: latency}
 	posts := map[string][]time.Time{}
 	for _, m := range slack.Messages() {
@@ -297,6 +317,12 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 	}
 
 	var late []time.Duration
+	type lateness struct {
+		id      string
+		trigger time.Duration // after the first
+		late    time.Duration
+	}
+	var latest []lateness
 	for id, trigger := range triggers {
 		ps := posts[id]
 		if len(ps) == 0 {
@@ -304,7 +330,15 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 			continue
 		}
 		r.dups += len(ps) - 1
-		late = append(late, slices.MinFunc(ps, time.Time.Compare).Sub(trigger))
+		l := slices.MinFunc(ps, time.Time.Compare).Sub(trigger)
+		late = append(late, l)
+		latest = append(latest, lateness{id, trigger.Sub(first), l})
+	}
+	if *loadLatest > 0 {
+		slices.SortFunc(latest, func(a, b lateness) int { return cmp.Compare(b.late, a.late) })
+		for _, l := range latest[:min(*loadLatest, len(latest))] {
+			b.Logf("%s: trigger %v after the first, %v late", l.id, l.trigger, l.late.Round(time.Millisecond))
+		}
 	}
 	r.posted = len(late)
 	if len(late) > 0 {
