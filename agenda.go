@@ -89,6 +89,9 @@ func IsAgenda(subscription string) bool { return strings.HasPrefix(subscription,
 // in America/New_York); on a fall-back day an hh:mm that happens twice is
 // its first occurrence.
 func AgendaTime(y int, m time.Month, d, hh, mm int, loc *time.Location) time.Time {
+	// A date out of range (December 32) is normalised first, as time.Date
+	// would.
+	y, m, d = time.Date(y, m, d, 12, 0, 0, 0, loc).Date()
 	t := time.Date(y, m, d, hh, mm, 0, 0, loc)
 	want := hh*60 + mm
 	got := t.Hour()*60 + t.Minute()
