@@ -27,20 +27,20 @@ func TestOrdinaryDay(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			loc := zone(t, tt.tz)
 			local := func(d, hh, mm int) time.Time { return time.Date(2026, 11, 30+d, hh, mm, 0, 0, loc) }
-			e := newEnv(t, local(0, 6, 0))
+			var hh, mm int
+			fmt.Sscanf(tt.hhmm, "%d:%d", &hh, &mm)
+			at := local(0, hh, mm)
+			e := newEnv(t, at.Add(-3*time.Minute))
 			e.set(tt.user, tt.hhmm, tt.tz)
 			e.meeting(tt.email, "review", local(0, 11, 0), time.Hour)
 			e.meeting(tt.email, "standup", local(0, 9, 30), 15*time.Minute)
 			e.meeting(tt.email, "late", local(0, 23, 30), 15*time.Minute)
 			e.meeting(tt.email, "yesterday", local(-1, 23, 0), 15*time.Minute)
 			e.meeting(tt.email, "tomorrow", local(1, 0, 0), 15*time.Minute)
-			var hh, mm int
-			fmt.Sscanf(tt.hhmm, "%d:%d", &hh, &mm)
-			at := local(0, hh, mm)
 
-			e.runUntil(at.Add(time.Hour))
+			e.runUntil(at.Add(5 * time.Minute))
 			got := e.agendas()
-			require.Len(t, got, 1, "agendas by %v", at.Add(time.Hour))
+			require.Len(t, got, 1, "agendas by %v", at.Add(5*time.Minute))
 			assert.True(t, got[0].Posted.Equal(at), "agenda posted at %v, want %v (HH:MM, not the next pass)", got[0].Posted, at)
 			body := blocks(t, got[0])
 			assert.Regexp(t, `(?s)Meeting standup.*Meeting review.*Meeting late`, body, "meetings in start order")
@@ -53,6 +53,7 @@ func TestOrdinaryDay(t *testing.T) {
 			assert.False(t, en.Late)
 			assert.Equal(t, got[0].TS, en.MessageTS)
 
+			e.clock.Set(local(1, hh, mm).Add(-3 * time.Minute))
 			e.runUntil(local(1, hh, mm).Add(time.Minute))
 			got = e.agendas()
 			require.Len(t, got, 2, "agendas the next day")
@@ -78,10 +79,10 @@ func TestDSTDays(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, tt.day.Add(-time.Hour))
+			e := newEnv(t, tt.want.Add(-3*time.Minute))
 			e.set(alice, tt.hhmm, "America/New_York")
 			e.meeting(aliceEmail, "standup", tt.day.Add(9*time.Hour), 15*time.Minute)
-			e.runUntil(tt.day.Add(12 * time.Hour))
+			e.runUntil(tt.want.Add(65 * time.Minute)) // past the second 01:30 of the fall-back day
 			got := e.agendas()
 			require.Len(t, got, 1, "agendas on %s", tt.name)
 			assert.True(t, got[0].Posted.Equal(tt.want), "posted at %v, want %v", got[0].Posted.UTC(), tt.want)
@@ -120,7 +121,7 @@ func TestRestartAtTheMinute(t *testing.T) {
 			require.NoError(t, dying.Close())
 
 			e.clock.Set(at.Add(5 * time.Second))
-			e.runUntil(at.Add(10 * time.Minute))
+			e.runUntil(at.Add(2 * time.Minute))
 			got := e.agendas()
 			require.Len(t, got, 1, "agendas after the restart")
 			row, ok := e.entry(alice, "2026-11-30")
