@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/meetingbot/meetingbot/agenda"
 	"log/slog"
 	"time"
 
@@ -23,6 +24,7 @@ type store interface {
 	audit.Ledger
 	monitor.Counter
 	selfservice.Store
+	agenda.Settings
 	Close() error
 }
 
