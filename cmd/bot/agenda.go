@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot/agenda"
+	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/monitor"
@@ -35,6 +36,15 @@ func newAgenda(cfg config.Config, st store, source *calendar.Source, slack *noti
 		Logger:   log,
 		Observer: mon,
 	})
+}
+
+// auditAgendas is what the audit reads of the daily agendas, nil when
+// self-service (and with it the agenda) is off.
+func auditAgendas(cfg config.Config, st agenda.Settings, source *calendar.Source, slack *notify.Slack) *audit.AgendaDeps {
+	if !cfg.SelfService() {
+		return nil
+	}
+	return &audit.AgendaDeps{Settings: st, Slack: slack, Source: source}
 }
 
 // profileTTL is how long a Slack profile read for the agenda is reused:

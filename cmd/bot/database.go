@@ -100,6 +100,7 @@ func openPostgres(ctx context.Context, cfg config.Config, log *slog.Logger) (*po
 // create an empty ledger where the bot's is not.
 func openAuditLedger(ctx context.Context, cfg config.Config) (interface {
 	audit.Ledger
+	agenda.Settings
 	Close() error
 }, error) {
 	if cfg.DatabaseURL != "" {

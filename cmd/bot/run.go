@@ -141,6 +141,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	watcher, err := audit.NewWatcher(audit.WatcherConfig{
 		Deps: audit.Deps{
 			Subscriptions: cfg.Subscriptions, Source: source, Ledger: store, Slack: slack, Interval: cfg.TickInterval,
+			Agendas: auditAgendas(cfg, store, source, slack),
 		},
 		Logger: log,
 	}, mon.Registerer())
