@@ -32,6 +32,11 @@ import (
 	"github.com/meetingbot/meetingbot/clock"
 )
 
+// maxConcurrent bounds the people a pass handles at once: after a
+// downtime many agendas are due together, each a calendar read and a
+// post to its own DM.
+const maxConcurrent = 8
+
 // Options configure an Engine; the zero value takes the defaults.
 type Options struct {
 	// Interval is how often Run plans; meetingbot.DefaultTickInterval by
@@ -148,22 +153,30 @@ func (e *Engine) Tick(ctx context.Context) error {
 	planned := map[string]bool{}
 	users := map[string]bool{}
 	var firstErr error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxConcurrent)
 	for _, set := range sets {
 		users[set.UserID] = true
-		ps, err := e.plans(ctx, set, now)
-		if err != nil {
-			e.log.Warn("agenda not planned", "user", set.UserID, "err", err)
-			firstErr = cmp.Or(firstErr, err)
-			continue
-		}
-		for _, p := range ps {
-			planned[p.key()] = true
-		}
-		if err := e.pass(ctx, set, ps, now); err != nil {
-			e.log.Warn("agenda pass of a person failed; retrying at the next", "user", set.UserID, "err", err)
-			firstErr = cmp.Or(firstErr, err)
-		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			ps, err := e.plans(ctx, set, now)
+			if err == nil {
+				err = e.pass(ctx, set, ps, now)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, p := range ps {
+				planned[p.key()] = true
+			}
+			if err != nil {
+				e.log.Warn("agenda pass of a person failed; retrying at the next", "user", set.UserID, "err", err)
+				firstErr = cmp.Or(firstErr, err)
+			}
+		})
 	}
+	wg.Wait()
 	e.dropTimers(users)
 	if err := e.settleOrphans(ctx, planned, now); err != nil {
 		firstErr = cmp.Or(firstErr, err)
