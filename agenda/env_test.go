@@ -76,6 +76,8 @@ func newEnv(t *testing.T, start time.Time) *env {
 	e := &env{t: t, clock: clock.NewFake(start), path: filepath.Join(t.TempDir(), "bot.db")}
 	e.cal = calendartest.NewServer()
 	t.Cleanup(e.cal.Close)
+	e.cal.AddCalendar(aliceEmail)
+	e.cal.AddCalendar(bobEmail)
 	e.slack = slacktest.NewServer()
 	t.Cleanup(e.slack.Close)
 	e.slack.SetClock(e.clock.Now)

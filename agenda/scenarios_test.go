@@ -14,6 +14,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
+	"github.com/meetingbot/meetingbot/storage"
 )
 
 // The bot down through the morning: started before local noon, it sends
@@ -155,4 +156,64 @@ func TestTwoProcesses(t *testing.T) {
 	got := e.agendas()
 	require.Len(t, got, 2, "agendas of two people from two processes")
 	assert.NotEqual(t, got[0].Channel, got[1].Channel)
+}
+
+// An agenda turned off after its timer was armed sends nothing; an
+// interrupted send of one turned off is looked up, and settled as
+// skipped when Slack does not have it.
+func TestTurnedOff(t *testing.T) {
+	ny := zone(t, "America/New_York")
+	at := time.Date(2026, 11, 30, 8, 30, 0, 0, ny)
+	e := newEnv(t, at.Add(-40*time.Second))
+	e.set(alice, "08:30", "America/New_York")
+	e.set(bob, "22:30", "Asia/Seoul") // the same instant
+	e.meeting(aliceEmail, "standup", at.Add(time.Hour), 15*time.Minute)
+	require.NoError(t, e.engine.Tick(context.Background()))
+	require.Equal(t, 2, e.engine.Armed(), "timers armed")
+	e.set(alice, "", "America/New_York")
+
+	// Alice's send of yesterday was interrupted by a crash of another
+	// process.
+	dying, err := storage.Open(context.Background(), e.path)
+	require.NoError(t, err)
+	en := meetingbot.Entry{Subscription: meetingbot.AgendaSubscription(alice), Key: meetingbot.AgendaKey(alice, "2026-11-29"),
+		Start: time.Date(2026, 11, 29, 0, 0, 0, 0, ny), TriggerAt: at.Add(-24 * time.Hour)}
+	_, _, err = dying.Claim(context.Background(), en, en.TriggerAt, en.TriggerAt.Add(time.Minute))
+	require.NoError(t, err)
+	require.NoError(t, dying.Close())
+
+	e.runUntil(at.Add(time.Minute))
+	assert.Empty(t, e.agendas(), "agendas")
+	_, ok := e.entry(alice, "2026-11-30")
+	assert.False(t, ok, "ledger entry of an agenda turned off before its time")
+	row, ok := e.entry(alice, "2026-11-29")
+	require.True(t, ok)
+	assert.Equal(t, meetingbot.Skipped, row.Outcome, "an interrupted send of an agenda turned off")
+	assert.Equal(t, meetingbot.ReasonAgendaOff, row.Code)
+	row, ok = e.entry(bob, "2026-11-30")
+	require.True(t, ok)
+	assert.Equal(t, meetingbot.ReasonNoMeetings, row.Code, "Bob's day today")
+}
+
+// Run plans until its context ends, then stops its timers and returns.
+func TestRunStops(t *testing.T) {
+	ny := zone(t, "America/New_York")
+	at := time.Date(2026, 11, 30, 8, 30, 0, 0, ny)
+	e := newEnv(t, at.Add(-40*time.Second))
+	e.set(alice, "08:30", "America/New_York")
+	e.meeting(aliceEmail, "standup", at.Add(time.Hour), 15*time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- e.engine.Run(ctx) }()
+	require.Eventually(t, func() bool { return e.engine.Armed() == 1 }, 5*time.Second, 10*time.Millisecond, "a timer armed by Run's first pass")
+	cancel()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	assert.Equal(t, 0, e.engine.Armed(), "timers after Run")
+	e.clock.Advance(time.Minute)
+	assert.Empty(t, e.agendas(), "agendas after Run returned")
 }
