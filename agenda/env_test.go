@@ -20,6 +20,7 @@ import (
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/postgres"
 )
 
 const (
@@ -66,14 +67,27 @@ type env struct {
 	cal    *calendartest.Server
 	slack  *slacktest.Server
 	path   string
-	store  *storage.Store
+	pgURL  string // the PostgreSQL store's, "" for SQLite at path
+	store  testStore
 	engine *agenda.Engine
 	obs    *observed
 }
 
-func newEnv(t *testing.T, start time.Time) *env {
+// testStore is what the tests read and write of either store.
+type testStore interface {
+	agenda.Settings
+	agenda.Ledger
+	PutSlackSettings(ctx context.Context, set meetingbot.SlackSettings) error
+	Close() error
+}
+
+func newEnv(t *testing.T, start time.Time) *env { return newEnvOn(t, start, "") }
+
+// newEnvOn is newEnv on the PostgreSQL database at pgURL, or on a SQLite
+// file when pgURL is "".
+func newEnvOn(t *testing.T, start time.Time, pgURL string) *env {
 	t.Helper()
-	e := &env{t: t, clock: clock.NewFake(start), path: filepath.Join(t.TempDir(), "bot.db")}
+	e := &env{t: t, clock: clock.NewFake(start), path: filepath.Join(t.TempDir(), "bot.db"), pgURL: pgURL}
 	e.cal = calendartest.NewServer()
 	t.Cleanup(e.cal.Close)
 	e.cal.AddCalendar(aliceEmail)
@@ -91,10 +105,16 @@ func newEnv(t *testing.T, start time.Time) *env {
 
 // open starts one process: its own store on the shared file and its own
 // engine.
-func (e *env) open() (*agenda.Engine, *storage.Store, *observed) {
+func (e *env) open() (*agenda.Engine, testStore, *observed) {
 	t := e.t
 	t.Helper()
-	store, err := storage.Open(context.Background(), e.path)
+	var store testStore
+	var err error
+	if e.pgURL != "" {
+		store, err = postgres.Open(context.Background(), e.pgURL, postgres.Options{Interval: interval})
+	} else {
+		store, err = storage.Open(context.Background(), e.path)
+	}
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	key := filepath.Join(t.TempDir(), "key.json")

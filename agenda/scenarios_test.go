@@ -15,6 +15,7 @@ import (
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
 )
 
 // The bot down through the morning: started before local noon, it sends
@@ -135,27 +136,35 @@ func TestSixtyMeetings(t *testing.T) {
 	assert.LessOrEqual(t, strings.Count(string(got[0].Blocks), `"block_id"`), 50)
 }
 
-// Two processes on one database, both planning the same agenda at the
-// same instant: it goes out once.
+// Two processes on one database, SQLite or PostgreSQL, both planning the
+// same agendas at the same instant: each goes out once.
 func TestTwoProcesses(t *testing.T) {
-	ny := zone(t, "America/New_York")
-	at := time.Date(2026, 11, 30, 8, 30, 0, 0, ny)
-	e := newEnv(t, at.Add(-time.Minute))
-	e.set(alice, "08:30", "America/New_York")
-	e.set(bob, "22:30", "Asia/Seoul") // the same instant
-	e.meeting(aliceEmail, "standup", at.Add(time.Hour), 15*time.Minute)
-	e.meeting(bobEmail, "standup", at.Add(time.Hour), 15*time.Minute)
-	other, _, _ := e.open()
-	e.clock.Set(at)
-	var wg sync.WaitGroup
-	for _, en := range []interface{ Tick(context.Context) error }{e.engine, other} {
-		wg.Go(func() { assert.NoError(t, en.Tick(context.Background())) })
+	for _, db := range []string{"sqlite", "postgres"} {
+		t.Run(db, func(t *testing.T) {
+			pgURL := ""
+			if db == "postgres" {
+				pgURL = pgtest.URL(t)
+			}
+			ny := zone(t, "America/New_York")
+			at := time.Date(2026, 11, 30, 8, 30, 0, 0, ny)
+			e := newEnvOn(t, at.Add(-time.Minute), pgURL)
+			e.set(alice, "08:30", "America/New_York")
+			e.set(bob, "22:30", "Asia/Seoul") // the same instant
+			e.meeting(aliceEmail, "standup", at.Add(time.Hour), 15*time.Minute)
+			e.meeting(bobEmail, "standup", at.Add(time.Hour), 15*time.Minute)
+			other, _, _ := e.open()
+			e.clock.Set(at)
+			var wg sync.WaitGroup
+			for _, en := range []interface{ Tick(context.Context) error }{e.engine, other} {
+				wg.Go(func() { assert.NoError(t, en.Tick(context.Background())) })
+			}
+			wg.Wait()
+			e.runUntil(at.Add(time.Minute), e.engine, other)
+			got := e.agendas()
+			require.Len(t, got, 2, "agendas of two people from two processes")
+			assert.NotEqual(t, got[0].Channel, got[1].Channel)
+		})
 	}
-	wg.Wait()
-	e.runUntil(at.Add(time.Minute), e.engine, other)
-	got := e.agendas()
-	require.Len(t, got, 2, "agendas of two people from two processes")
-	assert.NotEqual(t, got[0].Channel, got[1].Channel)
 }
 
 // An agenda turned off after its timer was armed sends nothing; an
