@@ -76,6 +76,14 @@ var forbidden = map[string]map[string]string{
 		module + "/calendar":  "adapters never import each other",
 		module + "/notify":    "adapters never import each other",
 	},
+	"agenda": {
+		"modernc.org/sqlite":  "the agenda consumes a Ledger interface, not a driver",
+		pgx:                   "the agenda consumes a Ledger interface, not a driver",
+		module + "/storage":   "the agenda declares what it consumes; adapters provide it",
+		module + "/calendar":  "the agenda declares what it consumes; adapters provide it",
+		module + "/notify":    "the agenda declares what it consumes; adapters provide it",
+		module + "/scheduler": "the agenda is an engine beside the scheduler, not inside it",
+	},
 	"monitor": {
 		"modernc.org/sqlite": "health and metrics are told, not read from a database",
 		pgx:                  "health and metrics are told, not read from a database",

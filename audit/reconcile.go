@@ -62,6 +62,9 @@ type Deps struct {
 	// Now is the clock; time.Now if nil. Triggers after its reading are
 	// not due yet.
 	Now func() time.Time
+	// Agendas, when set, audits the daily agendas too: expected (a day
+	// with meetings) against sent, per person and local day.
+	Agendas *AgendaDeps
 }
 
 // Input is one reconciliation: Deps over the trigger times [From, To).
@@ -108,6 +111,12 @@ func Reconcile(ctx context.Context, in Input) (Report, error) {
 			return Report{}, fmt.Errorf("audit: %w", err)
 		}
 		r.Subscriptions = append(r.Subscriptions, reconcileSub(ctx, p, sub))
+	}
+	if p.Agendas != nil {
+		r.Subscriptions = append(r.Subscriptions, reconcileAgendas(ctx, p, p.Agendas)...)
+		if err := ctx.Err(); err != nil {
+			return Report{}, fmt.Errorf("audit: %w", err)
+		}
 	}
 	return r, nil
 }

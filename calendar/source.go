@@ -247,11 +247,31 @@ func (s *Source) Meetings(ctx context.Context, sub meetingbot.Subscription, from
 	if !to.After(from) {
 		return nil, nil
 	}
+	var out []meetingbot.Meeting
+	err := s.list(ctx, sub, from, to, func(items []*calendar.Event) {
+		out = appendMeetings(out, items, from, to, sub.CalendarID, s.log)
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortMeetings(out)
+	return out, nil
+}
+
+// sortMeetings sorts by start, then by ID.
+func sortMeetings(ms []meetingbot.Meeting) {
+	slices.SortStableFunc(ms, func(a, b meetingbot.Meeting) int {
+		return cmp.Or(a.Start.Compare(b.Start), strings.Compare(a.ID, b.ID))
+	})
+}
+
+// list calls visit with each page of sub's calendar's event instances
+// that may start in (from, to], following every page.
+func (s *Source) list(ctx context.Context, sub meetingbot.Subscription, from, to time.Time, visit func([]*calendar.Event)) error {
 	// timeMin bounds the end and timeMax the start, both exclusive, and
 	// both drop milliseconds: ask for a little more and filter on start.
 	timeMin := from.UTC().Truncate(time.Second).Format(time.RFC3339)
 	timeMax := to.UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
-	var out []meetingbot.Meeting
 	pageToken := ""
 	for range maxPages {
 		var page *calendar.Events
@@ -275,19 +295,16 @@ func (s *Source) Meetings(ctx context.Context, sub meetingbot.Subscription, from
 			return err
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if pageToken == "" {
 			s.noteAccess(sub.CalendarID, page.AccessRole)
 		}
-		out = appendMeetings(out, page.Items, from, to, sub.CalendarID, s.log)
+		visit(page.Items)
 		if page.NextPageToken == "" {
-			slices.SortStableFunc(out, func(a, b meetingbot.Meeting) int {
-				return cmp.Or(a.Start.Compare(b.Start), strings.Compare(a.ID, b.ID))
-			})
-			return out, nil
+			return nil
 		}
 		pageToken = page.NextPageToken
 	}
-	return nil, fmt.Errorf("calendar %s: events.list: more than %d pages", sub.CalendarID, maxPages)
+	return fmt.Errorf("calendar %s: events.list: more than %d pages", sub.CalendarID, maxPages)
 }

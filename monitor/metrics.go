@@ -30,6 +30,7 @@ type metrics struct {
 	readsInFlight prometheus.Gauge
 	quotaWait     *prometheus.CounterVec
 	edits         *prometheus.CounterVec
+	agendas       *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -119,6 +120,11 @@ func newMetrics() *metrics {
 			Help: "Rows in the reminder ledger, refreshed periodically.",
 		}),
 	}
+	m.agendas = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "meetingbot_agendas_total",
+		Help: "Daily agendas settled, by outcome: sent (on time), late (sent after HH:MM, the bot down or stalled then), no_meetings (a day without meetings: nothing sent), after_noon (skipped: the bot was down from HH:MM past local noon), agenda_off (an interrupted send of an agenda turned off since, not found in Slack), failed_permanent, failed_transient (retried at the next pass).",
+	}, []string{"outcome"})
+	m.reg.MustRegister(m.agendas)
 	m.reg.MustRegister(m.sent, m.skipped, m.failed, m.late, m.lateness, m.tickDuration,
 		m.calendarCalls, m.calendarErrs, m.slackCalls, m.slackErrs,
 		m.subscriptions, m.lastSuccess, m.ledgerRows,
@@ -129,6 +135,9 @@ func newMetrics() *metrics {
 	m.skipped.WithLabelValues("started")
 	m.failed.WithLabelValues("permanent")
 	m.failed.WithLabelValues("transient")
+	for _, o := range []string{"sent", "late", "no_meetings", "after_noon", "failed_permanent", "failed_transient"} {
+		m.agendas.WithLabelValues(o)
+	}
 	for _, o := range []meetingbot.CheckOutcome{meetingbot.CheckConfirmed, meetingbot.CheckMoved, meetingbot.CheckCancelled, meetingbot.CheckUnknown} {
 		m.checks.WithLabelValues(string(o))
 	}

@@ -103,6 +103,27 @@ func (m *Monitor) Recorded(e meetingbot.Entry) {
 	}
 }
 
+// RecordedAgenda counts a daily agenda's outcome recorded in the ledger
+// (meetingbot_agendas_total).
+func (m *Monitor) RecordedAgenda(e meetingbot.Entry) {
+	outcome := "failed_transient"
+	switch {
+	case e.Outcome == meetingbot.Sent && e.Late:
+		outcome = "late"
+	case e.Outcome == meetingbot.Sent:
+		outcome = "sent"
+	case e.Outcome == meetingbot.Skipped && e.Code == meetingbot.ReasonAfterNoon:
+		outcome = "after_noon"
+	case e.Outcome == meetingbot.Skipped && e.Code == meetingbot.ReasonAgendaOff:
+		outcome = "agenda_off"
+	case e.Outcome == meetingbot.Skipped:
+		outcome = "no_meetings"
+	case e.Outcome == meetingbot.Failed && !e.Retryable:
+		outcome = "failed_permanent"
+	}
+	m.metrics.agendas.WithLabelValues(outcome).Inc()
+}
+
 // Swept records one subscription's sweep: a nil err means it completed.
 func (m *Monitor) Swept(sub meetingbot.Subscription, now time.Time, took time.Duration, err error) {
 	m.metrics.sweepDuration.Observe(took.Seconds())

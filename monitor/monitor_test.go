@@ -120,6 +120,11 @@ func TestMetrics(t *testing.T) {
 	m.Recorded(meetingbot.Entry{Outcome: meetingbot.Failed, Code: meetingbot.ReasonPermanent, Reason: "channel_not_found"})
 	m.Recorded(meetingbot.Entry{Outcome: meetingbot.Failed, Code: meetingbot.ReasonTransient, Retryable: true, Reason: "timeout"})
 	m.Recorded(meetingbot.Entry{Outcome: meetingbot.Failed, Code: meetingbot.ReasonTransient, Retryable: true, Reason: "timeout"})
+	m.RecordedAgenda(meetingbot.Entry{Outcome: meetingbot.Sent})
+	m.RecordedAgenda(meetingbot.Entry{Outcome: meetingbot.Sent, Late: true})
+	m.RecordedAgenda(meetingbot.Entry{Outcome: meetingbot.Skipped, Code: meetingbot.ReasonNoMeetings})
+	m.RecordedAgenda(meetingbot.Entry{Outcome: meetingbot.Skipped, Code: meetingbot.ReasonNoMeetings})
+	m.RecordedAgenda(meetingbot.Entry{Outcome: meetingbot.Skipped, Code: meetingbot.ReasonAfterNoon})
 	m.Ticked(clk.Now(), 30*time.Millisecond, nil)
 	m.Ticked(clk.Now(), 3*time.Second, nil)
 	m.Swept(alice, clk.Now(), time.Second, nil)
@@ -188,6 +193,11 @@ func TestMetrics(t *testing.T) {
 		want   float64
 	}{
 		{"meetingbot_reminders_sent_total", nil, 2},
+		{"meetingbot_agendas_total", []string{"outcome", "sent"}, 1},
+		{"meetingbot_agendas_total", []string{"outcome", "late"}, 1},
+		{"meetingbot_agendas_total", []string{"outcome", "no_meetings"}, 2},
+		{"meetingbot_agendas_total", []string{"outcome", "after_noon"}, 1},
+		{"meetingbot_agendas_total", []string{"outcome", "failed_permanent"}, 0},
 		{"meetingbot_reminders_late_total", nil, 1},
 		{"meetingbot_reminders_skipped_total", []string{"reason", "started"}, 2},
 		{"meetingbot_reminders_skipped_total", []string{"reason", "no_longer_due"}, 1},

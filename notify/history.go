@@ -57,7 +57,7 @@ func (s *Slack) find(ctx context.Context, dest destination, r meetingbot.Reminde
 	oldest := r.TriggerAt.Add(-clockSkew)
 	var found *slack.Message
 	more, err := s.history(ctx, dest.channel, oldest, time.Time{}, s.cfg.HistoryPages, attempts, func(m slack.Message) bool {
-		if m.Metadata.EventType != EventType || payload(m, fieldSubscription) != r.Subscription.ID || !own(m, self) {
+		if (m.Metadata.EventType != EventType && m.Metadata.EventType != AgendaEventType) || payload(m, fieldSubscription) != r.Subscription.ID || !own(m, self) {
 			return true
 		}
 		for _, p := range listed(m) {

@@ -8,6 +8,9 @@
 // again after a crash and lets Reminders list them for an audit. Edit
 // rewrites a reminder already sent whose meeting moved or was cancelled
 // (chat.update), under the same rules for event text and Slack's limits.
+// NotifyAgenda DMs a person's daily agenda (AgendaMessage) the same way,
+// found again by Delivered and listed by Agendas; Profile reads the
+// person's email and zone.
 package notify
 
 import (

@@ -212,3 +212,23 @@ func TestRemovedSubscriptionsClaimsAreSettled(t *testing.T) {
 	assert.Contains(t, rows[0].Reason, "subscription removed")
 	assert.Empty(t, e.slack.Deliveries())
 }
+
+// An interrupted agenda send is the agenda engine's to look up: the
+// scheduler, which sweeps no subscription of that name, leaves it alone.
+func TestAgendaClaimsAreLeftToTheAgenda(t *testing.T) {
+	e := newEnv(t, sub("alice"))
+	dying, err := storage.Open(context.Background(), e.path)
+	require.NoError(t, err)
+	en := meetingbot.Entry{Subscription: meetingbot.AgendaSubscription("U1"), Key: meetingbot.AgendaKey("U1", "2026-11-30"),
+		Start: at("05:00"), TriggerAt: at("08:30")}
+	_, _, err = dying.Claim(context.Background(), en, at("08:30"), at("08:31"))
+	require.NoError(t, err)
+	require.NoError(t, dying.Close()) // killed mid-send
+
+	e.restart()
+	e.tickAt(at("08:32"))
+	orphans, err := e.store.Orphans(context.Background(), "", at("08:32"))
+	require.NoError(t, err)
+	require.Len(t, orphans, 1, "orphans after a tick")
+	assert.Equal(t, en.Key, orphans[0].Key)
+}

@@ -256,6 +256,36 @@ func (s *Store) SlackSettingsOf(ctx context.Context, userID string) (meetingbot.
 	return set, true, nil
 }
 
+// SlackAgendas returns the settings of every Slack user with a daily
+// agenda (Agenda not ""), by user ID.
+func (s *Store) SlackAgendas(ctx context.Context) ([]meetingbot.SlackSettings, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT user_id, offsets, agenda, tz, updated_ms FROM slack_settings WHERE agenda != '' ORDER BY user_id`)
+	if err != nil {
+		return nil, fmt.Errorf("storage: read agendas: %w", err)
+	}
+	defer rows.Close()
+	var out []meetingbot.SlackSettings
+	for rows.Next() {
+		var set meetingbot.SlackSettings
+		var offsets string
+		var updated int64
+		if err := rows.Scan(&set.UserID, &offsets, &set.Agenda, &set.TZ, &updated); err != nil {
+			return nil, fmt.Errorf("storage: read agendas: %w", err)
+		}
+		set.UpdatedAt = fromMS(updated)
+		if offsets != "" {
+			if set.Offsets, err = parseOffsets(offsets); err != nil {
+				return nil, fmt.Errorf("storage: settings of %s: %w", set.UserID, err)
+			}
+		}
+		out = append(out, set)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("storage: read agendas: %w", err)
+	}
+	return out, nil
+}
+
 // PutSlackSettings stores set, replacing the user's settings. UpdatedAt
 // defaults to now.
 func (s *Store) PutSlackSettings(ctx context.Context, set meetingbot.SlackSettings) error {

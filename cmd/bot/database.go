@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/meetingbot/meetingbot/agenda"
 	"log/slog"
 	"time"
 
@@ -23,6 +24,7 @@ type store interface {
 	audit.Ledger
 	monitor.Counter
 	selfservice.Store
+	agenda.Settings
 	Close() error
 }
 
@@ -98,6 +100,7 @@ func openPostgres(ctx context.Context, cfg config.Config, log *slog.Logger) (*po
 // create an empty ledger where the bot's is not.
 func openAuditLedger(ctx context.Context, cfg config.Config) (interface {
 	audit.Ledger
+	agenda.Settings
 	Close() error
 }, error) {
 	if cfg.DatabaseURL != "" {

@@ -134,9 +134,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	if err != nil {
 		return err
 	}
+	agendas, err := newAgenda(cfg, store, source, slack, mon, log)
+	if err != nil {
+		return err
+	}
 	watcher, err := audit.NewWatcher(audit.WatcherConfig{
 		Deps: audit.Deps{
 			Subscriptions: cfg.Subscriptions, Source: source, Ledger: store, Slack: slack, Interval: cfg.TickInterval,
+			Agendas: auditAgendas(cfg, store, source, slack),
 		},
 		Logger: log,
 	}, mon.Registerer())
@@ -161,6 +166,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	}
 	wg.Go(func() { mon.TrackLedger(bg, store, ledgerRefresh) })
 	wg.Go(func() { watcher.Run(bg) })
+	if agendas != nil {
+		// Stopped with the scheduler, at ctx's end: a send in flight is
+		// finished and recorded before wg.Wait returns.
+		wg.Go(func() { _ = agendas.Run(ctx) })
+	}
 	wg.Go(func() { newDestinationCheck(cfg.Subscriptions, slack.Resolve, mon.Destination, log).Run(bg) })
 	if h.listening != nil {
 		h.listening(servers[0].ln.Addr().String())

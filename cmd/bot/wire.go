@@ -122,6 +122,7 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 		store = ledger
 		return audit.Deps{
 			Subscriptions: cfg.Subscriptions, Source: source, Ledger: ledger, Slack: slack, Interval: cfg.TickInterval,
+			Agendas: auditAgendas(cfg, ledger, source, slack),
 		}, nil
 	}
 	if code := audit.Command(ctx, args, open, stdout, stderr); code != audit.ExitOK {

@@ -188,6 +188,36 @@ func (s *Store) SlackSettingsOf(ctx context.Context, userID string) (meetingbot.
 	return set, true, nil
 }
 
+// SlackAgendas returns the settings of every Slack user with a daily
+// agenda (Agenda not ""), by user ID.
+func (s *Store) SlackAgendas(ctx context.Context) ([]meetingbot.SlackSettings, error) {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT user_id, offsets, agenda, tz, updated_at FROM slack_settings WHERE agenda <> '' ORDER BY user_id`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read agendas: %w", s.lost(err))
+	}
+	defer rows.Close()
+	var out []meetingbot.SlackSettings
+	for rows.Next() {
+		var set meetingbot.SlackSettings
+		var offsets []int32
+		var updated pgtype.Timestamptz
+		if err := rows.Scan(&set.UserID, &offsets, &set.Agenda, &set.TZ, &updated); err != nil {
+			return nil, fmt.Errorf("postgres: read agendas: %w", s.lost(err))
+		}
+		set.UpdatedAt = instant(updated)
+		if offsets != nil {
+			set.Offsets = durations(offsets)
+		}
+		out = append(out, set)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: read agendas: %w", s.lost(err))
+	}
+	return out, nil
+}
+
 // PutSlackSettings stores set, replacing the user's settings. UpdatedAt
 // defaults to now.
 func (s *Store) PutSlackSettings(ctx context.Context, set meetingbot.SlackSettings) error {

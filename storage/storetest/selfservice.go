@@ -207,3 +207,27 @@ func testSlackSettings(t *testing.T, open Opener) {
 
 	assert.ErrorIs(t, s.PutSlackSettings(ctx, meetingbot.SlackSettings{}), meetingbot.ErrInvalid, "PutSlackSettings(no user)")
 }
+
+func testSlackAgendas(t *testing.T, open Opener) {
+	s := open(t)
+	ctx := t.Context()
+	got, err := s.SlackAgendas(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, got, "SlackAgendas() of an empty store")
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	for _, set := range []meetingbot.SlackSettings{
+		{UserID: "U0BOB0001", Agenda: "07:45", TZ: "Asia/Seoul", UpdatedAt: at},
+		{UserID: "U0ALICE01", Offsets: []time.Duration{time.Minute}, Agenda: "08:30", TZ: "America/New_York", UpdatedAt: at},
+		{UserID: "U0CAROL01", Offsets: []time.Duration{time.Minute}, TZ: "Europe/Berlin", UpdatedAt: at},
+	} {
+		require.NoError(t, s.PutSlackSettings(ctx, set))
+	}
+	got, err = s.SlackAgendas(ctx)
+	require.NoError(t, err)
+	var users []string
+	for _, set := range got {
+		users = append(users, set.UserID+" "+set.Agenda+" "+set.TZ)
+		assert.True(t, set.UpdatedAt.Equal(at), "UpdatedAt of %s = %v, want %v", set.UserID, set.UpdatedAt, at)
+	}
+	assert.Equal(t, []string{"U0ALICE01 08:30 America/New_York", "U0BOB0001 07:45 Asia/Seoul"}, users, "SlackAgendas()")
+}

@@ -52,6 +52,7 @@ type Store interface {
 	MutedSeriesOf(ctx context.Context, subscription string) ([]meetingbot.MutedSeries, error)
 	SlackSettingsOf(ctx context.Context, userID string) (meetingbot.SlackSettings, bool, error)
 	PutSlackSettings(ctx context.Context, set meetingbot.SlackSettings) error
+	SlackAgendas(ctx context.Context) ([]meetingbot.SlackSettings, error)
 }
 
 // Opener opens a Store on one database, as another process would, and
@@ -83,6 +84,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"SlackWritesRefuseWhatTheSchedulerCannotUse", testSlackWritesRefuse},
 		{"MuteAndUnmuteSeries", testMuteAndUnmute},
 		{"SlackSettings", testSlackSettings},
+		{"SlackAgendas", testSlackAgendas},
 		{"FollowedListsSentRemindersWhoseMeetingIsAhead", testFollowed},
 		{"EditClaimLifecycle", testEditClaimLifecycle},
 	}
