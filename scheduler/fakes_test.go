@@ -25,6 +25,9 @@ type calendar struct {
 	reads  int
 	gets   int
 	readBy map[string]int // calendar ID -> reads
+	// slowRead, if set, runs before the next read of meetings answers,
+	// once: a read that waits (on the network, on the quota).
+	slowRead func()
 }
 
 func newCalendar() *calendar {
@@ -82,6 +85,13 @@ func (c *calendar) Meeting(ctx context.Context, sub meetingbot.Subscription, id 
 }
 
 func (c *calendar) Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
+	c.mu.Lock()
+	slow := c.slowRead
+	c.slowRead = nil
+	c.mu.Unlock()
+	if slow != nil {
+		slow()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.reads++

@@ -30,6 +30,22 @@ func TestTimerSendsAtTheTrigger(t *testing.T) {
 	assert.Len(t, e.slack.Deliveries(), 1, "the sweeps after it send nothing more")
 }
 
+// A sweep whose read of the calendar took a while (a slow answer, a wait
+// for the quota) still arms its timers for the trigger: they count from
+// the clock when armed, not from the instant the sweep began.
+func TestTimerArmedAfterASlowReadSendsAtTheTrigger(t *testing.T) {
+	e := newEnv(t)
+	e.meeting(cal, "sync", at("09:00:07"))
+	e.cal.slowRead = func() { e.clock.Advance(5 * time.Second) }
+	e.tickAt(at("08:49:40")) // reads until 08:49:45, plans the 08:50:07 trigger
+	e.clock.Set(at("08:50:30"))
+
+	got := e.slack.Deliveries()
+	require.Len(t, got, 1)
+	assert.Equal(t, at("08:50:07"), got[0].At, "sent at the trigger, not 5s after it")
+	assert.False(t, got[0].Late)
+}
+
 // What changes in the calendar after the sweep that planned a timer, and
 // before the timer's check, is seen by the check.
 func TestTimerChecksTheMeetingBeforeSending(t *testing.T) {

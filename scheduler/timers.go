@@ -56,9 +56,13 @@ func (s *Scheduler) plan(ctx context.Context, sub meetingbot.Subscription, meeti
 		have = map[string]*armed{}
 		s.timers[sub.ID] = have
 	}
+	// The timers count from the clock as it is now, not from the sweep's
+	// instant: the read in between may have waited on the quota, and a
+	// timer armed for "trigger - now" after a wait would fire that late.
+	armedAt := s.clock.Now()
 	for key, r := range want {
 		t := &armed{r: r}
-		lead := r.TriggerAt.Add(-s.opts.FireLead).Sub(now)
+		lead := r.TriggerAt.Add(-s.opts.FireLead).Sub(armedAt)
 		t.timer = s.after(max(lead, 0), func() { s.fire(ctx, sub.ID, key, t) })
 		have[key] = t
 		changed = true
