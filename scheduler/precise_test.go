@@ -46,6 +46,43 @@ func TestTimerArmedAfterASlowReadSendsAtTheTrigger(t *testing.T) {
 	assert.False(t, got[0].Late)
 }
 
+// deadlineCalendar records the deadline of each check's context.
+type deadlineCalendar struct {
+	*calendar
+	mu        sync.Mutex
+	deadlines []time.Duration // from the call
+}
+
+func (d *deadlineCalendar) Meeting(ctx context.Context, sub meetingbot.Subscription, id string) (meetingbot.Meeting, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		d.mu.Lock()
+		d.deadlines = append(d.deadlines, time.Until(dl))
+		d.mu.Unlock()
+	}
+	return d.calendar.Meeting(ctx, sub, id)
+}
+
+// A check is over by the trigger: one that the calendar (or the quota)
+// keeps waiting lets the reminder go out on time on the sweep's reading,
+// rather than CheckTimeout late.
+func TestCheckEndsByTheTrigger(t *testing.T) {
+	e := newEnv(t)
+	src := &deadlineCalendar{calendar: e.cal}
+	s, err := scheduler.New(e.subs, src, e.slack, e.store, scheduler.Options{Clock: e.clock, Logger: discardLogger(), CheckTimeout: time.Minute})
+	require.NoError(t, err)
+	t.Cleanup(s.Stop)
+	e.meeting(cal, "sync", at("09:00"))
+	e.clock.Set(at("08:49:40"))
+	require.NoError(t, s.Tick(t.Context()))
+	e.clock.Set(at("08:50:10"))
+
+	require.Len(t, e.slack.Deliveries(), 1)
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	require.Len(t, src.deadlines, 1, "checks")
+	assert.LessOrEqual(t, src.deadlines[0], time.Second, "a check fired 1s before its trigger has at most until the trigger, not CheckTimeout (1m)")
+}
+
 // What changes in the calendar after the sweep that planned a timer, and
 // before the timer's check, is seen by the check.
 func TestTimerChecksTheMeetingBeforeSending(t *testing.T) {

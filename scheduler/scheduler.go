@@ -62,8 +62,9 @@ type Options struct {
 	// meeting against the calendar, so that the reminder itself goes out at
 	// the trigger; 1s by default.
 	FireLead time.Duration
-	// CheckTimeout bounds that check; past it the reminder goes out on the
-	// sweep's reading of the calendar; 5s by default.
+	// CheckTimeout bounds that check, and so does the trigger (or
+	// FireLead, for a timer that fired late): past either the reminder
+	// goes out on the sweep's reading of the calendar; 5s by default.
 	CheckTimeout time.Duration
 	// DigestAbove is how many reminders of one subscription due at one
 	// instant go out one by one; more go out as one digest message, so a

@@ -223,7 +223,16 @@ type checked struct {
 // one read each and within the Calendar quota however many they are; a
 // meeting that read does not show at its start is then read alone, to
 // tell a move from a cancellation.
+//
+// The checks end by the trigger (or FireLead from now, for a timer that
+// fired late), however long CheckTimeout is: a check is there to avoid a
+// stale reminder, and must not make a fresh one late. One still waiting
+// then, on a slow answer or on the Calendar quota, lets the reminders go
+// out on the sweep's reading.
 func (s *Scheduler) checkAll(ctx context.Context, rs []meetingbot.Reminder) []checked {
+	budget := max(rs[0].TriggerAt.Sub(s.clock.Now()), s.opts.FireLead)
+	ctx, cancel := context.WithTimeout(ctx, min(budget, s.opts.CheckTimeout))
+	defer cancel()
 	out := make([]checked, len(rs))
 	if len(rs) == 1 {
 		m, outcome := s.check(ctx, rs[0])
