@@ -8,6 +8,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/mirror"
 	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/selfservice"
@@ -23,6 +24,7 @@ type store interface {
 	audit.Ledger
 	monitor.Counter
 	selfservice.Store
+	mirror.Store
 	Close() error
 }
 

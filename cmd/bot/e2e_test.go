@@ -252,6 +252,7 @@ func TestMalformedEnvironmentStartsNothing(t *testing.T) {
 	}{
 		{[]string{"TICK_INTERVAL=500ms"}, `TICK_INTERVAL="500ms": must be at least 1s, e.g. TICK_INTERVAL=30s`},
 		{[]string{"GOOGLE_CREDENTIALS_JSON="}, "GOOGLE_APPLICATION_CREDENTIALS: missing"},
+		{[]string{"PUBLIC_URL=http://bot.example.com"}, `PUBLIC_URL="http://bot.example.com": must be https: Google posts Calendar notifications to https URLs only`},
 		// Sweeps at 09:00 and 09:05 both miss a 09:02 meeting's 1m and 0 reminders.
 		{[]string{"TICK_INTERVAL=5m", "REMINDER_OFFSETS=1m,0"}, "TICK_INTERVAL and REMINDER_OFFSETS: a sweep every 5m can miss every 1m reminder"},
 		{[]string{`GOOGLE_CREDENTIALS_JSON={"type":"service_account","client_email":"x@y","private_key":"SECRET"}`}, "GOOGLE_CREDENTIALS_JSON: private_key is not"},
