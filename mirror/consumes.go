@@ -59,9 +59,10 @@ type Push interface {
 	// ChannelID returns the channel ID a notification claims.
 	ChannelID(h http.Header) string
 	// Verify checks a notification's headers against ch, the channel it
-	// names, and returns "" when it is genuine, else why it is refused
-	// ("channel", "token", "resource", "state", "message_number").
-	Verify(h http.Header, ch meetingbot.PushChannel) (refusal string)
+	// names, and returns its state ("sync", "exists", "not_exists") when
+	// it is genuine, else why it is refused ("channel", "token",
+	// "resource", "state", "message_number").
+	Verify(h http.Header, ch meetingbot.PushChannel) (state, refusal string)
 }
 
 // Store keeps the mirror and the channels; storage.Store and

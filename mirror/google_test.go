@@ -65,15 +65,15 @@ func (g google) StopChannel(ctx context.Context, ch meetingbot.PushChannel) erro
 
 func (google) ChannelID(h http.Header) string { return calendar.NotificationChannelID(h) }
 
-func (google) Verify(h http.Header, ch meetingbot.PushChannel) string {
-	_, err := calendar.VerifyNotification(h, calendar.Channel{ID: ch.ID, CalendarID: ch.CalendarID, Token: ch.Token, ResourceID: ch.ResourceID})
+func (google) Verify(h http.Header, ch meetingbot.PushChannel) (state, refusal string) {
+	n, err := calendar.VerifyNotification(h, calendar.Channel{ID: ch.ID, CalendarID: ch.CalendarID, Token: ch.Token, ResourceID: ch.ResourceID})
 	var nerr *calendar.NotificationError
 	switch {
 	case err == nil:
-		return ""
+		return string(n.State), ""
 	case errors.As(err, &nerr):
-		return string(nerr.Reason)
+		return "", string(nerr.Reason)
 	default:
-		return "channel"
+		return "", "channel"
 	}
 }

@@ -107,6 +107,7 @@ type Mirror struct {
 	channels map[string]meetingbot.PushChannel // by ID: every channel known, the store's and those being opened
 	reloaded time.Duration                     // on the elapsed clock: when channels were last read from the store
 	pending  map[string]bool                   // calendars notified and not synced yet
+	renewal  map[string]bool                   // channels opened to replace a live one, until their first notification
 	kick     chan struct{}                     // wakes Run for pending
 }
 
@@ -133,7 +134,7 @@ func New(cal Calendar, store Store, opts Options) (*Mirror, error) {
 	return &Mirror{
 		cal: cal, store: store, opts: opts, clock: opts.Clock, log: opts.Logger,
 		locks: map[string]*sync.Mutex{}, channels: map[string]meetingbot.PushChannel{},
-		reloaded: -time.Hour, pending: map[string]bool{}, kick: make(chan struct{}, 1),
+		reloaded: -time.Hour, pending: map[string]bool{}, renewal: map[string]bool{}, kick: make(chan struct{}, 1),
 	}, nil
 }
 

@@ -20,6 +20,9 @@ import (
 // database read.
 const reloadEvery = time.Second
 
+// openAtOnce bounds the watches in flight.
+const openAtOnce = 4
+
 // serveNotify verifies one notification and, when it is genuine, marks
 // its calendar for Run to sync.
 func (m *Mirror) serveNotify(w http.ResponseWriter, r *http.Request) {
@@ -33,9 +36,9 @@ func (m *Mirror) serveNotify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ch, ok := m.channel(r.Context(), m.opts.Push.ChannelID(r.Header))
-	refusal := "channel"
+	state, refusal := "", "channel"
 	if ok {
-		refusal = m.opts.Push.Verify(r.Header, ch)
+		state, refusal = m.opts.Push.Verify(r.Header, ch)
 	}
 	if refusal != "" {
 		m.notified(refusal)
@@ -49,7 +52,14 @@ func (m *Mirror) serveNotify(w http.ResponseWriter, r *http.Request) {
 	}
 	m.notified("accepted")
 	m.mu.Lock()
-	m.pending[ch.CalendarID] = true
+	// A renewed channel's first notification ("sync") says only that it
+	// is open; the channel it replaces was live all along, so there is
+	// nothing to catch up. A new channel's is worth a sync: a change made
+	// between the calendar's last sync and the watch has no notification.
+	if state != "sync" || !m.renewal[ch.ID] {
+		m.pending[ch.CalendarID] = true
+	}
+	delete(m.renewal, ch.ID)
 	m.mu.Unlock()
 	select {
 	case m.kick <- struct{}{}:
@@ -219,8 +229,11 @@ func (m *Mirror) maintain(ctx context.Context) {
 		m.countChannels()
 		return
 	}
+	// Channels open a few at a time: a first start opens one per
+	// calendar, and the reminders' checks must not wait behind them for
+	// the Calendar quota.
 	var wg sync.WaitGroup
-	limit := make(chan struct{}, 16)
+	limit := make(chan struct{}, openAtOnce)
 	for _, c := range cals {
 		chs := byCal[c]
 		// The newest channel serves; the others are renewed ones, or
@@ -234,7 +247,8 @@ func (m *Mirror) maintain(ctx context.Context) {
 		wg.Go(func() {
 			defer func() { <-limit }()
 			if keep < 0 {
-				if _, err := m.open(ctx, c); err != nil {
+				live := len(chs) > 0 && (chs[0].Expiration.IsZero() || chs[0].Expiration.After(now))
+				if _, err := m.open(ctx, c, live); err != nil {
 					if ctx.Err() == nil {
 						m.log.Warn("open a push channel; the calendar is synced every CALENDAR_RESYNC_INTERVAL meanwhile", "calendar", c, "err", err)
 					}
@@ -274,11 +288,14 @@ func (m *Mirror) countChannels() {
 // open opens a channel on calendarID with a random ID and token, known to
 // the handler before Watch is sent (its first notification may come
 // before Watch's answer), and keeps it in the store.
-func (m *Mirror) open(ctx context.Context, calendarID string) (meetingbot.PushChannel, error) {
+func (m *Mirror) open(ctx context.Context, calendarID string, renewal bool) (meetingbot.PushChannel, error) {
 	for attempt := 0; ; attempt++ {
 		pending := meetingbot.PushChannel{ID: "meetingbot-" + random(16, true), CalendarID: calendarID, Token: random(32, false)}
 		m.mu.Lock()
 		m.channels[pending.ID] = pending
+		if renewal {
+			m.renewal[pending.ID] = true
+		}
 		m.mu.Unlock()
 		ch, err := m.opts.Push.Watch(ctx, calendarID, pending.ID, pending.Token, m.opts.Address, m.opts.ChannelTTL)
 		if err == nil {
@@ -293,6 +310,7 @@ func (m *Mirror) open(ctx context.Context, calendarID string) (meetingbot.PushCh
 		m.mu.Lock()
 		if err != nil {
 			delete(m.channels, pending.ID)
+			delete(m.renewal, pending.ID)
 		} else {
 			m.channels[ch.ID] = ch
 		}
