@@ -88,6 +88,14 @@ var forbidden = map[string]map[string]string{
 		"modernc.org/sqlite": "health and metrics are told, not read from a database",
 		pgx:                  "health and metrics are told, not read from a database",
 	},
+	"mirror": {
+		"modernc.org/sqlite":  "the mirror keeps its state through a Store interface of its own",
+		pgx:                   "the mirror keeps its state through a Store interface of its own",
+		module + "/storage":   "the mirror declares what it consumes; adapters provide it",
+		module + "/calendar":  "the mirror declares what it consumes; adapters provide it",
+		module + "/notify":    "the mirror declares what it consumes; adapters provide it",
+		module + "/scheduler": "the mirror provides the engine's Source; it does not import the engine",
+	},
 	"audit": {
 		"modernc.org/sqlite": "the audit reads through interfaces of its own",
 		pgx:                  "the audit reads through interfaces of its own",

@@ -57,6 +57,14 @@ type Config struct {
 	// share instead of DatabasePath's SQLite file. Secret: it holds a
 	// password; String shows only its host and database.
 	DatabaseURL string
+	// PublicURL is PUBLIC_URL without a trailing slash: the bot's https
+	// base URL, which turns on Calendar push notifications to NotifyURL.
+	// Empty: poll only.
+	PublicURL string
+	// ResyncInterval is CALENDAR_RESYNC_INTERVAL: how old a calendar's
+	// last sync may be before a sweep syncs it again; DefaultResyncPush
+	// with PublicURL, TickInterval without.
+	ResyncInterval time.Duration
 	// HTTPAddr is HTTP_ADDR.
 	HTTPAddr string
 	// MetricsAddr is METRICS_ADDR: a second, private listener for
@@ -97,9 +105,9 @@ func (c Config) String() string {
 	if c.DatabaseURL != "" {
 		db = RedactURL(c.DatabaseURL)
 	}
-	return fmt.Sprintf("calendars=[%s] offsets=[%s] tick=%v db=%s http=%s metrics=%s slack=%s google=%s impersonate=%v %s",
+	return fmt.Sprintf("calendars=[%s] offsets=[%s] tick=%v db=%s http=%s metrics=%s slack=%s google=%s impersonate=%v %s public_url=%s resync=%v",
 		strings.Join(ids, " "), strings.Join(offs, ","), c.TickInterval, db, c.HTTPAddr, c.MetricsAddr,
-		c.SlackAPIURL, c.GoogleEndpoint, c.Impersonate, c.selfServiceString())
+		c.SlackAPIURL, c.GoogleEndpoint, c.Impersonate, c.selfServiceString(), c.PublicURL, c.ResyncInterval)
 }
 
 // Problem is one thing wrong with the configuration.
@@ -161,7 +169,9 @@ func Parse(getenv func(string) string) (Config, error) {
 		LogFormat:       p.format("LOG_FORMAT"),
 		CredentialsFile: p.get("GOOGLE_APPLICATION_CREDENTIALS"),
 		JoinURLHosts:    p.hosts("JOIN_URL_HOSTS"),
+		PublicURL:       p.publicURL("PUBLIC_URL"),
 	}
+	c.ResyncInterval = p.resync("CALENDAR_RESYNC_INTERVAL", c.PublicURL != "", c.TickInterval)
 	c.CredentialsJSON = p.credentials(c.CredentialsFile, c.Impersonate)
 	p.selfService(&c)
 	c.DatabaseURL, c.DatabasePath = p.database()

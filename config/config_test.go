@@ -54,14 +54,43 @@ func TestParseDefaults(t *testing.T) {
 		Subscriptions: []meetingbot.Subscription{
 			{ID: "alice@example.com", CalendarID: "alice@example.com", Offsets: []time.Duration{10 * time.Minute}},
 		},
-		Offsets:      []time.Duration{10 * time.Minute},
-		TickInterval: 30 * time.Second,
-		DatabasePath: "reminders.db",
-		HTTPAddr:     ":8080",
-		LogLevel:     slog.LevelInfo,
-		LogFormat:    "json",
+		Offsets:        []time.Duration{10 * time.Minute},
+		TickInterval:   30 * time.Second,
+		ResyncInterval: 30 * time.Second,
+		DatabasePath:   "reminders.db",
+		HTTPAddr:       ":8080",
+		LogLevel:       slog.LevelInfo,
+		LogFormat:      "json",
 	}, c)
 	assert.NotContains(t, c.String(), "SECRET")
+}
+
+// PUBLIC_URL turns push on, and with it a slow safety resync; without it
+// the calendars resync every tick, as they were read before.
+func TestPushAndResync(t *testing.T) {
+	tests := []struct {
+		name   string
+		env    []string
+		public string
+		notify string
+		resync time.Duration
+	}{
+		{"poll only", nil, "", "", 30 * time.Second},
+		{"poll only, tick 10s", []string{"TICK_INTERVAL=10s"}, "", "", 10 * time.Second},
+		{"push", []string{"PUBLIC_URL=https://bot.example.com/"}, "https://bot.example.com", "https://bot.example.com/google/notify", 5 * time.Minute},
+		{"push under a path", []string{"PUBLIC_URL=https://example.com/bot"}, "https://example.com/bot", "https://example.com/bot/google/notify", 5 * time.Minute},
+		{"push, resync 15m", []string{"PUBLIC_URL=https://bot.example.com", "CALENDAR_RESYNC_INTERVAL=15m"}, "https://bot.example.com", "https://bot.example.com/google/notify", 15 * time.Minute},
+		{"poll, resync 2m", []string{"CALENDAR_RESYNC_INTERVAL=2m"}, "", "", 2 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Parse(prod(tt.env...))
+			require.NoError(t, err)
+			assert.Equal(t, tt.public, c.PublicURL, "PublicURL")
+			assert.Equal(t, tt.notify, c.NotifyURL(), "NotifyURL()")
+			assert.Equal(t, tt.resync, c.ResyncInterval, "ResyncInterval")
+		})
+	}
 }
 
 func TestParseEverything(t *testing.T) {
@@ -192,6 +221,12 @@ func TestParseProblems(t *testing.T) {
 		{"addr port", prod("HTTP_ADDR=:http"), `HTTP_ADDR=":http": port must be a number`},
 		{"metrics addr", prod("METRICS_ADDR=9091"), `METRICS_ADDR="9091": must be host:port`},
 		{"metrics addr is http addr", prod("HTTP_ADDR=:8080", "METRICS_ADDR=:8080"), `HTTP_ADDR and METRICS_ADDR: both ":8080"; METRICS_ADDR is a second, private listener, e.g. METRICS_ADDR=127.0.0.1:9091`},
+		{"public url http", prod("PUBLIC_URL=http://bot.example.com"), `PUBLIC_URL="http://bot.example.com": must be https: Google posts Calendar notifications to https URLs only`},
+		{"public url relative", prod("PUBLIC_URL=bot.example.com"), `PUBLIC_URL="bot.example.com": must be an absolute https URL that reaches HTTP_ADDR`},
+		{"public url query", prod("PUBLIC_URL=https://bot.example.com/?x=1"), `PUBLIC_URL="https://bot.example.com/?x=1": must be a base URL without query`},
+		{"resync short", prod("CALENDAR_RESYNC_INTERVAL=100ms"), `CALENDAR_RESYNC_INTERVAL="100ms": must be at least 1s`},
+		{"resync long", prod("CALENDAR_RESYNC_INTERVAL=2h"), `CALENDAR_RESYNC_INTERVAL="2h": must be at most 1h`},
+		{"resync syntax", prod("CALENDAR_RESYNC_INTERVAL=often"), `CALENDAR_RESYNC_INTERVAL="often": not a Go duration`},
 		{"log level", prod("LOG_LEVEL=verbose"), `LOG_LEVEL="verbose": must be debug, info, warn or error`},
 		{"log format", prod("LOG_FORMAT=xml"), `LOG_FORMAT="xml": must be json or text`},
 		{"join host url", prod("JOIN_URL_HOSTS=https://meet.jit.si/"), `JOIN_URL_HOSTS="https://meet.jit.si/": "https://meet.jit.si/" is not a host name`},

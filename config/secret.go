@@ -85,6 +85,8 @@ var examples = map[string]string{
 	"LOG_LEVEL":                      "info",
 	"LOG_FORMAT":                     "json",
 	"SLACK_ADMINS":                   "U0123ABCD,U0456EFGH",
+	"PUBLIC_URL":                     examplePublicURL,
+	"CALENDAR_RESYNC_INTERVAL":       "5m",
 }
 
 // secretProblem is the problem of a secret-looking value in variable name:

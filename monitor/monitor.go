@@ -52,6 +52,8 @@ type Monitor struct {
 	ledger subHealth
 	// leases is this replica's share, with several replicas.
 	leases *leases
+	// push counts the mirror's syncs, notifications and channels.
+	push *pushMetrics
 }
 
 // subHealth is one subscription's sweep record.
@@ -72,6 +74,7 @@ func New(opts Options) *Monitor {
 	m := &Monitor{opts: opts, metrics: newMetrics(), subs: map[string]*subHealth{}, ledger: subHealth{lastGood: start}}
 	m.dest = newDestinations(m.metrics.reg, opts.Subscriptions)
 	m.leases = newLeases(m.metrics.reg, len(opts.Subscriptions))
+	m.push = newPushMetrics(m.metrics.reg)
 	for _, s := range opts.Subscriptions {
 		m.subs[s.ID] = &subHealth{lastGood: start}
 	}

@@ -20,6 +20,16 @@ type Source interface {
 	Meeting(ctx context.Context, sub meetingbot.Subscription, eventID string) (meetingbot.Meeting, error)
 }
 
+// FreshSource is a Source whose Meetings may answer from a mirror of the
+// calendar kept by sync (package mirror). The check just before several
+// reminders due at one instant go out reads them with FreshMeetings
+// instead, which syncs the calendar first, so that it is as fresh as
+// reading each of them.
+type FreshSource interface {
+	Source
+	FreshMeetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error)
+}
+
 // Notifier delivers reminders.
 type Notifier interface {
 	// Notify delivers one reminder and returns where it landed. A

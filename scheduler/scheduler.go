@@ -127,6 +127,7 @@ type Scheduler struct {
 	lastPrune time.Time                    // on the wall clock
 	inflight  map[string]bool              // subscription|key of the claims this process is working on
 	sweeping  map[string]bool              // subscriptions with a sweep in flight
+	again     map[string]bool              // subscriptions to sweep again once their sweep in flight ends
 	lastSweep map[string]time.Time         // each subscription's last sweep, on the wall clock
 	timers    map[string]map[string]*armed // per subscription, by key, the reminders planned
 	pending   map[string]time.Time         // cursor moves not written yet
@@ -189,7 +190,7 @@ func New(subs []meetingbot.Subscription, source Source, notifier Notifier, ledge
 		reads: make(chan struct{}, opts.MaxReads), sends: make(chan struct{}, opts.MaxSends),
 		sweeps:  make(chan struct{}, opts.MaxReads+opts.MaxSends),
 		lastErr: map[string]string{}, behind: map[string]bool{}, inflight: map[string]bool{},
-		sweeping: map[string]bool{}, timers: map[string]map[string]*armed{},
+		sweeping: map[string]bool{}, again: map[string]bool{}, timers: map[string]map[string]*armed{},
 		pending: map[string]time.Time{}, lastFlush: -time.Hour,
 	}, nil
 }

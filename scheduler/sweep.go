@@ -20,7 +20,14 @@ func (s *Scheduler) sweepAt(ctx context.Context, sub meetingbot.Subscription, no
 	if !s.beginSweep(sub.ID) {
 		return nil
 	}
-	defer s.endSweep(sub.ID)
+	defer func() {
+		if s.endSweep(sub.ID) && s.enter() {
+			go func() {
+				defer s.wg.Done()
+				s.sweepOne(ctx, sub)
+			}()
+		}
+	}()
 	select {
 	case s.sweeps <- struct{}{}:
 		defer func() { <-s.sweeps }()
@@ -64,7 +71,8 @@ func (s *Scheduler) sweepAt(ctx context.Context, sub meetingbot.Subscription, no
 }
 
 // beginSweep marks sub as being swept and reports whether it was free;
-// endSweep frees it.
+// endSweep frees it and reports whether SweepCalendar asked for another
+// sweep meanwhile.
 func (s *Scheduler) beginSweep(sub string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -75,10 +83,49 @@ func (s *Scheduler) beginSweep(sub string) bool {
 	return true
 }
 
-func (s *Scheduler) endSweep(sub string) {
+func (s *Scheduler) endSweep(sub string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.sweeping, sub)
+	again := s.again[sub]
+	delete(s.again, sub)
+	return again
+}
+
+// SweepCalendar sweeps at once the subscriptions of calendarID that this
+// process sweeps, as its last round listed them, each in its own
+// goroutine; one being swept is swept again once that sweep ends, since it
+// may have read the calendar before the change. A calendar change Google
+// pushed is so planned (its timer armed, moved or dropped) within moments,
+// not at the subscription's next sweep. It returns without waiting.
+func (s *Scheduler) SweepCalendar(ctx context.Context, calendarID string) {
+	s.mu.Lock()
+	list := s.mine
+	if !s.shared {
+		list = slices.Concat(s.subs, s.extra)
+	}
+	var now []meetingbot.Subscription
+	seen := map[string]bool{}
+	for _, sub := range list {
+		if sub.CalendarID != calendarID || seen[sub.ID] {
+			continue
+		}
+		seen[sub.ID] = true // those given to New come first and win
+		if s.sweeping[sub.ID] {
+			s.again[sub.ID] = true
+			continue
+		}
+		now = append(now, sub)
+	}
+	s.mu.Unlock()
+	for _, sub := range now {
+		if s.enter() {
+			go func() {
+				defer s.wg.Done()
+				s.sweepOne(ctx, sub)
+			}()
+		}
+	}
 }
 
 // sweep does one sweep's work for sub, whose cursor is c, and returns nil

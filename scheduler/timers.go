@@ -243,7 +243,11 @@ func (s *Scheduler) checkAll(ctx context.Context, rs []meetingbot.Reminder) []ch
 		from, to = earlier(from, r.Meeting.Start), later(to, r.Meeting.Start)
 	}
 	read, cancel := context.WithTimeout(ctx, s.opts.CheckTimeout)
-	meetings, err := s.source.Meetings(read, rs[0].Subscription, from.Add(-time.Millisecond), to)
+	list := s.source.Meetings
+	if f, ok := s.source.(FreshSource); ok {
+		list = f.FreshMeetings // Meetings may answer from a mirror
+	}
+	meetings, err := list(read, rs[0].Subscription, from.Add(-time.Millisecond), to)
 	cancel()
 	if err != nil {
 		s.log.Debug("could not confirm meetings before their reminders; sending on the last sweep's reading",

@@ -2,8 +2,10 @@ package storage_test
 
 import (
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,5 +52,6 @@ func TestMigrationAddsSelfServiceToAnExistingDatabase(t *testing.T) {
 	require.NoError(t, db.QueryRow(`SELECT max(version) FROM migrations`).Scan(&version))
 	files, err := filepath.Glob(filepath.Join("migrations", "*.sql"))
 	require.NoError(t, err)
-	assert.Equal(t, len(files), version, "schema version: every migration applied")
+	last, _, _ := strings.Cut(filepath.Base(files[len(files)-1]), "_")
+	assert.Equal(t, last, fmt.Sprintf("%03d", version), "schema version: every migration applied, up to the last file's")
 }

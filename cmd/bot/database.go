@@ -9,6 +9,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/mirror"
 	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/selfservice"
@@ -25,6 +26,7 @@ type store interface {
 	monitor.Counter
 	selfservice.Store
 	agenda.Settings
+	mirror.Store
 	Close() error
 }
 

@@ -29,6 +29,17 @@ import (
 //
 //	go test ./cmd/bot -run '^$' -bench Load -benchtime 1x -timeout 30m
 //	go test ./cmd/bot -run '^$' -bench Load -benchtime 1x -load.subs=1000 -load.latency=50ms
+//
+// With -load.push the bot runs with PUBLIC_URL (Calendar push
+// notifications, the emulator posting them to the bot as a TLS-terminating
+// proxy would) and the default safety resync of 5 minutes, and meetings
+// are created and moved at a steady rate (-load.rate a second) so that
+// their reminders are due at once: how long after the change each is
+// posted is how long the change took to be pushed, synced, planned and
+// sent. Give it a spread longer than the resync interval, so that the
+// calls counted include the safety syncs:
+//
+//	go test ./cmd/bot -run '^$' -bench Load -benchtime 1x -timeout 30m -load.subs=1000 -load.latency=150ms -load.push -load.spread=6m
 var (
 	loadSubs         = flag.String("load.subs", "100,1000,3000", "load benchmark: comma-separated numbers of subscriptions, one run each")
 	loadLatency      = flag.Duration("load.latency", 150*time.Millisecond, "load benchmark: latency of every Calendar and Slack API call")
@@ -38,6 +49,8 @@ var (
 	loadCreatedAfter = flag.Bool("load.created-after", false, "load benchmark: put the meetings in the calendars just after the bot is up rather than before it starts, as the baseline before precise firing did; the first sweep may then miss a meeting, which its subscription's next sweep plans")
 	loadLog          = flag.String("load.log", "", "load benchmark: write the bot's log, at debug level, and its last /metrics page to this file")
 	loadChanged      = flag.Int("load.changed", 0, "load benchmark: percent of meetings moved an hour later (half) or cancelled (half) as soon as their reminder is posted")
+	loadPush         = flag.Bool("load.push", false, "load benchmark: run with PUBLIC_URL (push notifications) and create and move meetings at -load.rate")
+	loadRate         = flag.Float64("load.rate", 2, "load benchmark with -load.push: meetings created or moved a second, each due at once")
 )
 
 const (
@@ -71,6 +84,14 @@ type loadResult struct {
 	editP50, editMax time.Duration
 	updates          int
 	getPerChanged    float64
+	// With -load.push: the meetings created or moved during the run, how
+	// many were reminded, how long after the change, and every Calendar
+	// call (events.list, events.get, events.watch, channels.stop) per
+	// subscription-minute.
+	pushed, pushedPosted int
+	pushP50, pushMax     time.Duration
+	callsPerSubMin       float64
+	watches              int
 }
 
 func BenchmarkLoad(b *testing.B) {
@@ -102,6 +123,10 @@ func BenchmarkLoad(b *testing.B) {
 			b.ReportMetric(r.getPerSubMin, "get/sub-min")
 			b.ReportMetric(r.cpuPercent, "cpu-%")
 			b.ReportMetric(r.peakRSSMB, "peak-RSS-MB")
+			if *loadPush {
+				b.ReportMetric(r.callsPerSubMin, "calls/sub-min")
+				b.ReportMetric(r.pushMax.Seconds(), "pushed-max-s")
+			}
 			if r.changed > 0 {
 				b.ReportMetric(float64(r.edited), "edited")
 				b.ReportMetric(r.editMax.Seconds(), "edit-max-s")
@@ -112,6 +137,10 @@ func BenchmarkLoad(b *testing.B) {
 				fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 			})
 			fmt.Println(r.row())
+			if *loadPush {
+				fmt.Printf("|   push: %s meetings created or moved to be due at once | reminded %s | after the change p50 %.1f s, max %.1f s | Calendar calls per sub-min, all kinds: %.3f | events.watch %s |\n",
+					thousands(r.pushed), thousands(r.pushedPosted), r.pushP50.Seconds(), r.pushMax.Seconds(), r.callsPerSubMin, thousands(r.watches))
+			}
 			if r.changed > 0 {
 				fmt.Printf("|   changed after the reminder: %s | edited %s | after the change p50 %.1f s, max %.1f s | chat.update calls %s | events.get per changed meeting %.2f |\n",
 					thousands(r.changed), thousands(r.edited), r.editP50.Seconds(), r.editMax.Seconds(), thousands(r.updates), r.getPerChanged)
@@ -178,6 +207,12 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 	}
 	if *loadLog != "" {
 		env["LOG_LEVEL"] = "debug"
+	}
+	if *loadPush {
+		addr := freeAddr(b)
+		env["HTTP_ADDR"] = addr
+		env["PUBLIC_URL"] = publicURL
+		cal.ForwardNotifications(publicURL, "http://"+addr)
 	}
 	// Two meetings per subscription, triggers on whole seconds spread
 	// evenly from lead after start-up: subscription k's first meeting in
@@ -255,10 +290,17 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 	time.Sleep(time.Until(first))
 	cpu0, _ := procCPU(p.cmd.Process.Pid)
 	list0, get0 := cal.RequestsTo(calendartest.MethodList), cal.RequestsTo(calendartest.MethodGet)
+	push0 := cal.RequestsTo(calendartest.MethodWatch) + cal.RequestsTo(calendartest.MethodStop)
 	deadline := last.Add(loadMissAfter)
+	var ch changer
+	if *loadPush {
+		ch = changer{cal: cal, entries: entries, triggers: triggers, at: map[string]time.Time{}}
+		ch.run(last.Add(-10*time.Second), *loadRate)
+	}
 	time.Sleep(time.Until(deadline))
 	cpu1, cpuErr := procCPU(p.cmd.Process.Pid)
 	list1, get1 := cal.RequestsTo(calendartest.MethodList), cal.RequestsTo(calendartest.MethodGet)
+	push1 := cal.RequestsTo(calendartest.MethodWatch) + cal.RequestsTo(calendartest.MethodStop)
 	rss, rssErr := procPeakRSS(p.cmd.Process.Pid)
 	_, metrics := httpGet("http://" + addr + "/metrics")
 	window := deadline.Sub(first)
@@ -288,7 +330,10 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 			continue
 		}
 		id, _ := m.Metadata.EventPayload["event_id"].(string)
-		if _, ok := triggers[id]; ok {
+		ch.mu.Lock()
+		_, pushed := ch.at[id]
+		ch.mu.Unlock()
+		if _, ok := triggers[id]; ok || pushed {
 			posts[id] = append(posts[id], m.Posted)
 		}
 	}
@@ -323,6 +368,25 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 		late    time.Duration
 	}
 	var latest []lateness
+	ch.mu.Lock()
+	var pushLag []time.Duration
+	for id, changed := range ch.at {
+		delete(triggers, id) // due at once: measured from the change, not the trigger
+		r.pushed++
+		if ps := posts[id]; len(ps) > 0 {
+			pushLag = append(pushLag, slices.MinFunc(ps, time.Time.Compare).Sub(changed))
+		}
+		if len(posts[id]) > 1 {
+			r.dups += len(posts[id]) - 1
+		}
+	}
+	ch.mu.Unlock()
+	r.pushedPosted = len(pushLag)
+	if len(pushLag) > 0 {
+		slices.Sort(pushLag)
+		r.pushP50, r.pushMax = percentile(pushLag, 50), pushLag[len(pushLag)-1]
+	}
+	r.watches = cal.RequestsTo(calendartest.MethodWatch)
 	for id, trigger := range triggers {
 		ps := posts[id]
 		if len(ps) == 0 {
@@ -348,12 +412,62 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 	subMinutes := float64(n) * window.Minutes()
 	r.listPerSubMin = float64(list1-list0) / subMinutes
 	r.getPerSubMin = float64(get1-get0) / subMinutes
+	r.callsPerSubMin = float64(list1-list0+get1-get0+push1-push0) / subMinutes
 	if r.changed > 0 {
 		r.getPerChanged = float64(get1-metricSum(metrics, "meetingbot_fire_checks_total")) / float64(r.changed)
 	}
 	r.cpuPercent = 100 * (cpu1 - cpu0).Seconds() / window.Seconds()
 	r.peakRSSMB = float64(rss) / (1 << 20)
 	return r
+}
+
+// changer creates and moves meetings at a steady rate, each to be due at
+// once (its trigger the moment of the change), alternately a new meeting
+// and one of the run's meetings whose trigger is more than 30 seconds
+// away, the farthest first; at records when each changed.
+type changer struct {
+	cal      *calendartest.Server
+	entries  []string
+	triggers map[string]time.Time // not written while it runs
+
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+// run changes rate meetings a second until until, in the background.
+func (c *changer) run(until time.Time, rate float64) {
+	ids := make([]string, 0, len(c.triggers))
+	for id := range c.triggers {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b string) int { return c.triggers[b].Compare(c.triggers[a]) }) // farthest first
+	go func() {
+		tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			now := <-tick.C
+			if now.After(until) {
+				return
+			}
+			var id, calendarID string
+			if i%2 == 0 || len(ids) == 0 || c.triggers[ids[0]].Sub(now) < 30*time.Second {
+				id, calendarID = fmt.Sprintf("p%06d", i), c.entries[i%len(c.entries)]
+			} else {
+				id, ids = ids[0], ids[1:]
+				k, _ := strconv.Atoi(strings.TrimPrefix(id, "e"))
+				calendarID = c.entries[k%len(c.entries)]
+			}
+			begins := time.Now().Add(loadOffset)
+			c.mu.Lock()
+			c.at[id] = time.Now()
+			c.mu.Unlock()
+			if err := c.cal.Put(calendarID, calendartest.NewEvent(id, "Load "+id, begins, begins.Add(30*time.Minute))); err != nil {
+				c.mu.Lock()
+				delete(c.at, id)
+				c.mu.Unlock()
+			}
+		}
+	}()
 }
 
 // metricSum adds up the samples of a metric in a Prometheus text page.

@@ -130,7 +130,16 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	if fromSlack != nil {
 		opts.Subscriptions = fromSlack.subscriptions
 	}
-	sched, err := scheduler.New(cfg.Subscriptions, source, slack, store, opts)
+	// The sweeps plan from a mirror of each calendar, kept by incremental
+	// sync and, with PUBLIC_URL, by push notifications, which wake the
+	// scheduler for the calendar that changed.
+	var sched *scheduler.Scheduler
+	mir, err := newMirror(cfg, source, store, fromSlack != nil, mon, log,
+		func(ctx context.Context, calendarID string) { sched.SweepCalendar(ctx, calendarID) })
+	if err != nil {
+		return err
+	}
+	sched, err = scheduler.New(cfg.Subscriptions, mir, slack, store, opts)
 	if err != nil {
 		return err
 	}
@@ -138,9 +147,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	if err != nil {
 		return err
 	}
+	// The in-process audit reads the calendars through the mirror, as the
+	// sweeps do: reading each calendar every 5 minutes besides would cost
+	// as much as the safety resync. bot audit reads them directly.
 	watcher, err := audit.NewWatcher(audit.WatcherConfig{
 		Deps: audit.Deps{
-			Subscriptions: cfg.Subscriptions, Source: source, Ledger: store, Slack: slack, Interval: cfg.TickInterval,
+			Subscriptions: cfg.Subscriptions, Source: mir, Ledger: store, Slack: slack, Interval: cfg.TickInterval,
 			Agendas: auditAgendas(cfg, store, source, slack),
 		},
 		Logger: log,
@@ -156,6 +168,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		fromSlack.mount(servers)
 		fromSlack.run(bg, &wg)
 	}
+	if cfg.PublicURL != "" {
+		mountNotify(servers, mir.Handler(), log)
+	}
 	for _, s := range servers {
 		wg.Go(func() {
 			if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -166,6 +181,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	}
 	wg.Go(func() { mon.TrackLedger(bg, store, ledgerRefresh) })
 	wg.Go(func() { watcher.Run(bg) })
+	wg.Go(func() { mir.Run(bg) })
 	if agendas != nil {
 		// Stopped with the scheduler, at ctx's end: a send in flight is
 		// finished and recorded before wg.Wait returns.

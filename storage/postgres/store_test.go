@@ -60,7 +60,8 @@ func TestOpenRefusesANewerSchemaAndChangesNothing(t *testing.T) {
 	require.ErrorIs(t, err, postgres.ErrSchemaTooNew)
 	files, globErr := filepath.Glob("migrations/*.sql")
 	require.NoError(t, globErr)
-	assert.Contains(t, err.Error(), fmt.Sprintf("version 99, this binary knows up to %d", len(files)), "the error says which versions")
+	last, _, _ := strings.Cut(filepath.Base(files[len(files)-1]), "_")
+	assert.Contains(t, err.Error(), fmt.Sprintf("version 99, this binary knows up to %s", strings.TrimLeft(last, "0")), "the error says which versions")
 	assert.Equal(t, 1, count(t, url, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()`), "tables after a refused Open")
 }
 

@@ -5,7 +5,8 @@
 //
 // It covers what the scheduler, the audit and self-service rely on:
 // claims and their owners, orphans, renew, release and record, cursors,
-// pruning, entries and ranges, and the self-service tables. What only one
+// pruning, entries and ranges, the self-service tables, and the mirror of
+// calendars with their push channels. What only one
 // backend has (SQLite's file checks, PostgreSQL's replica leases) is
 // tested beside that backend.
 package storetest
@@ -53,6 +54,16 @@ type Store interface {
 	SlackSettingsOf(ctx context.Context, userID string) (meetingbot.SlackSettings, bool, error)
 	PutSlackSettings(ctx context.Context, set meetingbot.SlackSettings) error
 	SlackAgendas(ctx context.Context) ([]meetingbot.SlackSettings, error)
+
+	CalendarSync(ctx context.Context, calendarID string) (meetingbot.CalendarSync, bool, error)
+	ReplaceMirror(ctx context.Context, st meetingbot.CalendarSync, meetings []meetingbot.Meeting) error
+	UpdateMirror(ctx context.Context, st meetingbot.CalendarSync, changed []meetingbot.Meeting, removed []string) error
+	Mirrored(ctx context.Context, calendarID string, from, to time.Time) ([]meetingbot.Meeting, error)
+	ForgetMirror(ctx context.Context, calendarID string) error
+	MirroredCalendars(ctx context.Context) ([]string, error)
+	PutChannel(ctx context.Context, ch meetingbot.PushChannel) error
+	Channels(ctx context.Context) ([]meetingbot.PushChannel, error)
+	DeleteChannel(ctx context.Context, id string) error
 }
 
 // Opener opens a Store on one database, as another process would, and
@@ -87,6 +98,9 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"SlackAgendas", testSlackAgendas},
 		{"FollowedListsSentRemindersWhoseMeetingIsAhead", testFollowed},
 		{"EditClaimLifecycle", testEditClaimLifecycle},
+		{"MirrorFullThenIncrementalSurvivesRestart", testMirror},
+		{"ForgetMirrorKeepsOtherCalendars", testForgetMirror},
+		{"PushChannelsSurviveRestart", testChannels},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,95 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/meetingbot/meetingbot"
+)
+
+// Calendar reads Google Calendar; calendar.Source provides it through
+// cmd/bot's adapter.
+type Calendar interface {
+	// Sync reads what changed in calendarID since token, or every meeting
+	// starting in (from, horizon] when token is "" (a full sync),
+	// following every page. An error matching ErrTokenGone asks for a full
+	// sync; any other is as Meetings's.
+	Sync(ctx context.Context, calendarID, token string, from, horizon time.Time) (Synced, error)
+	// Meetings reads the meetings starting in (from, to] from the
+	// calendar itself, for a range the mirror does not hold.
+	Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error)
+	// Meeting reads one instance afresh (events.get), or fails with an
+	// error matching meetingbot.ErrGone when it is no longer a meeting.
+	Meeting(ctx context.Context, sub meetingbot.Subscription, eventID string) (meetingbot.Meeting, error)
+}
+
+// ErrTokenGone is what a Calendar's Sync error matches when Google no
+// longer accepts the sync token (410 Gone): the mirror is cleared and
+// synced in full.
+var ErrTokenGone = errors.New("sync token gone")
+
+// ErrChannelIDTaken is what a Push's Watch error matches when Google
+// already has a channel of that ID: the mirror watches again with another.
+var ErrChannelIDTaken = errors.New("channel ID taken")
+
+// Synced is the outcome of one Sync.
+type Synced struct {
+	// Full is true for a full sync: Changed is then the whole mirror.
+	Full bool
+	// Changed are the meetings new or changed, keyed by their ID.
+	Changed []meetingbot.Meeting
+	// Removed are the IDs of instances that are no longer meetings in
+	// the window: cancelled, deleted, declined, moved out of it.
+	Removed []string
+	// Token is the nextSyncToken; "" makes the next sync a full one.
+	Token string
+}
+
+// Push opens, stops and verifies Calendar push channels; calendar.Source
+// and calendar.VerifyNotification provide it through cmd/bot's adapter.
+type Push interface {
+	// Watch opens a channel on calendarID's events whose notifications
+	// Google posts to address with channelID and token, for ttl (0:
+	// Google's default).
+	Watch(ctx context.Context, calendarID, channelID, token, address string, ttl time.Duration) (meetingbot.PushChannel, error)
+	// StopChannel ends a channel; one Google no longer has is no error.
+	StopChannel(ctx context.Context, ch meetingbot.PushChannel) error
+	// ChannelID returns the channel ID a notification claims.
+	ChannelID(h http.Header) string
+	// Verify checks a notification's headers against ch, the channel it
+	// names, and returns its state ("sync", "exists", "not_exists") when
+	// it is genuine, else why it is refused ("channel", "token",
+	// "resource", "state", "message_number").
+	Verify(h http.Header, ch meetingbot.PushChannel) (state, refusal string)
+}
+
+// Store keeps the mirror and the channels; storage.Store and
+// postgres.Store provide it.
+type Store interface {
+	CalendarSync(ctx context.Context, calendarID string) (meetingbot.CalendarSync, bool, error)
+	ReplaceMirror(ctx context.Context, st meetingbot.CalendarSync, meetings []meetingbot.Meeting) error
+	UpdateMirror(ctx context.Context, st meetingbot.CalendarSync, changed []meetingbot.Meeting, removed []string) error
+	Mirrored(ctx context.Context, calendarID string, from, to time.Time) ([]meetingbot.Meeting, error)
+	ForgetMirror(ctx context.Context, calendarID string) error
+	MirroredCalendars(ctx context.Context) ([]string, error)
+	PutChannel(ctx context.Context, ch meetingbot.PushChannel) error
+	Channels(ctx context.Context) ([]meetingbot.PushChannel, error)
+	DeleteChannel(ctx context.Context, id string) error
+}
+
+// Observer is told what the mirror does, for metrics. Its methods are
+// called from several goroutines at once.
+type Observer interface {
+	// Synced is called after each sync of a calendar: kind is "full",
+	// "incremental" or "gone" (Google refused the token; a full sync
+	// follows).
+	Synced(kind string)
+	// Notified is called for each request on the notification endpoint:
+	// outcome is "accepted" or why it was refused.
+	Notified(outcome string)
+	// ChannelsOpen is called with the number of push channels open, when
+	// the mirror looks at them.
+	ChannelsOpen(n int)
+}

@@ -1,0 +1,290 @@
+package mirror_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	gcal "google.golang.org/api/calendar/v3"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/calendar"
+	"github.com/meetingbot/meetingbot/calendar/calendartest"
+	"github.com/meetingbot/meetingbot/clock"
+	"github.com/meetingbot/meetingbot/mirror"
+	"github.com/meetingbot/meetingbot/storage"
+)
+
+const alice = "alice@example.com"
+
+var start = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+
+func at(h int) time.Time { return start.Add(time.Duration(h) * time.Hour) }
+
+// observed counts what the mirror reports.
+type observed struct {
+	mu       sync.Mutex
+	syncs    map[string]int
+	notified map[string]int
+	open     int
+}
+
+func (o *observed) Synced(kind string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.syncs[kind]++
+}
+
+func (o *observed) Notified(outcome string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.notified[outcome]++
+}
+
+func (o *observed) ChannelsOpen(n int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.open = n
+}
+
+func (o *observed) get(kind string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.syncs[kind]
+}
+
+// world is the emulator, a real Calendar client on it, a SQLite store and
+// a fake clock.
+type world struct {
+	t     *testing.T
+	cal   *calendartest.Server
+	src   google
+	store *storage.Store
+	clock *clock.Fake
+	obs   *observed
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	cal := calendartest.NewServer()
+	t.Cleanup(cal.Close)
+	path := filepath.Join(t.TempDir(), "key.json")
+	require.NoError(t, os.WriteFile(path, cal.ServiceAccountJSON(), 0o600))
+	src, err := calendar.New(context.Background(), calendar.Config{CredentialsFile: path, Endpoint: cal.Endpoint(), HTTPClient: cal.Client()})
+	require.NoError(t, err)
+	store, err := storage.Open(t.Context(), filepath.Join(t.TempDir(), "bot.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	w := &world{t: t, cal: cal, src: google{src}, store: store, clock: clock.NewFake(start),
+		obs: &observed{syncs: map[string]int{}, notified: map[string]int{}}}
+	cal.SetClock(w.clock.Now)
+	return w
+}
+
+func (w *world) mirror(opts mirror.Options) *mirror.Mirror {
+	w.t.Helper()
+	opts.Clock, opts.Observer = w.clock, w.obs
+	if opts.Resync == 0 {
+		opts.Resync = 5 * time.Minute
+	}
+	m, err := mirror.New(w.src, w.store, opts)
+	require.NoError(w.t, err)
+	return m
+}
+
+func (w *world) put(id string, s time.Time) {
+	w.t.Helper()
+	require.NoError(w.t, w.cal.Put(alice, calendartest.NewEvent(id, "Meeting "+id, s, s.Add(time.Hour))))
+}
+
+func sub(id, cal string) meetingbot.Subscription {
+	return meetingbot.Subscription{ID: id, CalendarID: cal, Offsets: []time.Duration{10 * time.Minute}}
+}
+
+// show lists meetings as "id hh:mm".
+func show(ms []meetingbot.Meeting) []string {
+	out := []string{}
+	for _, m := range ms {
+		out = append(out, m.ID+" "+m.Start.UTC().Format("15:04"))
+	}
+	return out
+}
+
+func (w *world) meetings(m *mirror.Mirror, s meetingbot.Subscription, from, to time.Time) []string {
+	w.t.Helper()
+	ms, err := m.Meetings(w.t.Context(), s, from, to)
+	require.NoError(w.t, err, "Meetings(%s)", s.ID)
+	return show(ms)
+}
+
+func (w *world) lists() int { return w.cal.RequestsTo("events.list") }
+
+// The first read syncs in full; reads within the resync interval cost no
+// call; the next one asks only for the changes: a move, a deletion, a new
+// meeting.
+func TestFirstSyncThenChanges(t *testing.T) {
+	w := newWorld(t)
+	w.put("a", at(1))
+	w.put("b", at(2))
+	w.put("far", at(24*10))
+	m := w.mirror(mirror.Options{})
+	s := sub("alice", alice)
+
+	assert.Equal(t, []string{"a 09:00", "b 10:00"}, w.meetings(m, s, start, at(24)), "Meetings after the first sync")
+	assert.Equal(t, 1, w.lists(), "events.list calls after the first read")
+	assert.Equal(t, []string{"b 10:00"}, w.meetings(m, s, at(1), at(3)), "Meetings((09:00, 11:00])")
+
+	w.put("a", at(5)) // moved
+	require.NoError(t, w.cal.Delete(alice, "b"))
+	w.put("c", at(3))
+	w.clock.Advance(time.Minute)
+	assert.Equal(t, []string{"a 09:00", "b 10:00"}, w.meetings(m, s, start, at(24)), "Meetings a minute later: the mirror, unsynced")
+	assert.Equal(t, 1, w.lists(), "events.list calls within the resync interval")
+
+	w.clock.Advance(5 * time.Minute)
+	assert.Equal(t, []string{"c 11:00", "a 13:00"}, w.meetings(m, s, start, at(24)), "Meetings after the resync interval")
+	assert.Equal(t, 2, w.lists(), "events.list calls after the resync interval")
+	assert.Equal(t, "", w.cal.LastQuery(alice).Get("timeMin"), "the incremental sync's timeMin")
+	assert.NotEmpty(t, w.cal.LastQuery(alice).Get("syncToken"), "the incremental sync's syncToken")
+	assert.Equal(t, 1, w.obs.get("full"), "full syncs")
+	assert.Equal(t, 1, w.obs.get("incremental"), "incremental syncs")
+
+	// A restart finds the mirror and its token.
+	again := w.mirror(mirror.Options{})
+	assert.Equal(t, []string{"c 11:00", "a 13:00"}, w.meetings(again, s, start, at(24)), "Meetings after a restart")
+	assert.Equal(t, 2, w.lists(), "events.list calls after a restart within the resync interval")
+}
+
+// Subscriptions of one calendar share its mirror: one sync serves both.
+func TestSubscriptionsShareACalendar(t *testing.T) {
+	w := newWorld(t)
+	w.put("a", at(1))
+	m := w.mirror(mirror.Options{})
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Go(func() {
+			ms, err := m.Meetings(t.Context(), sub(fmt.Sprint("s", i), alice), start, at(24))
+			assert.NoError(t, err)
+			assert.Equal(t, []string{"a 09:00"}, show(ms))
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 1, w.lists(), "events.list calls for 10 subscriptions of one calendar")
+}
+
+// A token Google no longer accepts clears the mirror and syncs in full:
+// what changed meanwhile is there, what was deleted is gone.
+func TestTokenGoneSyncsInFull(t *testing.T) {
+	w := newWorld(t)
+	w.put("a", at(1))
+	w.put("b", at(2))
+	m := w.mirror(mirror.Options{})
+	s := sub("alice", alice)
+	w.meetings(m, s, start, at(24))
+	w.cal.ExpireSyncTokens(alice)
+	require.NoError(t, w.cal.Delete(alice, "a"))
+	w.put("c", at(3))
+
+	require.NoError(t, m.Sync(t.Context(), alice))
+	assert.Equal(t, []string{"b 10:00", "c 11:00"}, w.meetings(m, s, start, at(24)), "Meetings after a 410")
+	assert.Equal(t, 1, w.obs.get("gone"), "410s")
+	assert.Equal(t, 2, w.obs.get("full"), "full syncs")
+	assert.Equal(t, 3, w.lists(), "events.list calls: full, 410, full")
+}
+
+// Every page of a sync is read, full and incremental.
+func TestSyncFollowsPages(t *testing.T) {
+	w := newWorld(t)
+	for i := range 7 {
+		w.put(fmt.Sprint("ev", i), at(i+1))
+	}
+	w.cal.SetPageSize(2)
+	m := w.mirror(mirror.Options{})
+	s := sub("alice", alice)
+	assert.Len(t, w.meetings(m, s, start, at(24)), 7, "Meetings after a full sync of 4 pages")
+	for i := range 5 {
+		w.put(fmt.Sprint("ev", i), at(i+10))
+	}
+	require.NoError(t, m.Sync(t.Context(), alice))
+	got := w.meetings(m, s, start, at(24))
+	assert.Equal(t, []string{"ev5 14:00", "ev6 15:00", "ev0 18:00", "ev1 19:00", "ev2 20:00", "ev3 21:00", "ev4 22:00"}, got, "Meetings after an incremental sync of 3 pages")
+}
+
+// A daily series without an end stays bounded by the window, which a full
+// sync a day refills; a read beyond it goes to the calendar.
+func TestSeriesWithoutEndStaysBounded(t *testing.T) {
+	w := newWorld(t)
+	ev := calendartest.NewEvent("standup", "Standup", at(1), at(1).Add(15*time.Minute))
+	ev.Recurrence = []string{"RRULE:FREQ=DAILY"}
+	require.NoError(t, w.cal.Put(alice, ev))
+	m := w.mirror(mirror.Options{})
+	s := sub("alice", alice)
+	ms, err := m.Meetings(t.Context(), s, start, at(24*8))
+	require.NoError(t, err)
+	assert.Len(t, ms, 8, "instances of a daily series in the 8-day window")
+	var all []meetingbot.Meeting
+	all, err = w.store.Mirrored(t.Context(), alice, start.Add(-time.Hour*24*365), start.Add(24*365*time.Hour))
+	require.NoError(t, err)
+	assert.Len(t, all, 8, "instances the mirror holds")
+
+	// A change of the series lists its instances without end; those beyond
+	// the horizon do not enter the mirror.
+	ev.Summary = "Standup (renamed)"
+	require.NoError(t, w.cal.Put(alice, ev))
+	require.NoError(t, m.Sync(t.Context(), alice))
+	all, err = w.store.Mirrored(t.Context(), alice, start.Add(-time.Hour*24*365), start.Add(24*365*time.Hour))
+	require.NoError(t, err)
+	assert.Len(t, all, 8, "instances the mirror holds after the series changed")
+
+	// A day on, the full sync moves the window.
+	w.clock.Advance(24 * time.Hour)
+	lists := w.lists()
+	ms, err = m.Meetings(t.Context(), s, w.clock.Now(), w.clock.Now().Add(7*24*time.Hour))
+	require.NoError(t, err)
+	assert.Len(t, ms, 7, "instances in the next 7 days, a day later")
+	assert.Equal(t, lists+1, w.lists(), "events.list calls for the daily full sync")
+	assert.Equal(t, "2026-11-30T07:00:00Z", w.cal.LastQuery(alice).Get("timeMin"), "the daily full sync's timeMin (25h back)")
+}
+
+// A series split "this and following" (and moved) shows in the mirror as
+// reading the calendar shows it: the old series cut, the new one's
+// instances in its place.
+func TestSplitSeries(t *testing.T) {
+	w := newWorld(t)
+	ev := calendartest.NewEvent("standup", "Standup", at(1).AddDate(0, 0, -7), at(1).AddDate(0, 0, -7).Add(15*time.Minute))
+	ev.Recurrence = []string{"RRULE:FREQ=DAILY;COUNT=20"}
+	require.NoError(t, w.cal.Put(alice, ev))
+	m := w.mirror(mirror.Options{})
+	s := sub("alice", alice)
+	before, err := m.Meetings(t.Context(), s, start, at(24*3))
+	require.NoError(t, err)
+	require.Len(t, before, 3)
+
+	tomorrow := before[1]
+	_, err = w.cal.SplitFollowing(alice, tomorrow.ID, func(e *gcal.Event) {
+		e.Summary = "Standup (later)"
+		e.Start.DateTime = tomorrow.Start.Add(30 * time.Minute).Format(time.RFC3339)
+		e.End.DateTime = tomorrow.Start.Add(45 * time.Minute).Format(time.RFC3339)
+	})
+	require.NoError(t, err)
+	require.NoError(t, m.Sync(t.Context(), alice))
+	after, err := m.Meetings(t.Context(), s, start, at(24*3))
+	require.NoError(t, err)
+	direct, err := w.src.Meetings(t.Context(), s, start, at(24*3))
+	require.NoError(t, err)
+	assert.Equal(t, direct, after, "Meetings after the split: as the calendar reads")
+	var got []string
+	for _, x := range after {
+		got = append(got, x.Title+" "+x.Start.Format("Jan 2 15:04"))
+	}
+	assert.Equal(t, []string{"Standup Nov 30 09:00", "Standup (later) Dec 1 09:30", "Standup (later) Dec 2 09:30"}, got, "Meetings after the split")
+	assert.False(t, slices.ContainsFunc(after[1:], func(x meetingbot.Meeting) bool { return x.ID == tomorrow.ID }), "the old instance IDs after the split are gone")
+}

@@ -1,0 +1,360 @@
+package mirror
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/meetingbot/meetingbot"
+)
+
+// reloadEvery bounds how often a notification naming a channel this
+// process does not know reads the channels from the store (another
+// replica may have opened it): forged IDs cannot make every request a
+// database read.
+const reloadEvery = time.Second
+
+// openAtOnce bounds the watches in flight.
+const openAtOnce = 16
+
+// serveNotify verifies one notification and, when it is genuine, marks
+// its calendar for Run to sync.
+func (m *Mirror) serveNotify(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if m.opts.Address == "" {
+		http.NotFound(w, r)
+		return
+	}
+	ch, ok := m.channel(r.Context(), m.opts.Push.ChannelID(r.Header))
+	state, refusal := "", "channel"
+	if ok {
+		state, refusal = m.opts.Push.Verify(r.Header, ch)
+	}
+	if refusal != "" {
+		m.notified(refusal)
+		status := http.StatusForbidden // not one of ours: a 4xx, which Google does not retry
+		if refusal == "state" || refusal == "message_number" {
+			status = http.StatusBadRequest
+		}
+		m.log.Debug("push notification refused", "reason", refusal)
+		http.Error(w, http.StatusText(status), status)
+		return
+	}
+	m.notified("accepted")
+	m.mu.Lock()
+	// A renewed channel's first notification ("sync") says only that it
+	// is open; the channel it replaces was live all along, so there is
+	// nothing to catch up. A new channel's is worth a sync: a change made
+	// between the calendar's last sync and the watch has no notification.
+	if state != "sync" || !m.renewal[ch.ID] {
+		m.pending[ch.CalendarID] = true
+	}
+	delete(m.renewal, ch.ID)
+	m.mu.Unlock()
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func (m *Mirror) notified(outcome string) {
+	if m.opts.Observer != nil {
+		m.opts.Observer.Notified(outcome)
+	}
+}
+
+// channel returns the channel id, looking in the store when this process
+// does not know it, at most once every reloadEvery.
+func (m *Mirror) channel(ctx context.Context, id string) (meetingbot.PushChannel, bool) {
+	if id == "" {
+		return meetingbot.PushChannel{}, false
+	}
+	m.mu.Lock()
+	ch, ok := m.channels[id]
+	reload := !ok && m.clock.Elapsed()-m.reloaded >= reloadEvery
+	if reload {
+		m.reloaded = m.clock.Elapsed()
+	}
+	m.mu.Unlock()
+	if ok || !reload {
+		return ch, ok
+	}
+	if err := m.reload(ctx); err != nil {
+		m.log.Warn("read the push channels", "err", err)
+		return meetingbot.PushChannel{}, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ch, ok = m.channels[id]
+	return ch, ok
+}
+
+// reload adds the store's channels to those known.
+func (m *Mirror) reload(ctx context.Context) error {
+	chs, err := m.store.Channels(ctx)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, ch := range chs {
+		m.channels[ch.ID] = ch
+	}
+	return nil
+}
+
+// Run does the mirror's background work until ctx ends: it syncs each
+// calendar a notification names within a second of it and wakes the
+// scheduler, and every Options.Maintain it opens a channel on each
+// calendar subscribed (with push on), replaces those close to their end,
+// stops those of calendars no longer subscribed and drops their mirrors.
+// At start it reuses the live channels the store keeps. It returns nil
+// once ctx has ended and its syncs in flight have finished; channels stay
+// open for the next start.
+func (m *Mirror) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	maintain := make(chan struct{}, 1)
+	for {
+		m.maintain(ctx)
+		t := m.clock.AfterFunc(m.opts.Maintain, func() {
+			select {
+			case maintain <- struct{}{}:
+			default:
+			}
+		})
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-maintain:
+				break wait
+			case <-m.kick:
+				m.mu.Lock()
+				cals := make([]string, 0, len(m.pending))
+				for c := range m.pending {
+					cals = append(cals, c)
+				}
+				clear(m.pending)
+				m.mu.Unlock()
+				for _, c := range cals {
+					wg.Go(func() { m.pushed(ctx, c) })
+				}
+			}
+		}
+	}
+}
+
+// pushed syncs a calendar a notification named and wakes the scheduler.
+func (m *Mirror) pushed(ctx context.Context, calendarID string) {
+	if err := m.Sync(ctx, calendarID); err != nil {
+		if ctx.Err() == nil {
+			m.log.Warn("sync a calendar after its notification; the next sweep retries", "calendar", calendarID, "err", err)
+		}
+		return
+	}
+	if m.opts.Wake != nil {
+		m.opts.Wake(ctx, calendarID)
+	}
+}
+
+// maintain brings the channels and mirrors in line with the calendars
+// subscribed now; a failure is logged and tried again next time.
+func (m *Mirror) maintain(ctx context.Context) {
+	if m.opts.Calendars == nil {
+		return
+	}
+	cals, err := m.opts.Calendars(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			m.log.Warn("read the calendars subscribed, to keep their channels and mirrors", "err", err)
+		}
+		return
+	}
+	wanted := make(map[string]bool, len(cals))
+	for _, c := range cals {
+		wanted[c] = true
+	}
+	mirrored, err := m.store.MirroredCalendars(ctx)
+	if err != nil {
+		m.log.Warn("read the mirrored calendars", "err", err)
+	}
+	for _, c := range mirrored {
+		if !wanted[c] {
+			if err := m.store.ForgetMirror(ctx, c); err != nil {
+				m.log.Warn("drop the mirror of a calendar no longer subscribed", "calendar", c, "err", err)
+			}
+		}
+	}
+	if err := m.reload(ctx); err != nil {
+		m.log.Warn("read the push channels", "err", err)
+		return
+	}
+	m.mu.Lock()
+	byCal := map[string][]meetingbot.PushChannel{}
+	for _, ch := range m.channels {
+		if ch.ResourceID != "" { // not one being opened
+			byCal[ch.CalendarID] = append(byCal[ch.CalendarID], ch)
+		}
+	}
+	m.mu.Unlock()
+	now := m.clock.Now()
+	// Stop the channels of calendars no longer subscribed, and every
+	// channel once push is turned off.
+	for c, chs := range byCal {
+		if !wanted[c] || m.opts.Address == "" {
+			why := "its calendar is no longer subscribed"
+			if m.opts.Address == "" {
+				why = "push is off (no PUBLIC_URL)"
+			}
+			for _, ch := range chs {
+				m.stop(ctx, ch, why)
+			}
+		}
+	}
+	if m.opts.Address == "" {
+		m.countChannels()
+		return
+	}
+	// Channels open 16 at a time: a first start opens one per calendar,
+	// and at 150 ms a watch 1,000 calendars take 10 s, within the quota;
+	// 4 at a time took 40 s, during which changes to calendars still
+	// without a channel waited for their resync (see the README's
+	// figures).
+	var wg sync.WaitGroup
+	limit := make(chan struct{}, openAtOnce)
+	for _, c := range cals {
+		chs := byCal[c]
+		// The newest channel serves; the others are renewed ones, or
+		// another replica's duplicate, and are stopped.
+		slices.SortFunc(chs, func(a, b meetingbot.PushChannel) int { return b.Expiration.Compare(a.Expiration) })
+		keep := -1
+		if len(chs) > 0 && (chs[0].Expiration.IsZero() || chs[0].Expiration.Sub(now) > m.opts.RenewBefore) {
+			keep = 0
+		}
+		limit <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-limit }()
+			if keep < 0 {
+				live := len(chs) > 0 && (chs[0].Expiration.IsZero() || chs[0].Expiration.After(now))
+				if _, err := m.open(ctx, c, live); err != nil {
+					if ctx.Err() == nil {
+						m.log.Warn("open a push channel; the calendar is synced every CALENDAR_RESYNC_INTERVAL meanwhile", "calendar", c, "err", err)
+					}
+					return // keep the old channel while there is no new one
+				}
+			}
+			for i, ch := range chs {
+				if i != keep {
+					why := "renewed"
+					if !ch.Expiration.IsZero() && !ch.Expiration.After(now) {
+						why = "expired"
+					}
+					m.stop(ctx, ch, why)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	m.countChannels()
+}
+
+func (m *Mirror) countChannels() {
+	if m.opts.Observer == nil {
+		return
+	}
+	m.mu.Lock()
+	n := 0
+	for _, ch := range m.channels {
+		if ch.ResourceID != "" {
+			n++
+		}
+	}
+	m.mu.Unlock()
+	m.opts.Observer.ChannelsOpen(n)
+}
+
+// open opens a channel on calendarID with a random ID and token, known to
+// the handler before Watch is sent (its first notification may come
+// before Watch's answer), and keeps it in the store.
+func (m *Mirror) open(ctx context.Context, calendarID string, renewal bool) (meetingbot.PushChannel, error) {
+	for attempt := 0; ; attempt++ {
+		pending := meetingbot.PushChannel{ID: "meetingbot-" + random(16, true), CalendarID: calendarID, Token: random(32, false)}
+		m.mu.Lock()
+		m.channels[pending.ID] = pending
+		if renewal {
+			m.renewal[pending.ID] = true
+		}
+		m.mu.Unlock()
+		ch, err := m.opts.Push.Watch(ctx, calendarID, pending.ID, pending.Token, m.opts.Address, m.opts.ChannelTTL)
+		if err == nil {
+			err = m.store.PutChannel(ctx, ch)
+			if err != nil {
+				// Not kept, it could leak at a restart: stop it now.
+				if serr := m.opts.Push.StopChannel(ctx, ch); serr != nil {
+					m.log.Warn("stop a channel that could not be kept; it ends at its expiration", "channel", ch.ID, "err", serr)
+				}
+			}
+		}
+		m.mu.Lock()
+		if err != nil {
+			delete(m.channels, pending.ID)
+			delete(m.renewal, pending.ID)
+		} else {
+			m.channels[ch.ID] = ch
+		}
+		m.mu.Unlock()
+		if err != nil && errors.Is(err, ErrChannelIDTaken) && attempt < 2 {
+			continue
+		}
+		if err == nil {
+			m.log.Info("push channel open", "calendar", calendarID, "channel", ch.ID, "expiration", ch.Expiration)
+		}
+		return ch, err
+	}
+}
+
+// stop ends ch with Google and forgets it; a failure keeps it for the
+// next try.
+func (m *Mirror) stop(ctx context.Context, ch meetingbot.PushChannel, why string) {
+	expired := !ch.Expiration.IsZero() && !ch.Expiration.After(m.clock.Now())
+	if !expired && m.opts.Push != nil {
+		if err := m.opts.Push.StopChannel(ctx, ch); err != nil {
+			if ctx.Err() == nil {
+				m.log.Warn("stop a push channel; trying again later", "calendar", ch.CalendarID, "channel", ch.ID, "err", err)
+			}
+			return
+		}
+	}
+	if err := m.store.DeleteChannel(ctx, ch.ID); err != nil {
+		m.log.Warn("forget a stopped push channel", "channel", ch.ID, "err", err)
+		return
+	}
+	m.mu.Lock()
+	delete(m.channels, ch.ID)
+	m.mu.Unlock()
+	m.log.Info("push channel stopped", "calendar", ch.CalendarID, "channel", ch.ID, "why", why)
+}
+
+// random returns n random bytes as hex or unpadded base64url.
+func random(n int, hexa bool) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	if hexa {
+		return hex.EncodeToString(b)
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}

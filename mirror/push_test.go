@@ -1,0 +1,230 @@
+package mirror_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/meetingbot/meetingbot/calendar/calendartest"
+	"github.com/meetingbot/meetingbot/mirror"
+)
+
+// pushWorld is a world whose mirror runs with push on: the emulator posts
+// notifications over TLS to the mirror's handler, as Google does.
+type pushWorld struct {
+	*world
+	srv    *httptest.Server
+	m      *mirror.Mirror
+	stop   func()
+	mu     sync.Mutex
+	cals   []string
+	woken  chan string
+	opts   mirror.Options
+	handle http.Handler
+}
+
+func newPushWorld(t *testing.T, opts mirror.Options) *pushWorld {
+	t.Helper()
+	p := &pushWorld{world: newWorld(t), cals: []string{alice}, woken: make(chan string, 100), opts: opts}
+	p.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		h := p.handle
+		p.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(p.srv.Close)
+	p.cal.AddCalendar(alice)
+	p.cal.SetNotifyClient(p.srv.Client())
+	p.start()
+	t.Cleanup(func() { p.stop() })
+	return p
+}
+
+// start starts a mirror, as a process does; stop ends it.
+func (p *pushWorld) start() {
+	opts := p.opts
+	opts.Push = p.src
+	opts.Address = p.srv.URL + "/google/notify"
+	opts.Calendars = func(context.Context) ([]string, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return append([]string(nil), p.cals...), nil
+	}
+	opts.Wake = func(_ context.Context, cal string) { p.woken <- cal }
+	p.m = p.mirror(opts)
+	p.mu.Lock()
+	p.handle = p.m.Handler()
+	p.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.m.Run(ctx)
+	}()
+	p.stop = func() {
+		cancel()
+		<-done
+	}
+	// Run opens the channels first thing.
+	require.Eventually(p.t, func() bool { return len(p.cal.Channels()) > 0 }, 5*time.Second, time.Millisecond, "a channel open")
+}
+
+// settle waits for the sync and wake-up the channel's first notification
+// ("sync") makes, so that a test starts from a quiet mirror.
+func (p *pushWorld) settle() {
+	p.t.Helper()
+	p.cal.FlushNotifications()
+	p.wake()
+	for len(p.woken) > 0 {
+		<-p.woken
+	}
+}
+
+// wake waits for the scheduler's wake-up of a calendar.
+func (p *pushWorld) wake() (string, time.Duration) {
+	p.t.Helper()
+	began := time.Now()
+	select {
+	case cal := <-p.woken:
+		return cal, time.Since(began)
+	case <-time.After(5 * time.Second):
+		p.t.Fatal("no wake-up within 5s")
+		return "", 0
+	}
+}
+
+// A change pushed by the emulator is synced into the mirror and the
+// scheduler woken within a second, without waiting for the resync.
+func TestNotificationSyncsAndWakes(t *testing.T) {
+	p := newPushWorld(t, mirror.Options{})
+	s := sub("alice", alice)
+	p.settle()
+	assert.Empty(t, p.meetings(p.m, s, start, at(24)), "Meetings before any change")
+	lists := p.lists()
+
+	changed := time.Now()
+	p.put("a", at(1))
+	cal, _ := p.wake()
+	assert.Equal(t, alice, cal, "calendar woken")
+	assert.Less(t, time.Since(changed), time.Second, "from the change to the wake-up")
+	assert.Equal(t, []string{"a 09:00"}, p.meetings(p.m, s, start, at(24)), "Meetings after the notification, within the resync interval")
+	assert.Equal(t, lists+1, p.lists(), "events.list calls: one incremental sync")
+	assert.GreaterOrEqual(t, p.obs.notified["accepted"], 2, "notifications accepted (sync, exists)")
+	assert.Equal(t, 1, len(p.cal.Channels()), "channels open")
+}
+
+// A notification with a forged token, of an unknown channel, with a bad
+// state or not a POST is refused with a 4xx and changes nothing.
+func TestForgedNotificationsChangeNothing(t *testing.T) {
+	p := newPushWorld(t, mirror.Options{})
+	p.settle()
+	ch := p.cal.Channels()[0]
+	lists := p.lists()
+	header := func(id, token, state string) http.Header {
+		return http.Header{
+			"X-Goog-Channel-Id":     {id},
+			"X-Goog-Channel-Token":  {token},
+			"X-Goog-Resource-Id":    {ch.ResourceID},
+			"X-Goog-Resource-State": {state},
+			"X-Goog-Message-Number": {"7"},
+		}
+	}
+	tests := []struct {
+		name   string
+		method string
+		h      http.Header
+		status int
+		reason string
+	}{
+		{"forged token", http.MethodPost, header(ch.ID, "guessed", "exists"), http.StatusForbidden, "token"},
+		{"unknown channel", http.MethodPost, header("not-ours", "guessed", "exists"), http.StatusForbidden, "channel"},
+		{"no headers", http.MethodPost, http.Header{}, http.StatusForbidden, "channel"},
+		{"bad state", http.MethodPost, header(ch.ID, "", "exists"), http.StatusForbidden, "token"},
+		{"GET", http.MethodGet, header(ch.ID, "guessed", "exists"), http.StatusMethodNotAllowed, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequest(tt.method, p.srv.URL+"/google/notify", strings.NewReader(""))
+			require.NoError(t, err)
+			req.Header = tt.h
+			resp, err := p.srv.Client().Do(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+			assert.Equal(t, tt.status, resp.StatusCode, "status")
+			if tt.reason != "" {
+				p.obs.mu.Lock()
+				assert.Positive(t, p.obs.notified[tt.reason], "refusals for %s", tt.reason)
+				p.obs.mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(200 * time.Millisecond) // a sync would have started by now
+	assert.Empty(t, p.woken, "wake-ups after refused notifications")
+	assert.Equal(t, lists, p.lists(), "events.list calls after refused notifications")
+}
+
+// A channel is replaced before it expires: a new one opens, the old one
+// is stopped, and the store keeps only the new one.
+func TestChannelRenewedBeforeItExpires(t *testing.T) {
+	p := newPushWorld(t, mirror.Options{ChannelTTL: 3 * time.Hour, RenewBefore: time.Hour, Maintain: time.Minute})
+	first := p.cal.Channels()
+	require.Len(t, first, 1)
+	assert.Equal(t, start.Add(3*time.Hour), first[0].Expiration, "the channel's expiration")
+
+	p.settle()
+	p.clock.Advance(2 * time.Hour)
+	require.Eventually(t, func() bool {
+		p.clock.Advance(time.Minute) // Run's maintenance runs on the fake clock
+		chs := p.cal.Channels()
+		kept, err := p.store.Channels(t.Context())
+		require.NoError(t, err)
+		return len(chs) == 1 && chs[0].ID != first[0].ID && len(kept) == 1 && kept[0].ID == chs[0].ID
+	}, 5*time.Second, 10*time.Millisecond, "one channel open and kept, a new one")
+	assert.GreaterOrEqual(t, p.cal.RequestsTo(calendartest.MethodStop), 1, "channels.stop calls")
+}
+
+// A calendar no longer subscribed has its channel stopped and its mirror
+// dropped.
+func TestChannelStoppedWhenTheSubscriptionGoes(t *testing.T) {
+	p := newPushWorld(t, mirror.Options{Maintain: time.Minute})
+	p.settle()
+	p.meetings(p.m, sub("alice", alice), start, at(24))
+	p.mu.Lock()
+	p.cals = nil
+	p.mu.Unlock()
+	require.Eventually(t, func() bool {
+		p.clock.Advance(time.Minute)
+		return len(p.cal.Channels()) == 0
+	}, 5*time.Second, 10*time.Millisecond, "channels open")
+	assert.Equal(t, 1, p.cal.RequestsTo(calendartest.MethodStop), "channels.stop calls")
+	require.Eventually(t, func() bool {
+		kept, err := p.store.Channels(t.Context())
+		require.NoError(t, err)
+		cals, err := p.store.MirroredCalendars(t.Context())
+		require.NoError(t, err)
+		return len(kept) == 0 && len(cals) == 0
+	}, 5*time.Second, time.Millisecond, "channels and mirrors kept")
+}
+
+// A restart reuses the live channel the store keeps: no new watch, and
+// its notifications are still verified.
+func TestRestartReusesTheChannel(t *testing.T) {
+	p := newPushWorld(t, mirror.Options{})
+	p.settle()
+	watches := p.cal.RequestsTo(calendartest.MethodWatch)
+	p.stop()
+	p.start()
+	time.Sleep(100 * time.Millisecond) // Run's first maintenance
+	assert.Equal(t, watches, p.cal.RequestsTo(calendartest.MethodWatch), "events.watch calls after a restart")
+	assert.Len(t, p.cal.Channels(), 1, "channels open after a restart")
+	p.put("a", at(1))
+	cal, _ := p.wake()
+	assert.Equal(t, alice, cal, "calendar woken by the old channel's notification after a restart")
+}
