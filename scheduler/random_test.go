@@ -172,7 +172,7 @@ func (p *process) leave() bool {
 type crashLedger struct {
 	*storage.Store
 	p      *process
-	atRisk map[string]int
+	atRisk *risks
 }
 
 func guard[T any](p *process, f func() (T, error)) (T, error) {
@@ -224,7 +224,7 @@ func (l crashLedger) Record(ctx context.Context, e meetingbot.Entry, now time.Ti
 		if e.Outcome == meetingbot.Sent {
 			// Slack has it; the ledger will not (for a digest, each of
 			// its reminders whose record the crash cut off).
-			l.atRisk[e.Subscription+"|"+e.Key]++
+			l.atRisk.add(e.Subscription + "|" + e.Key)
 		}
 		return errCrashed
 	}
@@ -246,7 +246,11 @@ func (l crashLedger) Prune(ctx context.Context, before time.Time) (int64, error)
 // trouble injects Slack's failures into a case: answers lost after a
 // post was stored (or not), lookups that fail, and a second process that
 // ticks while a send is in flight.
+// trouble is what goes wrong in a case beyond crashes. Its notifier is
+// called from sweeps and timers at once, so what it draws and counts is
+// behind mu.
 type trouble struct {
+	mu          sync.Mutex
 	rng         *rand.Rand
 	unconfirmed int // percent of posts whose answer is lost
 	lookupFail  int // percent of lookups that fail
@@ -255,12 +259,41 @@ type trouble struct {
 	st          *stats
 }
 
+// roll draws from [0, n).
+func (t *trouble) roll(n int) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rng.IntN(n)
+}
+
+// met notes that key met a failure and counts it in st.
+func (t *trouble) met(key string, count func(st *stats)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.troubled[key] = true
+	count(t.st)
+}
+
+// risks counts, by subscription and key, the crashes and lost answers
+// between Slack's acceptance and the ledger; notifier and ledger add to it
+// from several goroutines.
+type risks struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+func (r *risks) add(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m[key]++
+}
+
 var errLookup = errors.New("slack: 503 service unavailable")
 
 type crashNotifier struct {
 	slack  *slack
 	p      *process
-	atRisk map[string]int // key -> crashes between Slack's acceptance and the ledger
+	atRisk *risks
 	t      *trouble
 }
 
@@ -269,24 +302,23 @@ func (n crashNotifier) Notify(ctx context.Context, r meetingbot.Reminder) (meeti
 		return meetingbot.Receipt{}, errCrashed
 	}
 	k := r.Subscription.ID + "|" + r.Key
-	if n.t.midSend != nil && n.t.rng.IntN(3) == 0 {
+	if n.t.midSend != nil && n.t.roll(3) == 0 {
 		n.t.midSend()
 	}
 	var rc meetingbot.Receipt
 	var err error
-	if n.t.rng.IntN(100) < n.t.unconfirmed {
-		n.t.troubled[k] = true
-		n.t.st.unconfirmed++
-		if n.t.rng.IntN(2) == 0 {
+	if n.t.roll(100) < n.t.unconfirmed {
+		n.t.met(k, func(st *stats) { st.unconfirmed++ })
+		if n.t.roll(2) == 0 {
 			n.slack.Notify(ctx, r)
-			n.atRisk[k]++
+			n.atRisk.add(k)
 		}
 		err = fmt.Errorf("slack: answer lost: %w", meetingbot.ErrUnconfirmed)
 	} else {
 		rc, err = n.slack.Notify(ctx, r)
 	}
 	if !n.p.leave() {
-		n.atRisk[k]++
+		n.atRisk.add(k)
 		return meetingbot.Receipt{}, errCrashed
 	}
 	return rc, err
@@ -299,7 +331,7 @@ func (n crashNotifier) NotifyDigest(ctx context.Context, rs []meetingbot.Reminde
 	rc, err := n.slack.NotifyDigest(ctx, rs)
 	if !n.p.leave() {
 		for _, r := range rs {
-			n.atRisk[r.Subscription.ID+"|"+r.Key]++
+			n.atRisk.add(r.Subscription.ID + "|" + r.Key)
 		}
 		return meetingbot.Receipt{}, errCrashed
 	}
@@ -313,9 +345,8 @@ func (n crashNotifier) Delivered(ctx context.Context, r meetingbot.Reminder) (me
 	var rc meetingbot.Receipt
 	var ok bool
 	var err error
-	if n.t.rng.IntN(100) < n.t.lookupFail {
-		n.t.troubled[r.Subscription.ID+"|"+r.Key] = true
-		n.t.st.lookupsFailed++
+	if n.t.roll(100) < n.t.lookupFail {
+		n.t.met(r.Subscription.ID+"|"+r.Key, func(st *stats) { st.lookupsFailed++ })
 		err = errLookup
 	} else {
 		rc, ok, err = n.slack.Delivered(ctx, r)
@@ -397,11 +428,13 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 	tl.now = c.Now
 	sl := newSlack(c.Now)
 	sl.canLookup = rng.IntN(2) == 0
-	atRisk := map[string]int{}
+	atRisk := &risks{m: map[string]int{}}
 	path := filepath.Join(dir, fmt.Sprintf("case-%d.db", seed))
 
 	var st stats
-	tr := &trouble{rng: rng, troubled: map[string]bool{}, st: &st}
+	// The notifier draws from a generator of its own: the case's is the
+	// test goroutine's alone.
+	tr := &trouble{rng: rand.New(rand.NewPCG(seed, 0x7b0b1e)), troubled: map[string]bool{}, st: &st}
 	if rng.IntN(3) == 0 {
 		tr.unconfirmed, tr.lookupFail = 10, 30
 	}
@@ -428,8 +461,10 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 		defer second.Stop()
 		tr.midSend = func() {
 			if err := second.Tick(ctx); err == nil {
+				tr.mu.Lock()
 				st.second++
 				completed = append(completed, c.Now())
+				tr.mu.Unlock()
 			}
 		}
 	}
@@ -489,7 +524,9 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 		proc.mu.Lock()
 		proc.crashAt = -1
 		proc.mu.Unlock()
+		tr.mu.Lock()
 		completed = append(completed, tk)
+		tr.mu.Unlock()
 	}
 
 	// The oracle.
@@ -562,15 +599,15 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 		if n == 1 {
 			continue
 		}
-		if n-1 > atRisk[k] {
-			return st, fmt.Errorf("%s delivered %d times, with %d crashes or lost answers between send and record", k, n, atRisk[k])
+		if n-1 > atRisk.m[k] {
+			return st, fmt.Errorf("%s delivered %d times, with %d crashes or lost answers between send and record", k, n, atRisk.m[k])
 		}
 		if sl.canLookup {
 			return st, fmt.Errorf("%s delivered %d times although the notifier can look messages up", k, n)
 		}
 		st.duplicates += n - 1
 	}
-	for _, n := range atRisk {
+	for _, n := range atRisk.m {
 		st.atRisk += n
 	}
 	st.expected = len(expected)
