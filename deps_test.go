@@ -28,6 +28,7 @@ var forbidden = map[string]map[string]string{
 		module + "/scheduler": "an adapter never imports the engine",
 		module + "/notify":    "adapters never import each other",
 		module + "/storage":   "adapters never import each other",
+		module + "/agenda":    "an adapter never imports the engine",
 	},
 	"notify": {
 		"modernc.org/sqlite":  "posting to Slack needs no database driver",

@@ -66,7 +66,7 @@ func (o *observed) get(kind string) int {
 type world struct {
 	t     *testing.T
 	cal   *calendartest.Server
-	src   google
+	src   calendar.Mirrored
 	store *storage.Store
 	clock *clock.Fake
 	obs   *observed
@@ -83,7 +83,7 @@ func newWorld(t *testing.T) *world {
 	store, err := storage.Open(t.Context(), filepath.Join(t.TempDir(), "bot.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
-	w := &world{t: t, cal: cal, src: google{src}, store: store, clock: clock.NewFake(start),
+	w := &world{t: t, cal: cal, src: calendar.Mirrored{Source: src}, store: store, clock: clock.NewFake(start),
 		obs: &observed{syncs: map[string]int{}, notified: map[string]int{}}}
 	cal.SetClock(w.clock.Now)
 	return w

@@ -1,0 +1,79 @@
+package calendar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/mirror"
+)
+
+// Mirrored is a Source as the mirror consumes it (mirror.Calendar and
+// mirror.Push): the sync, the reads beyond the mirror, the fire-time
+// check, and push channels, in the words of the mirror and the root.
+type Mirrored struct{ Source *Source }
+
+var (
+	_ mirror.Calendar = Mirrored{}
+	_ mirror.Push     = Mirrored{}
+)
+
+func (g Mirrored) Sync(ctx context.Context, calendarID, token string, from, horizon time.Time) (mirror.Synced, error) {
+	res, err := g.Source.Sync(ctx, calendarID, token, Window{From: from, Horizon: horizon})
+	switch {
+	case errors.Is(err, ErrSyncTokenGone):
+		return mirror.Synced{}, fmt.Errorf("%w: %w", mirror.ErrTokenGone, err)
+	case err != nil:
+		return mirror.Synced{}, err
+	}
+	out := mirror.Synced{Full: res.Full, Token: res.Token}
+	for _, c := range res.Changes {
+		if c.Removed {
+			out.Removed = append(out.Removed, c.ID)
+		} else {
+			out.Changed = append(out.Changed, c.Meeting)
+		}
+	}
+	return out, nil
+}
+
+func (g Mirrored) Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
+	return g.Source.Meetings(ctx, sub, from, to)
+}
+
+func (g Mirrored) Meeting(ctx context.Context, sub meetingbot.Subscription, eventID string) (meetingbot.Meeting, error) {
+	return g.Source.Meeting(ctx, sub, eventID)
+}
+
+func (g Mirrored) Watch(ctx context.Context, calendarID, channelID, token, address string, ttl time.Duration) (meetingbot.PushChannel, error) {
+	ch, err := g.Source.Watch(ctx, calendarID, channelID, token, address, ttl)
+	switch {
+	case errors.Is(err, ErrChannelIDTaken):
+		return meetingbot.PushChannel{}, fmt.Errorf("%w: %w", mirror.ErrChannelIDTaken, err)
+	case err != nil:
+		return meetingbot.PushChannel{}, err
+	}
+	return meetingbot.PushChannel{ID: ch.ID, CalendarID: ch.CalendarID, Token: ch.Token, ResourceID: ch.ResourceID, Expiration: ch.Expiration}, nil
+}
+
+func (g Mirrored) StopChannel(ctx context.Context, ch meetingbot.PushChannel) error {
+	return g.Source.StopChannel(ctx, ch.CalendarID, ch.ID, ch.ResourceID)
+}
+
+func (Mirrored) ChannelID(h http.Header) string { return NotificationChannelID(h) }
+
+func (Mirrored) Verify(h http.Header, ch meetingbot.PushChannel) (state, refusal string) {
+	n, err := VerifyNotification(h, Channel{ID: ch.ID, CalendarID: ch.CalendarID, Token: ch.Token, ResourceID: ch.ResourceID})
+	var nerr *NotificationError
+	switch {
+	case err == nil:
+		return string(n.State), ""
+	case errors.As(err, &nerr):
+		return "", string(nerr.Reason)
+	default:
+		return "", "channel"
+	}
+}
