@@ -178,15 +178,21 @@ func (p *parser) interval(name string) time.Duration {
 	if v == "" {
 		return DefaultTickInterval
 	}
-	example := "e.g. " + name + "=30s"
+	return p.duration(name, v, "30s", MaxTickInterval, "must be at most 10m, or reminders go out late")
+}
+
+// duration parses v, the value of name, as a duration from MinTickInterval
+// to max; tooLong is the problem of a longer one, and example a valid value.
+func (p *parser) duration(name, v, example string, max time.Duration, tooLong string) time.Duration {
+	example = "e.g. " + name + "=" + example
 	d, err := time.ParseDuration(v)
 	switch {
 	case err != nil:
 		p.bad(name, v, "not a Go duration, "+example)
 	case d < MinTickInterval:
 		p.bad(name, v, "must be at least "+MinTickInterval.String()+", "+example)
-	case d > MaxTickInterval:
-		p.bad(name, v, "must be at most 10m, or reminders go out late, "+example)
+	case d > max:
+		p.bad(name, v, tooLong+", "+example)
 	}
 	return d
 }

@@ -67,15 +67,5 @@ func (p *parser) resync(name string, push bool, tick time.Duration) time.Duratio
 		}
 		return tick
 	}
-	example := "e.g. " + name + "=5m"
-	d, err := time.ParseDuration(v)
-	switch {
-	case err != nil:
-		p.bad(name, v, "not a Go duration, "+example)
-	case d < MinTickInterval:
-		p.bad(name, v, "must be at least "+MinTickInterval.String()+", "+example)
-	case d > MaxResync:
-		p.bad(name, v, "must be at most 1h, or a lost notification delays a change too long, "+example)
-	}
-	return d
+	return p.duration(name, v, "5m", MaxResync, "must be at most 1h, or a lost notification delays a change too long")
 }
