@@ -130,6 +130,7 @@ type Scheduler struct {
 	again     map[string]bool              // subscriptions to sweep again once their sweep in flight ends
 	lastSweep map[string]time.Time         // each subscription's last sweep, on the wall clock
 	timers    map[string]map[string]*armed // per subscription, by key, the reminders planned
+	armedN    int                          // the timers in timers, counted as they come and go
 	pending   map[string]time.Time         // cursor moves not written yet
 	lastFlush time.Duration                // on the elapsed clock
 	readsNow  int
@@ -330,6 +331,7 @@ func (s *Scheduler) Stop() {
 		}
 		delete(s.timers, sub)
 	}
+	s.armedN = 0
 	s.mu.Unlock()
 	s.wg.Wait()
 }

@@ -50,6 +50,7 @@ func (s *Scheduler) plan(ctx context.Context, sub meetingbot.Subscription, meeti
 		}
 		t.timer.Stop()
 		delete(have, key)
+		s.armedN--
 		changed = true
 	}
 	if len(want) > 0 && have == nil {
@@ -65,6 +66,7 @@ func (s *Scheduler) plan(ctx context.Context, sub meetingbot.Subscription, meeti
 		lead := r.TriggerAt.Add(-s.opts.FireLead).Sub(armedAt)
 		t.timer = s.after(max(lead, 0), func() { s.fire(ctx, sub.ID, key, t) })
 		have[key] = t
+		s.armedN++
 		changed = true
 	}
 	if len(have) == 0 {
@@ -93,6 +95,7 @@ func (s *Scheduler) dropTimersOfOthers(subs []meetingbot.Subscription) {
 		for _, t := range have {
 			t.timer.Stop()
 		}
+		s.armedN -= len(have)
 		delete(s.timers, id)
 		changed = true
 	}
@@ -103,14 +106,8 @@ func (s *Scheduler) dropTimersOfOthers(subs []meetingbot.Subscription) {
 	}
 }
 
-// armedLocked counts the timers armed; s.mu is held.
-func (s *Scheduler) armedLocked() int {
-	n := 0
-	for _, have := range s.timers {
-		n += len(have)
-	}
-	return n
-}
+// armedLocked returns how many timers are armed; s.mu is held.
+func (s *Scheduler) armedLocked() int { return s.armedN }
 
 // disarm removes t if it is still the timer of sub's key, and reports
 // whether it was.
@@ -120,6 +117,7 @@ func (s *Scheduler) disarm(sub, key string, t *armed) bool {
 	current := have[key] == t
 	if current {
 		delete(have, key)
+		s.armedN--
 		if len(have) == 0 {
 			delete(s.timers, sub)
 		}

@@ -15,6 +15,8 @@ import (
 type statements struct {
 	claimSelect, claimInsert, claimUpdate, record, renew, release, cursor *sql.Stmt
 	followed, orphans, orphansOf                                          *sql.Stmt
+	// The mirror's, which every sweep reads and every sync writes.
+	calendarSync, mirrored, mirrorUpsert, mirrorDelete, syncUpsert *sql.Stmt
 }
 
 func (s *Store) prepare(ctx context.Context) error {
@@ -38,6 +40,15 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&s.stmt.release, `UPDATE ledger SET owner = '', lease_until_ms = 0, code = 'unconfirmed', reason = ?
 			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
 		{&s.stmt.followed, followedQuery},
+		{&s.stmt.calendarSync, `SELECT token, from_ms, horizon_ms, full_ms, synced_ms FROM calendar_sync WHERE calendar = ?`},
+		{&s.stmt.mirrored, `SELECT meeting FROM calendar_instances
+			WHERE calendar = ? AND start_ms > ? AND start_ms <= ? ORDER BY start_ms, id`},
+		{&s.stmt.mirrorUpsert, `INSERT INTO calendar_instances (calendar, id, start_ms, meeting) VALUES (?, ?, ?, ?)
+			ON CONFLICT (calendar, id) DO UPDATE SET start_ms = excluded.start_ms, meeting = excluded.meeting`},
+		{&s.stmt.mirrorDelete, `DELETE FROM calendar_instances WHERE calendar = ? AND id = ?`},
+		{&s.stmt.syncUpsert, `INSERT INTO calendar_sync (calendar, token, from_ms, horizon_ms, full_ms, synced_ms) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (calendar) DO UPDATE SET token = excluded.token, from_ms = excluded.from_ms, horizon_ms = excluded.horizon_ms,
+				full_ms = excluded.full_ms, synced_ms = excluded.synced_ms`},
 	} {
 		stmt, err := s.db.PrepareContext(ctx, p.q)
 		if err != nil {

@@ -21,7 +21,7 @@ import (
 func (s *Store) CalendarSync(ctx context.Context, calendarID string) (meetingbot.CalendarSync, bool, error) {
 	st := meetingbot.CalendarSync{CalendarID: calendarID}
 	var from, horizon, full, synced int64
-	err := s.db.QueryRowContext(ctx, `SELECT token, from_ms, horizon_ms, full_ms, synced_ms FROM calendar_sync WHERE calendar = ?`, calendarID).
+	err := s.stmt.calendarSync.QueryRowContext(ctx, calendarID).
 		Scan(&st.Token, &from, &horizon, &full, &synced)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -59,8 +59,9 @@ func (s *Store) writeMirror(ctx context.Context, st meetingbot.CalendarSync, ful
 			return fmt.Errorf("storage: mirror %s: %w", st.CalendarID, err)
 		}
 	}
+	del, upsert := tx.StmtContext(ctx, s.stmt.mirrorDelete), tx.StmtContext(ctx, s.stmt.mirrorUpsert)
 	for _, id := range removed {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM calendar_instances WHERE calendar = ? AND id = ?`, st.CalendarID, id); err != nil {
+		if _, err := del.ExecContext(ctx, st.CalendarID, id); err != nil {
 			return fmt.Errorf("storage: mirror %s: %w", st.CalendarID, err)
 		}
 	}
@@ -69,16 +70,11 @@ func (s *Store) writeMirror(ctx context.Context, st meetingbot.CalendarSync, ful
 		if err != nil {
 			return fmt.Errorf("storage: mirror %s: %w", st.CalendarID, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO calendar_instances (calendar, id, start_ms, meeting) VALUES (?, ?, ?, ?)
-			ON CONFLICT (calendar, id) DO UPDATE SET start_ms = excluded.start_ms, meeting = excluded.meeting`,
-			st.CalendarID, m.ID, ms(m.Start), string(body)); err != nil {
+		if _, err := upsert.ExecContext(ctx, st.CalendarID, m.ID, ms(m.Start), string(body)); err != nil {
 			return fmt.Errorf("storage: mirror %s: %w", st.CalendarID, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO calendar_sync (calendar, token, from_ms, horizon_ms, full_ms, synced_ms) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (calendar) DO UPDATE SET token = excluded.token, from_ms = excluded.from_ms, horizon_ms = excluded.horizon_ms,
-			full_ms = excluded.full_ms, synced_ms = excluded.synced_ms`,
-		st.CalendarID, st.Token, ms(st.From), ms(st.Horizon), ms(st.FullAt), ms(st.SyncedAt)); err != nil {
+	if _, err := tx.StmtContext(ctx, s.stmt.syncUpsert).ExecContext(ctx, st.CalendarID, st.Token, ms(st.From), ms(st.Horizon), ms(st.FullAt), ms(st.SyncedAt)); err != nil {
 		return fmt.Errorf("storage: mirror %s: %w", st.CalendarID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -90,8 +86,7 @@ func (s *Store) writeMirror(ctx context.Context, st meetingbot.CalendarSync, ful
 // Mirrored returns the mirrored instances of calendarID that start in
 // (from, to], by start, then ID.
 func (s *Store) Mirrored(ctx context.Context, calendarID string, from, to time.Time) ([]meetingbot.Meeting, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT meeting FROM calendar_instances
-		WHERE calendar = ? AND start_ms > ? AND start_ms <= ? ORDER BY start_ms, id`, calendarID, from.UnixMilli(), to.UnixMilli())
+	rows, err := s.stmt.mirrored.QueryContext(ctx, calendarID, from.UnixMilli(), to.UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("storage: mirror of %s: %w", calendarID, err)
 	}
