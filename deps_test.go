@@ -50,6 +50,10 @@ var forbidden = map[string]map[string]string{
 		module + "/scheduler": "configuration speaks the root's words, not the engine's",
 		module + "/storage":   "configuration opens nothing",
 	},
+	"storage/migration": {
+		"modernc.org/sqlite": "reading SQL files needs no driver",
+		pgx:                  "reading SQL files needs no driver",
+	},
 	"outbound": {
 		"modernc.org/sqlite": "an HTTP client needs no database driver",
 		pgx:                  "an HTTP client needs no database driver",

@@ -20,14 +20,12 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"path"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/meetingbot/meetingbot/storage/migration"
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 )
 
@@ -172,7 +170,7 @@ func createFile(path string) error {
 
 // checkExisting refuses, without writing, a file that is not SQLite or was
 // migrated further than this binary can read.
-func checkExisting(ctx context.Context, path string, migs []migration) error {
+func checkExisting(ctx context.Context, path string, migs []migration.Migration) error {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -205,7 +203,7 @@ func checkExisting(ctx context.Context, path string, migs []migration) error {
 	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM migrations`).Scan(&version); err != nil {
 		return fmt.Errorf("storage: read schema version of %s: %w", path, err)
 	}
-	if latest := migs[len(migs)-1].version; version > latest {
+	if latest := migs[len(migs)-1].Version; version > latest {
 		return fmt.Errorf("storage: %s: %w (schema version %d, this binary knows up to %d): run a newer bot", path, ErrSchemaTooNew, version, latest)
 	}
 	return nil
@@ -219,7 +217,7 @@ const busyWait = 15 * time.Second
 // switching a new database to WAL takes a lock that SQLite's busy timeout
 // does not wait for, so two bots started together on a new file would
 // otherwise fail with SQLITE_BUSY.
-func (s *Store) migrateWaiting(ctx context.Context, migs []migration) error {
+func (s *Store) migrateWaiting(ctx context.Context, migs []migration.Migration) error {
 	deadline := time.Now().Add(busyWait)
 	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
 		err := s.migrate(ctx, migs)
@@ -241,36 +239,16 @@ func isBusy(err error) bool {
 	return errors.As(err, &coded) && coded.Code()&0xff == 5
 }
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+// migrations reads the store's embedded migrations.
+func migrations() ([]migration.Migration, error) {
+	migs, err := migration.Load(migrationFiles, "migrations")
 	if err != nil {
-		return nil, fmt.Errorf("storage: list migrations: %w", err)
+		return nil, fmt.Errorf("storage: %w", err)
 	}
-	var migs []migration
-	for _, name := range names {
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("storage: migration %s: name must start with a number and an underscore", base)
-		}
-		body, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, fmt.Errorf("storage: read migration %s: %w", base, err)
-		}
-		migs = append(migs, migration{version: v, name: base, sql: string(body)})
-	}
-	sort.Slice(migs, func(i, j int) bool { return migs[i].version < migs[j].version })
 	return migs, nil
 }
 
-func (s *Store) migrate(ctx context.Context, migs []migration) error {
+func (s *Store) migrate(ctx context.Context, migs []migration.Migration) error {
 	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS migrations (
 		version    INTEGER PRIMARY KEY,
 		name       TEXT NOT NULL,
@@ -289,28 +267,28 @@ func (s *Store) migrate(ctx context.Context, migs []migration) error {
 // apply runs one migration unless it is already recorded; the check, the
 // migration and its record share one transaction, so two processes starting
 // together apply it once.
-func (s *Store) apply(ctx context.Context, m migration) error {
+func (s *Store) apply(ctx context.Context, m migration.Migration) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("storage: migration %s: %w", m.name, err)
+		return fmt.Errorf("storage: migration %s: %w", m.Name, err)
 	}
 	defer tx.Rollback()
 	var done int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM migrations WHERE version = ?`, m.version).Scan(&done); err != nil {
-		return fmt.Errorf("storage: migration %s: %w", m.name, err)
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM migrations WHERE version = ?`, m.Version).Scan(&done); err != nil {
+		return fmt.Errorf("storage: migration %s: %w", m.Name, err)
 	}
 	if done > 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-		return fmt.Errorf("storage: migration %s: %w", m.name, err)
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		return fmt.Errorf("storage: migration %s: %w", m.Name, err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (version, name, applied_ms) VALUES (?, ?, ?)`,
-		m.version, m.name, time.Now().UnixMilli()); err != nil {
-		return fmt.Errorf("storage: migration %s: %w", m.name, err)
+		m.Version, m.Name, time.Now().UnixMilli()); err != nil {
+		return fmt.Errorf("storage: migration %s: %w", m.Name, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("storage: migration %s: %w", m.name, err)
+		return fmt.Errorf("storage: migration %s: %w", m.Name, err)
 	}
 	return nil
 }

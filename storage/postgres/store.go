@@ -29,13 +29,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/url"
 	"os"
-	"path"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +40,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/storage/migration"
 )
 
 //go:embed migrations/*.sql
@@ -306,32 +303,12 @@ func lostConnection(err error) bool {
 	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, pgconn.ErrConnClosed)
 }
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+// migrations reads the store's embedded migrations.
+func migrations() ([]migration.Migration, error) {
+	migs, err := migration.Load(migrationFiles, "migrations")
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list migrations: %w", err)
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	var migs []migration
-	for _, name := range names {
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("postgres: migration %s: name must start with a number and an underscore", base)
-		}
-		body, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: read migration %s: %w", base, err)
-		}
-		migs = append(migs, migration{version: v, name: base, sql: string(body)})
-	}
-	sort.Slice(migs, func(i, j int) bool { return migs[i].version < migs[j].version })
 	return migs, nil
 }
 
@@ -344,7 +321,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	latest := migs[len(migs)-1].version
+	latest := migs[len(migs)-1].Version
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var schema *string
 		if err := tx.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
@@ -382,14 +359,14 @@ func (s *Store) migrate(ctx context.Context) error {
 			return err
 		}
 		for _, m := range migs {
-			if m.version <= version {
+			if m.Version <= version {
 				continue
 			}
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
+			if _, err := tx.Exec(ctx, `INSERT INTO migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}
 		}
 		return nil
