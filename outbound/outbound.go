@@ -13,10 +13,31 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // MaxResponse bounds the body of any answer the bot reads: 16 MiB.
 const MaxResponse = 16 << 20
+
+// IdleConnsPerHost is how many idle connections to one host the clients
+// keep for the next call. The standard library keeps 2, so with more calls
+// in flight than that (the scheduler has up to 64 Calendar reads and 256
+// Slack sends), most calls opened a connection, over TLS with a handshake,
+// and closed it after one answer.
+const IdleConnsPerHost = 64
+
+// transport is the clients' shared transport when their base has none:
+// http.DefaultTransport's settings, keeping IdleConnsPerHost.
+var transport = sync.OnceValue(func() http.RoundTripper {
+	def, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return http.DefaultTransport
+	}
+	t := def.Clone()
+	t.MaxIdleConnsPerHost = IdleConnsPerHost
+	t.MaxIdleConns = max(t.MaxIdleConns, 4*IdleConnsPerHost)
+	return t
+})
 
 // ErrTooLarge is the error of reading an answer longer than MaxResponse.
 var ErrTooLarge = errors.New("response larger than 16 MiB")
@@ -42,7 +63,9 @@ func (e *refusal) Permanent() bool { return e.err == ErrRedirect }
 // Client returns a copy of base (a new client if nil) whose transport
 // stops reading an answer after MaxResponse bytes and which follows a
 // redirect only to the same scheme and host. base's own CheckRedirect, if
-// any, still applies after that.
+// any, still applies after that. Without a transport of base's, the
+// client shares one with the others that keeps IdleConnsPerHost
+// connections to each host.
 func Client(base *http.Client) *http.Client {
 	c := &http.Client{}
 	if base != nil {
@@ -50,7 +73,7 @@ func Client(base *http.Client) *http.Client {
 	}
 	rt := c.Transport
 	if rt == nil {
-		rt = http.DefaultTransport
+		rt = transport()
 	}
 	if _, ok := rt.(limited); !ok {
 		c.Transport = limited{rt}

@@ -3,10 +3,12 @@ package outbound_test
 import (
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -133,4 +135,45 @@ func read(c *http.Client, url string) (int, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return len(b), err
+}
+
+// TestConnectionsAreReused makes rounds of 16 calls at once to one host:
+// the connections of a round are kept for the next ones, where the
+// standard library's default transport keeps 2 and opens 14 more each
+// round.
+func TestConnectionsAreReused(t *testing.T) {
+	var opened atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			opened.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+
+	const rounds, calls = 10, 16
+	c := outbound.Client(nil)
+	for range rounds {
+		var wg sync.WaitGroup
+		for range calls {
+			wg.Go(func() {
+				resp, err := c.Get(srv.URL)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			})
+		}
+		wg.Wait()
+	}
+	// The first round opens 16; a later call may open one more when it
+	// asks before a finished call's connection is back in the pool.
+	if n := opened.Load(); n > 3*calls {
+		t.Errorf("%d connections opened for %d rounds of %d calls at once; want them reused (at most %d)", n, rounds, calls, 3*calls)
+	}
 }
