@@ -3,9 +3,9 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/meetingbot/meetingbot"
@@ -14,7 +14,7 @@ import (
 // statements are the ledger's hot statements, prepared once per Store.
 type statements struct {
 	claimSelect, claimInsert, claimUpdate, record, renew, release, cursor *sql.Stmt
-	followed, orphans, orphansOf                                          *sql.Stmt
+	followed, orphans, orphansOf, entries                                 *sql.Stmt
 	// The mirror's, which every sweep reads and every sync writes.
 	calendarSync, mirrored, mirrorUpsert, mirrorDelete, syncUpsert *sql.Stmt
 }
@@ -34,6 +34,11 @@ func (s *Store) prepare(ctx context.Context) error {
 			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
 		{&s.stmt.renew, `UPDATE ledger SET lease_until_ms = ?
 			WHERE subscription = ? AND key = ? AND outcome = 'sending' AND owner = ?`},
+		// The keys as one JSON array: one statement, prepared once, for
+		// any number of keys (an IN list of placeholders is parsed anew
+		// for each length).
+		{&s.stmt.entries, `SELECT ` + entryColumns + ` FROM ledger
+			WHERE subscription = ? AND key IN (SELECT value FROM json_each(?))`},
 		{&s.stmt.cursor, `SELECT at_ms FROM cursors WHERE subscription = ?`},
 		{&s.stmt.orphans, `SELECT ` + entryColumns + ` FROM ledger WHERE outcome = 'sending'`},
 		{&s.stmt.orphansOf, `SELECT ` + entryColumns + ` FROM ledger WHERE outcome = 'sending' AND subscription = ?`},
@@ -200,19 +205,15 @@ func claimHeld(res sql.Result, op, key string) error {
 // Entries returns the ledger entries of subscription among keys, by key.
 func (s *Store) Entries(ctx context.Context, subscription string, keys []string) (map[string]meetingbot.Entry, error) {
 	out := make(map[string]meetingbot.Entry, len(keys))
-	const batch = 500 // stays under SQLite's bound-parameter limit
-	for len(keys) > 0 {
-		n := min(batch, len(keys))
-		args := make([]any, 0, n+1)
-		args = append(args, subscription)
-		for _, k := range keys[:n] {
-			args = append(args, k)
-		}
-		q := `SELECT ` + entryColumns + ` FROM ledger WHERE subscription = ? AND key IN (?` + strings.Repeat(",?", n-1) + `)`
-		if err := s.each(ctx, q, args, func(e meetingbot.Entry) { out[e.Key] = e }); err != nil {
-			return nil, fmt.Errorf("storage: entries of %s: %w", subscription, err)
-		}
-		keys = keys[n:]
+	if len(keys) == 0 {
+		return out, nil
+	}
+	list, err := json.Marshal(keys)
+	if err != nil {
+		return nil, fmt.Errorf("storage: entries of %s: %w", subscription, err)
+	}
+	if err := eachRow(ctx, s.stmt.entries, []any{subscription, string(list)}, func(e meetingbot.Entry) { out[e.Key] = e }); err != nil {
+		return nil, fmt.Errorf("storage: entries of %s: %w", subscription, err)
 	}
 	return out, nil
 }

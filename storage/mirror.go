@@ -49,6 +49,15 @@ func (s *Store) UpdateMirror(ctx context.Context, st meetingbot.CalendarSync, ch
 func (s *Store) writeMirror(ctx context.Context, st meetingbot.CalendarSync, full bool, changed []meetingbot.Meeting, removed []string) error {
 	s.write.Lock()
 	defer s.write.Unlock()
+	if !full && len(changed) == 0 && len(removed) == 0 {
+		// Nothing changed, which is most syncs: one statement is atomic
+		// without a transaction, whose begin and commit would cost more
+		// than the statement itself.
+		if _, err := s.stmt.syncUpsert.ExecContext(ctx, syncArgs(st)...); err != nil {
+			return fmt.Errorf("storage: mirror %s: %w", st.CalendarID, err)
+		}
+		return nil
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("storage: mirror %s: %w", st.CalendarID, err)
@@ -74,13 +83,18 @@ func (s *Store) writeMirror(ctx context.Context, st meetingbot.CalendarSync, ful
 			return fmt.Errorf("storage: mirror %s: %w", st.CalendarID, err)
 		}
 	}
-	if _, err := tx.StmtContext(ctx, s.stmt.syncUpsert).ExecContext(ctx, st.CalendarID, st.Token, ms(st.From), ms(st.Horizon), ms(st.FullAt), ms(st.SyncedAt)); err != nil {
+	if _, err := tx.StmtContext(ctx, s.stmt.syncUpsert).ExecContext(ctx, syncArgs(st)...); err != nil {
 		return fmt.Errorf("storage: mirror %s: %w", st.CalendarID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("storage: mirror %s: %w", st.CalendarID, err)
 	}
 	return nil
+}
+
+// syncArgs are the arguments of the statement syncUpsert.
+func syncArgs(st meetingbot.CalendarSync) []any {
+	return []any{st.CalendarID, st.Token, ms(st.From), ms(st.Horizon), ms(st.FullAt), ms(st.SyncedAt)}
 }
 
 // Mirrored returns the mirrored instances of calendarID that start in
