@@ -17,9 +17,11 @@
 // tick interval without push, which costs what reading the calendar on
 // every sweep did, and 5 minutes with push, where a Calendar push
 // notification syncs it within a second and wakes the scheduler. The
-// check just before a reminder goes out still reads the calendar afresh
-// (Meeting, events.get). Subscriptions of one calendar share one mirror
-// and one channel.
+// check just before reminders go out (FreshMeetings) syncs the calendar
+// whatever the age of its last sync: as fresh as reading each meeting
+// (events.get), one call for all the calendar's reminders due at that
+// instant, and it counts as the calendar's resync. Subscriptions of one
+// calendar share one mirror and one channel.
 //
 // The package imports the root's words and declares what it consumes
 // (consumes.go); cmd/bot adapts the calendar package and the stores.
@@ -103,7 +105,7 @@ type Mirror struct {
 	log   *slog.Logger
 
 	mu       sync.Mutex
-	locks    map[string]*sync.Mutex            // per calendar: one sync at a time
+	cals     map[string]*calendarState         // per calendar
 	channels map[string]meetingbot.PushChannel // by ID: every channel known, the store's and those being opened
 	reloaded time.Duration                     // on the elapsed clock: when channels were last read from the store
 	pending  map[string]bool                   // calendars notified and not synced yet
@@ -133,7 +135,7 @@ func New(cal Calendar, store Store, opts Options) (*Mirror, error) {
 	}
 	return &Mirror{
 		cal: cal, store: store, opts: opts, clock: opts.Clock, log: opts.Logger,
-		locks: map[string]*sync.Mutex{}, channels: map[string]meetingbot.PushChannel{},
+		cals: map[string]*calendarState{}, channels: map[string]meetingbot.PushChannel{},
 		reloaded: -time.Hour, pending: map[string]bool{}, renewal: map[string]bool{}, kick: make(chan struct{}, 1),
 	}, nil
 }
@@ -156,8 +158,9 @@ func (m *Mirror) Meetings(ctx context.Context, sub meetingbot.Subscription, from
 }
 
 // FreshMeetings is Meetings after an incremental sync, whatever the age
-// of the last one: the check of several reminders due at one instant,
-// which must be as fresh as reading each of them.
+// of the last one: the check of the reminders due at one instant, which
+// must be as fresh as reading each of them. The sync restarts the
+// calendar's resync interval.
 func (m *Mirror) FreshMeetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
 	return m.meetings(ctx, sub, from, to, true)
 }
@@ -173,8 +176,9 @@ func (m *Mirror) meetings(ctx context.Context, sub meetingbot.Subscription, from
 	return m.store.Mirrored(ctx, sub.CalendarID, from, to)
 }
 
-// Meeting reads one instance from the calendar itself (events.get): the
-// check just before a reminder goes out.
+// Meeting reads one instance from the calendar itself (events.get): for a
+// meeting the check's sync no longer shows at its start, whether it moved
+// or was cancelled.
 func (m *Mirror) Meeting(ctx context.Context, sub meetingbot.Subscription, eventID string) (meetingbot.Meeting, error) {
 	return m.cal.Meeting(ctx, sub, eventID)
 }
@@ -185,16 +189,43 @@ func (m *Mirror) Sync(ctx context.Context, calendarID string) error {
 	return err
 }
 
-// lock returns calendarID's sync lock.
-func (m *Mirror) lock(calendarID string) *sync.Mutex {
+// SaveEvery is how often a calendar whose syncs change nothing has its
+// sync state (the newest token, the time of the last sync) written to the
+// store. In between, the process keeps it: a sync that changed nothing
+// then writes nothing, where it wrote a row on every sweep, and every
+// write makes each other connection to a SQLite file read its pages
+// afresh. After a restart, or for another replica, the token written is
+// at most that old; Google answers it with the changes since, which the
+// mirror already holds.
+const SaveEvery = 10 * time.Minute
+
+// calendarState is what the process keeps of one calendar.
+type calendarState struct {
+	mu sync.Mutex // held by a sync: one at a time
+	// unsaved is the last sync not written to the store, which changed
+	// nothing; nil when the store has the latest.
+	unsaved *unsavedSync
+}
+
+// unsavedSync is a sync that changed nothing, kept in memory. It holds
+// while the store's token is still base, the token it synced from: a sync
+// by another replica, or a full sync, writes another.
+type unsavedSync struct {
+	base, token string
+	at          time.Time
+}
+
+// calendar returns calendarID's state, with its lock held.
+func (m *Mirror) calendar(calendarID string) *calendarState {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	l, ok := m.locks[calendarID]
+	c, ok := m.cals[calendarID]
 	if !ok {
-		l = &sync.Mutex{}
-		m.locks[calendarID] = l
+		c = &calendarState{}
+		m.cals[calendarID] = c
 	}
-	return l
+	m.mu.Unlock()
+	c.mu.Lock()
+	return c
 }
 
 // synced returns calendarID's sync state after syncing it if it must:
@@ -202,14 +233,18 @@ func (m *Mirror) lock(calendarID string) *sync.Mutex {
 // when it has no token, its last full sync is older than FullEvery, or its
 // window ends before need and a full sync's would not.
 func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, force bool) (meetingbot.CalendarSync, error) {
-	l := m.lock(calendarID)
-	l.Lock()
-	defer l.Unlock()
+	c := m.calendar(calendarID)
+	defer c.mu.Unlock()
 	now := m.clock.Now().UTC()
 	st, ok, err := m.store.CalendarSync(ctx, calendarID)
 	if err != nil {
 		return st, err
 	}
+	saved := st
+	if u := c.unsaved; u != nil && ok && u.base == st.Token && u.at.After(st.SyncedAt) {
+		st.Token, st.SyncedAt = u.token, u.at
+	}
+	c.unsaved = nil
 	full := !ok || st.Token == "" || now.Sub(st.FullAt) >= m.opts.FullEvery ||
 		(need.After(st.Horizon) && !need.After(now.Add(m.opts.Ahead)))
 	// A sweep a little early on its phase still finds the sync fresh
@@ -231,7 +266,9 @@ func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, 
 			return st, err
 		default:
 			st.Token, st.SyncedAt = res.Token, now
-			if err := m.store.UpdateMirror(ctx, st, res.Changed, res.Removed); err != nil {
+			if len(res.Changed)+len(res.Removed) == 0 && now.Sub(saved.SyncedAt) < SaveEvery {
+				c.unsaved = &unsavedSync{base: saved.Token, token: st.Token, at: now}
+			} else if err := m.store.UpdateMirror(ctx, st, res.Changed, res.Removed); err != nil {
 				return st, err
 			}
 			m.observe("incremental")

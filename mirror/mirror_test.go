@@ -288,3 +288,46 @@ func TestSplitSeries(t *testing.T) {
 	assert.Equal(t, []string{"Standup Nov 30 09:00", "Standup (later) Dec 1 09:30", "Standup (later) Dec 2 09:30"}, got, "Meetings after the split")
 	assert.False(t, slices.ContainsFunc(after[1:], func(x meetingbot.Meeting) bool { return x.ID == tomorrow.ID }), "the old instance IDs after the split are gone")
 }
+
+// A sync that changed nothing keeps its new token and time in memory and
+// writes them only every mirror.SaveEvery; a sync with changes writes at
+// once. Another mirror on the store (a restart, a replica) syncs from the
+// token written, and a sync of its own supersedes what the first kept.
+func TestSyncsThatChangeNothingAreSavedEveryTenMinutes(t *testing.T) {
+	w := newWorld(t)
+	w.put("a", at(1))
+	m := w.mirror(mirror.Options{})
+	s := sub("alice", alice)
+	saved := func() meetingbot.CalendarSync {
+		st, ok, err := w.store.CalendarSync(t.Context(), alice)
+		require.NoError(t, err)
+		require.True(t, ok)
+		return st
+	}
+	w.meetings(m, s, start, at(24))
+	first := saved()
+
+	w.clock.Advance(5 * time.Minute)
+	require.NoError(t, m.Sync(t.Context(), alice))
+	assert.Equal(t, first, saved(), "the store after a sync that changed nothing")
+	w.clock.Advance(4 * time.Minute)
+	w.meetings(m, s, start, at(24))
+	assert.Equal(t, 2, w.lists(), "events.list calls: the sync kept in memory is 4 minutes old, within the resync interval")
+
+	w.clock.Advance(2 * time.Minute) // 11 minutes after the saved sync
+	require.NoError(t, m.Sync(t.Context(), alice))
+	assert.Equal(t, w.clock.Now().UTC(), saved().SyncedAt, "saved once SaveEvery has passed")
+
+	w.clock.Advance(time.Minute)
+	require.NoError(t, m.Sync(t.Context(), alice)) // kept in memory
+	w.put("b", at(2))
+	other := w.mirror(mirror.Options{})
+	require.NoError(t, other.Sync(t.Context(), alice)) // from the saved token: sees b, and writes
+	assert.Equal(t, []string{"a 09:00", "b 10:00"}, w.meetings(other, s, start, at(24)))
+
+	w.put("c", at(3))
+	w.clock.Advance(6 * time.Minute)
+	assert.Equal(t, []string{"a 09:00", "b 10:00", "c 11:00"}, w.meetings(m, s, start, at(24)),
+		"the first mirror, after the other's sync: from the token the other wrote")
+	assert.Zero(t, w.obs.get("gone"), "410s")
+}

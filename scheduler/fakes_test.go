@@ -24,6 +24,7 @@ type calendar struct {
 	fail   map[string]error                         // calendar ID -> error to return
 	reads  int
 	gets   int
+	fresh  int            // reads by FreshMeetings, of a mirrored env
 	readBy map[string]int // calendar ID -> reads
 	// slowRead, if set, runs before the next read of meetings answers,
 	// once: a read that waits (on the network, on the quota).
@@ -110,6 +111,17 @@ func (c *calendar) Meetings(ctx context.Context, sub meetingbot.Subscription, fr
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
 	return out, nil
+}
+
+// mirrored is the calendar as a FreshSource, a mirror's: FreshMeetings
+// counts as a sync of the calendar (fresh) and answers as Meetings.
+type mirrored struct{ *calendar }
+
+func (m mirrored) FreshMeetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
+	m.mu.Lock()
+	m.fresh++
+	m.mu.Unlock()
+	return m.Meetings(ctx, sub, from, to)
 }
 
 // delivery is one reminder as the fake Slack received it.
@@ -258,6 +270,8 @@ type env struct {
 	// wrap, if set, stands between the scheduler and each store restart
 	// opens, to fail its calls.
 	wrap func(*storage.Store) scheduler.Ledger
+	// mirrored, if set before restart, makes the calendar a FreshSource.
+	mirrored bool
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -317,7 +331,11 @@ func (e *env) restart() {
 	if e.wrap != nil {
 		ledger = e.wrap(st)
 	}
-	s, err := scheduler.New(e.subs, e.cal, e.slack, ledger, e.opts)
+	var source scheduler.Source = e.cal
+	if e.mirrored {
+		source = mirrored{e.cal}
+	}
+	s, err := scheduler.New(e.subs, source, e.slack, ledger, e.opts)
 	require.NoError(e.t, err, "scheduler.New")
 	e.sched = s
 }

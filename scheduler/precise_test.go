@@ -286,3 +286,40 @@ func TestTimersDueTogetherAreCheckedTogether(t *testing.T) {
 		assert.NotContains(t, []string{"m0", "m1"}, d.Meeting.ID)
 	}
 }
+
+// Over a mirror (a FreshSource) a timer's check is one sync of the
+// calendar, which counts as its resync, not a read of the meeting; only a
+// meeting the sync does not show at its start is read alone, to tell a
+// move from a cancellation.
+func TestCheckOverAMirrorIsOneSync(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		change      func(e *env)
+		fresh, gets int
+		want        []time.Time // delivery instants
+	}{
+		{"unchanged", func(*env) {}, 1, 0, []time.Time{at("08:50")}},
+		{"moved later 3s before its trigger", func(e *env) { e.meeting(cal, "sync", at("09:30")) }, 1, 1, []time.Time{at("09:20")}},
+		{"cancelled 3s before its trigger", func(e *env) { e.cal.Cancel(cal, "sync") }, 1, 1, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.mirrored = true
+			e.restart()
+			e.meeting(cal, "sync", at("09:00"))
+			e.tickAt(at("08:49:30")) // plans the 08:50 trigger
+			e.clock.Set(at("08:49:57"))
+			tt.change(e)
+			e.clock.Set(at("08:50:10"))
+
+			assert.Equal(t, tt.fresh, e.cal.fresh, "syncs by the check")
+			assert.Equal(t, tt.gets, e.cal.gets, "meetings read alone")
+			e.tickEvery(at("08:50:30"), at("09:40"), 30*time.Second)
+			var got []time.Time
+			for _, d := range e.slack.Deliveries() {
+				got = append(got, d.At)
+			}
+			assert.Equal(t, tt.want, got, "deliveries")
+		})
+	}
+}

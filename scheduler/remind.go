@@ -278,10 +278,25 @@ func (s *Scheduler) record(ctx context.Context, log *slog.Logger, e meetingbot.E
 		return false
 	}
 	e.RecordedAt = recordedAt
+	if e.Final() {
+		s.noteSettled(e)
+	}
 	if s.opts.Observer != nil {
 		s.opts.Observer.Recorded(e)
 	}
 	return true
+}
+
+// noteSettled remembers that e has its final outcome in the ledger, which
+// never changes: the sweeps that list the reminder as due until its
+// meeting starts need not ask the ledger about it again.
+func (s *Scheduler) noteSettled(e meetingbot.Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.settled[e.Subscription] == nil {
+		s.settled[e.Subscription] = map[string]time.Time{}
+	}
+	s.settled[e.Subscription][e.Key] = e.Start
 }
 
 // release gives e's claim up in its "look in Slack first" state.

@@ -122,17 +122,19 @@ type Scheduler struct {
 
 	mu        sync.Mutex
 	stopped   bool
-	lastErr   map[string]string            // per subscription, to report each failure once
-	behind    map[string]bool              // subscriptions whose cursor is ahead of the clock
-	lastPrune time.Time                    // on the wall clock
-	inflight  map[string]bool              // subscription|key of the claims this process is working on
-	sweeping  map[string]bool              // subscriptions with a sweep in flight
-	again     map[string]bool              // subscriptions to sweep again once their sweep in flight ends
-	lastSweep map[string]time.Time         // each subscription's last sweep, on the wall clock
-	timers    map[string]map[string]*armed // per subscription, by key, the reminders planned
-	armedN    int                          // the timers in timers, counted as they come and go
-	pending   map[string]time.Time         // cursor moves not written yet
-	lastFlush time.Duration                // on the elapsed clock
+	lastErr   map[string]string               // per subscription, to report each failure once
+	behind    map[string]bool                 // subscriptions whose cursor is ahead of the clock
+	lastPrune time.Time                       // on the wall clock
+	inflight  map[string]bool                 // subscription|key of the claims this process is working on
+	sweeping  map[string]bool                 // subscriptions with a sweep in flight
+	again     map[string]bool                 // subscriptions to sweep again once their sweep in flight ends
+	lastSweep map[string]time.Time            // each subscription's last sweep, on the wall clock
+	timers    map[string]map[string]*armed    // per subscription, by key, the reminders planned
+	armedN    int                             // the timers in timers, counted as they come and go
+	pending   map[string]time.Time            // cursor moves not written yet
+	cursors   map[string]time.Time            // each subscription's cursor as this process last read or moved it
+	settled   map[string]map[string]time.Time // per subscription, keys known to be final in the ledger, with their meeting's start (see noteSettled)
+	lastFlush time.Duration                   // on the elapsed clock
 	readsNow  int
 	ledgerErr error                     // the ledger's last failure since the last round
 	extra     []meetingbot.Subscription // the last list Options.Subscriptions gave
@@ -192,7 +194,8 @@ func New(subs []meetingbot.Subscription, source Source, notifier Notifier, ledge
 		sweeps:  make(chan struct{}, opts.MaxReads+opts.MaxSends),
 		lastErr: map[string]string{}, behind: map[string]bool{}, inflight: map[string]bool{},
 		sweeping: map[string]bool{}, again: map[string]bool{}, timers: map[string]map[string]*armed{},
-		pending: map[string]time.Time{}, lastFlush: -time.Hour,
+		pending: map[string]time.Time{}, cursors: map[string]time.Time{}, settled: map[string]map[string]time.Time{},
+		lastFlush: -time.Hour,
 	}, nil
 }
 
@@ -376,7 +379,7 @@ func (s *Scheduler) round(ctx context.Context, first bool) {
 		s.ledgerFailed(err)
 		s.log.Error("read the ledger's interrupted sends", "err", err)
 	}
-	s.dropTimersOfOthers(subs)
+	s.dropOthers(subs)
 	for _, sub := range subs {
 		if first || fresh[sub.ID] {
 			if s.enter() {
@@ -410,15 +413,22 @@ func (s *Scheduler) ledgerFailed(err error) {
 	s.mu.Unlock()
 }
 
+// phaseSlots is how many instants of an interval the sweeps start at.
+const phaseSlots = 32
+
 // phase spreads subscriptions over the interval by a hash of their ID, so
-// that a subscription keeps its phase when others come and go.
+// that a subscription keeps its phase when others come and go, at one of
+// phaseSlots instants: the sweeps of a slot run together, and the process
+// wakes 32 times an interval rather than once per subscription, which at
+// thousands of subscriptions cost more CPU in waking and sleeping than the
+// sweeps themselves.
 func phase(id string, interval time.Duration) time.Duration {
 	var h uint64 = 14695981039346656037 // FNV-1a
 	for i := 0; i < len(id); i++ {
 		h ^= uint64(id[i])
 		h *= 1099511628211
 	}
-	return time.Duration(h % uint64(interval))
+	return time.Duration(h%phaseSlots) * (interval / phaseSlots)
 }
 
 // Tick sweeps every subscription once at the clock's current instant and
@@ -443,7 +453,7 @@ func (s *Scheduler) Tick(ctx context.Context) (err error) {
 		}
 		return fmt.Errorf("scheduler: %w", err)
 	}
-	s.dropTimersOfOthers(subs)
+	s.dropOthers(subs)
 	errs := make([]error, len(subs))
 	var wg sync.WaitGroup
 	for i, sub := range subs {
@@ -482,6 +492,7 @@ func (s *Scheduler) sweepOne(ctx context.Context, sub meetingbot.Subscription) {
 func (s *Scheduler) advance(ctx context.Context, sub string, now time.Time) {
 	s.mu.Lock()
 	s.pending[sub] = now
+	s.cursors[sub] = later(s.cursors[sub], now)
 	due := s.clock.Elapsed()-s.lastFlush >= time.Second
 	s.mu.Unlock()
 	if due {
@@ -490,6 +501,31 @@ func (s *Scheduler) advance(ctx context.Context, sub string, now time.Time) {
 			s.log.Error("record sweep progress", "err", err)
 		}
 	}
+}
+
+// cursor returns sub's cursor: as this process last read or moved it, or
+// else from the ledger. Only this process moves the cursors of the
+// subscriptions it sweeps; one that another process moved while it swept
+// the subscription (replicas sharing the subscriptions anew) is read from
+// the ledger again, since dropOthers forgets it when the subscription
+// leaves this process's share. A cursor older than the ledger's would only
+// widen the sweep's read.
+func (s *Scheduler) cursor(ctx context.Context, sub string) (time.Time, bool, error) {
+	s.mu.Lock()
+	c, ok := s.cursors[sub]
+	s.mu.Unlock()
+	if ok {
+		return c, true, nil
+	}
+	c, ok, err := s.ledger.Cursor(ctx, sub)
+	if err != nil || !ok {
+		return c, ok, err
+	}
+	s.mu.Lock()
+	c = later(s.cursors[sub], c)
+	s.cursors[sub] = c
+	s.mu.Unlock()
+	return c, true, nil
 }
 
 // flush writes the cursor moves noted so far.

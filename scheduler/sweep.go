@@ -35,7 +35,7 @@ func (s *Scheduler) sweepAt(ctx context.Context, sub meetingbot.Subscription, no
 		return nil // stopping: nothing was read
 	}
 	start := time.Now()
-	c, hasCursor, err := s.ledger.Cursor(ctx, sub.ID)
+	c, hasCursor, err := s.cursor(ctx, sub.ID)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // stopping: nothing was read, nothing is wrong
@@ -159,7 +159,7 @@ func (s *Scheduler) sweep(ctx context.Context, sub meetingbot.Subscription, c, n
 	s.plan(ctx, sub, meetings, now, horizon)
 	settled := true
 	if len(due) > 0 {
-		settled = s.deliver(ctx, sub, due)
+		settled = s.deliver(ctx, sub, from, due)
 	}
 	dueKeys := make(map[string]bool, len(due))
 	for _, r := range due {
@@ -250,20 +250,52 @@ func sortReminders(rs []meetingbot.Reminder) {
 }
 
 // deliver settles each due reminder not already in the ledger, oldest first,
-// and reports whether all of them are settled.
-func (s *Scheduler) deliver(ctx context.Context, sub meetingbot.Subscription, due []meetingbot.Reminder) bool {
-	keys := make([]string, len(due))
-	for i, r := range due {
-		keys[i] = r.Key
-	}
-	known, err := s.ledger.Entries(ctx, sub.ID, keys)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.ledgerFailed(err)
-			s.log.Error("read ledger", "subscription", sub.ID, "err", err)
+// and reports whether all of them are settled. The due reminders are of
+// meetings starting after from. The ledger is asked only about the keys
+// this process does not know to be settled (see noteSettled); what it
+// knows of meetings that start by from, which no sweep lists again, is
+// forgotten.
+func (s *Scheduler) deliver(ctx context.Context, sub meetingbot.Subscription, from time.Time, due []meetingbot.Reminder) bool {
+	s.mu.Lock()
+	var keys []string
+	for _, r := range due {
+		if _, ok := s.settled[sub.ID][r.Key]; !ok {
+			keys = append(keys, r.Key)
 		}
-		return false
 	}
+	s.mu.Unlock()
+	var found map[string]meetingbot.Entry
+	if len(keys) > 0 {
+		var err error
+		if found, err = s.ledger.Entries(ctx, sub.ID, keys); err != nil {
+			if ctx.Err() == nil {
+				s.ledgerFailed(err)
+				s.log.Error("read ledger", "subscription", sub.ID, "err", err)
+			}
+			return false
+		}
+	}
+	s.mu.Lock()
+	known := s.settled[sub.ID]
+	if known == nil {
+		known = map[string]time.Time{}
+		s.settled[sub.ID] = known
+	}
+	for key, e := range found {
+		if e.Final() {
+			known[key] = e.Start
+		}
+	}
+	for key, start := range known {
+		if !start.After(from) {
+			delete(known, key)
+		}
+	}
+	settled := make(map[string]bool, len(due))
+	for _, r := range due {
+		_, settled[r.Key] = known[r.Key]
+	}
+	s.mu.Unlock()
 	all := true
 	var group []meetingbot.Reminder // due at one instant
 	flush := func() {
@@ -273,7 +305,7 @@ func (s *Scheduler) deliver(ctx context.Context, sub meetingbot.Subscription, du
 		group = group[:0]
 	}
 	for _, r := range due {
-		if e, ok := known[r.Key]; ok && e.Final() {
+		if settled[r.Key] {
 			continue
 		}
 		if len(group) > 0 && !group[0].TriggerAt.Equal(r.TriggerAt) {

@@ -79,14 +79,25 @@ func (s *Scheduler) plan(ctx context.Context, sub meetingbot.Subscription, meeti
 	}
 }
 
-// dropTimersOfOthers stops the timers of subscriptions not among subs:
-// removed, or now another replica's to sweep.
-func (s *Scheduler) dropTimersOfOthers(subs []meetingbot.Subscription) {
+// dropOthers stops the timers of subscriptions not among subs (removed,
+// or now another replica's to sweep) and forgets their cursors and
+// settled keys.
+func (s *Scheduler) dropOthers(subs []meetingbot.Subscription) {
 	keep := make(map[string]bool, len(subs))
 	for _, sub := range subs {
 		keep[sub.ID] = true
 	}
 	s.mu.Lock()
+	for id := range s.cursors {
+		if !keep[id] {
+			delete(s.cursors, id)
+		}
+	}
+	for id := range s.settled {
+		if !keep[id] {
+			delete(s.settled, id)
+		}
+	}
 	changed := false
 	for id, have := range s.timers {
 		if keep[id] {
@@ -216,11 +227,13 @@ type checked struct {
 }
 
 // checkAll checks the meetings of rs, reminders of one subscription due at
-// one instant. One meeting is read alone (Source.Meeting); several are
-// read together, in one read of the window of their starts, as fresh as
-// one read each and within the Calendar quota however many they are; a
-// meeting that read does not show at its start is then read alone, to
-// tell a move from a cancellation.
+// one instant. Over a mirror (FreshSource) they are read together in one
+// incremental sync of the calendar, which asks Google for every change
+// since the last sync: as fresh as reading each meeting, one call however
+// many they are, and it counts as the calendar's periodic resync. Without
+// one, a single meeting is read alone (Source.Meeting) and several in one
+// read of the window of their starts. A meeting that read does not show
+// at its start is then read alone, to tell a move from a cancellation.
 //
 // The checks end by the trigger (or FireLead from now, for a timer that
 // fired late), however long CheckTimeout is: a check is there to avoid a
@@ -232,7 +245,10 @@ func (s *Scheduler) checkAll(ctx context.Context, rs []meetingbot.Reminder) []ch
 	ctx, cancel := context.WithTimeout(ctx, min(budget, s.opts.CheckTimeout))
 	defer cancel()
 	out := make([]checked, len(rs))
-	if len(rs) == 1 {
+	list := s.source.Meetings
+	if f, ok := s.source.(FreshSource); ok {
+		list = f.FreshMeetings // Meetings may answer from a mirror
+	} else if len(rs) == 1 {
 		m, outcome := s.check(ctx, rs[0])
 		return []checked{{m, outcome}}
 	}
@@ -241,10 +257,6 @@ func (s *Scheduler) checkAll(ctx context.Context, rs []meetingbot.Reminder) []ch
 		from, to = earlier(from, r.Meeting.Start), later(to, r.Meeting.Start)
 	}
 	read, cancel := context.WithTimeout(ctx, s.opts.CheckTimeout)
-	list := s.source.Meetings
-	if f, ok := s.source.(FreshSource); ok {
-		list = f.FreshMeetings // Meetings may answer from a mirror
-	}
 	meetings, err := list(read, rs[0].Subscription, from.Add(-time.Millisecond), to)
 	cancel()
 	if err != nil {

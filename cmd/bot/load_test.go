@@ -51,6 +51,7 @@ var (
 	loadChanged      = flag.Int("load.changed", 0, "load benchmark: percent of meetings moved an hour later (half) or cancelled (half) as soon as their reminder is posted")
 	loadPush         = flag.Bool("load.push", false, "load benchmark: run with PUBLIC_URL (push notifications) and create and move meetings at -load.rate")
 	loadRate         = flag.Float64("load.rate", 2, "load benchmark with -load.push: meetings created or moved a second, each due at once")
+	loadResync       = flag.Duration("load.resync", 0, "load benchmark: CALENDAR_RESYNC_INTERVAL, if set (the bot's default otherwise)")
 )
 
 const (
@@ -207,6 +208,9 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 	}
 	if *loadLog != "" {
 		env["LOG_LEVEL"] = "debug"
+	}
+	if *loadResync > 0 {
+		env["CALENDAR_RESYNC_INTERVAL"] = loadResync.String()
 	}
 	if *loadPush {
 		addr := freeAddr(b)
