@@ -241,10 +241,13 @@ func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, 
 		return st, err
 	}
 	saved := st
-	if u := c.unsaved; u != nil && ok && u.base == st.Token && u.at.After(st.SyncedAt) {
-		st.Token, st.SyncedAt = u.token, u.at
+	if u := c.unsaved; u != nil {
+		if ok && u.base == st.Token && u.at.After(st.SyncedAt) {
+			st.Token, st.SyncedAt = u.token, u.at
+		} else {
+			c.unsaved = nil // the store has another sync's since
+		}
 	}
-	c.unsaved = nil
 	full := !ok || st.Token == "" || now.Sub(st.FullAt) >= m.opts.FullEvery ||
 		(need.After(st.Horizon) && !need.After(now.Add(m.opts.Ahead)))
 	// A sweep a little early on its phase still finds the sync fresh
@@ -253,6 +256,7 @@ func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, 
 	if !force && !full && age >= 0 && age < m.opts.Resync-m.opts.Resync/10 {
 		return st, nil
 	}
+	c.unsaved = nil // this sync's outcome replaces it
 	if !full {
 		res, err := m.cal.Sync(ctx, calendarID, st.Token, st.From, st.Horizon)
 		switch {
