@@ -13,7 +13,8 @@
 // without being changed, is there in time (see calendar.Sync).
 //
 // When does a calendar sync? When a sweep asks for its meetings and its
-// last sync is older than Options.Resync (CALENDAR_RESYNC_INTERVAL): the
+// last sync is Options.Resync (CALENDAR_RESYNC_INTERVAL) old, give or take
+// a tenth of a tick (Options.stale): the
 // tick interval without push, which costs what reading the calendar on
 // every sweep did, and 5 minutes with push, where a Calendar push
 // notification syncs it within a second and wakes the scheduler. The
@@ -67,6 +68,9 @@ type Options struct {
 	// Resync is how old a calendar's last sync may be before a sweep's
 	// read syncs it again; meetingbot.DefaultTickInterval by default.
 	Resync time.Duration
+	// Tick is how often each subscription is swept (TICK_INTERVAL);
+	// meetingbot.DefaultTickInterval by default. See Options.stale.
+	Tick time.Duration
 	// Ahead, Behind and FullEvery shape the window of a full sync and how
 	// often it is refilled.
 	Ahead, Behind, FullEvery time.Duration
@@ -119,6 +123,7 @@ func New(cal Calendar, store Store, opts Options) (*Mirror, error) {
 		opts.Clock = clock.New()
 	}
 	opts.Resync = orDefault(opts.Resync, meetingbot.DefaultTickInterval)
+	opts.Tick = orDefault(opts.Tick, meetingbot.DefaultTickInterval)
 	opts.Ahead = orDefault(opts.Ahead, DefaultAhead)
 	opts.Behind = orDefault(opts.Behind, DefaultBehind)
 	opts.FullEvery = orDefault(opts.FullEvery, DefaultFullEvery)
@@ -250,10 +255,7 @@ func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, 
 	}
 	full := !ok || st.Token == "" || now.Sub(st.FullAt) >= m.opts.FullEvery ||
 		(need.After(st.Horizon) && !need.After(now.Add(m.opts.Ahead)))
-	// A sweep a little early on its phase still finds the sync fresh
-	// enough: a tenth of the interval's slack.
-	age := now.Sub(st.SyncedAt)
-	if !force && !full && age >= 0 && age < m.opts.Resync-m.opts.Resync/10 {
+	if age := now.Sub(st.SyncedAt); !force && !full && age >= 0 && !m.opts.stale(age) {
 		return st, nil
 	}
 	c.unsaved = nil // this sync's outcome replaces it
@@ -294,6 +296,20 @@ func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, 
 	m.observe("full")
 	m.log.Debug("calendar synced in full", "calendar", calendarID, "meetings", len(res.Changed))
 	return st, nil
+}
+
+// stale reports whether a sweep that finds a calendar's last sync age old
+// syncs it again. Each subscription is swept every Tick at a fixed phase,
+// so the first of its sweeps at least Resync - 9/10 Tick after a sync comes
+// before Resync and a tenth of a tick have passed, and on a calendar that
+// nothing else syncs it is the sweep exactly Resync after the last one (the
+// tenth of a tick is slack for a sweep a little late): one call per Resync,
+// not one per Resync less a tick. A Resync under ten ticks keeps a tenth of
+// itself instead, so that a calendar swept by several subscriptions at
+// different phases is not synced by each of them: without push, where
+// Resync is the tick, one sync a tick.
+func (o Options) stale(age time.Duration) bool {
+	return age >= max(o.Resync-o.Tick*9/10, o.Resync*9/10)
 }
 
 func (m *Mirror) observe(kind string) {

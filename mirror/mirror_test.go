@@ -333,3 +333,51 @@ func TestSyncsThatChangeNothingAreSavedEveryTenMinutes(t *testing.T) {
 		"the first mirror, after the other's sync: from the token the other wrote")
 	assert.Zero(t, w.obs.get("gone"), "410s")
 }
+
+// With nothing changing, a calendar swept every tick is synced once per
+// resync interval, not once per interval less a tick; a second
+// subscription sweeping it at another phase adds no sync; and without
+// push, where the interval is the tick, it is synced once a tick however
+// many subscriptions sweep it.
+func TestIdleCalendarSyncsOncePerInterval(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		resync time.Duration
+		phases []time.Duration // of each subscription's sweeps within a tick
+		ticks  int             // sweeps of each subscription
+		want   int             // incremental syncs over them
+	}{
+		{"push, one subscription", 5 * time.Minute, []time.Duration{0}, 120, 12},
+		{"push, two subscriptions", 5 * time.Minute, []time.Duration{0, 17 * time.Second}, 120, 12},
+		// Fewer sweeps: the client's per-user quota (600 a minute) spaces calls.
+		{"no push, one subscription", 30 * time.Second, []time.Duration{0}, 20, 20},
+		{"no push, three subscriptions", 30 * time.Second, []time.Duration{0, 10 * time.Second, 20 * time.Second}, 20, 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.put("a", at(3))
+			m := w.mirror(mirror.Options{Resync: c.resync, Tick: 30 * time.Second})
+			subs := make([]meetingbot.Subscription, len(c.phases))
+			for i := range subs {
+				subs[i] = sub(fmt.Sprint("s", i), alice)
+			}
+			w.meetings(m, subs[0], start, at(24)) // the full sync
+			last := w.clock.Now()
+			var longest time.Duration
+			for tick := range c.ticks {
+				base := start.Add(time.Duration(tick+1) * 30 * time.Second)
+				for i, ph := range c.phases {
+					w.clock.Set(base.Add(ph))
+					before := w.lists()
+					w.meetings(m, subs[i], start, at(24))
+					if w.lists() > before {
+						longest = max(longest, w.clock.Now().Sub(last))
+						last = w.clock.Now()
+					}
+				}
+			}
+			assert.Equal(t, c.want, w.obs.get("incremental"), "incremental syncs in %d sweeps 30s apart", c.ticks)
+			assert.LessOrEqual(t, longest, c.resync+3*time.Second, "the longest time between two syncs")
+		})
+	}
+}

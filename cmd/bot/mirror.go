@@ -53,6 +53,7 @@ func newMirror(cfg config.Config, source *calendar.Source, st store, selfService
 	}
 	return mirror.New(g, st, mirror.Options{
 		Resync:    cfg.ResyncInterval,
+		Tick:      cfg.TickInterval,
 		Push:      g,
 		Address:   cfg.NotifyURL(),
 		Calendars: calendars,
