@@ -148,24 +148,7 @@ func reconcileAgenda(ctx context.Context, p period, a *AgendaDeps, set meetingbo
 			continue
 		}
 		sr.Expected++
-		switch {
-		case len(ds) == 0 && d.pending:
-			it.Reason = "due within the last tick; not judged yet"
-			sr.Pending = append(sr.Pending, it)
-		case len(ds) == 0:
-			it.Reason = missingReason(e, inLedger, sr.CountedFrom)
-			sr.Missing = append(sr.Missing, it)
-		case len(ds) > 1:
-			it.Reason = duplicateReason(len(ds), e, inLedger)
-			sr.Duplicated = append(sr.Duplicated, it)
-		default:
-			sr.Delivered = append(sr.Delivered, it)
-		}
-		if len(ds) > 0 && time.Duration(it.Delay) > lateAfter {
-			late := it
-			late.Reason = lateReason(late, e, inLedger)
-			sr.Late = append(sr.Late, late)
-		}
+		judge(&sr, it, ds, d.pending, e, inLedger, lateAfter)
 	}
 	for _, l := range []*[]Item{&sr.Delivered, &sr.Missing, &sr.Duplicated, &sr.Late, &sr.Unexpected, &sr.Pending} {
 		slices.SortFunc(*l, byTrigger)

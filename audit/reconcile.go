@@ -207,36 +207,43 @@ func readDeliveries(ctx context.Context, p period, sub meetingbot.Subscription, 
 	return d
 }
 
+// judge files one expected reminder, delivered as ds (first post first),
+// under pending, missing, duplicated or delivered, and under late as well
+// when its first delivery came more than lateAfter after its trigger. e is
+// its ledger entry, if inLedger.
+func judge(sr *SubReport, it Item, ds []Delivery, pending bool, e meetingbot.Entry, inLedger bool, lateAfter time.Duration) {
+	switch {
+	case len(ds) == 0 && pending:
+		it.Reason = "due within the last tick; not judged yet"
+		sr.Pending = append(sr.Pending, it)
+		return
+	case len(ds) == 0:
+		it.Reason = missingReason(e, inLedger, sr.CountedFrom)
+		sr.Missing = append(sr.Missing, it)
+		return
+	}
+	it.Deliveries = ds
+	it.Delay = Duration(ds[0].Posted.Sub(it.Trigger))
+	if len(ds) > 1 {
+		it.Reason = duplicateReason(len(ds), e, inLedger)
+		sr.Duplicated = append(sr.Duplicated, it)
+	} else {
+		sr.Delivered = append(sr.Delivered, it)
+	}
+	if time.Duration(it.Delay) > lateAfter {
+		late := it
+		late.Reason = lateReason(late, e, inLedger)
+		sr.Late = append(sr.Late, late)
+	}
+}
+
 // judgeExpected sorts each expected reminder into delivered, duplicated,
 // late, missing or pending.
 func judgeExpected(p period, expected map[string]expectation, d delivered, ledger map[string]meetingbot.Entry, sr *SubReport) {
 	lateAfter := p.Interval + meetingbot.LateSlack
 	for _, x := range expected {
-		it := x.item
-		ds := d.by[it.Key]
-		e, inLedger := ledger[it.Key]
-		switch {
-		case len(ds) == 0 && x.pending:
-			it.Reason = "due within the last tick; not judged yet"
-			sr.Pending = append(sr.Pending, it)
-		case len(ds) == 0:
-			it.Reason = missingReason(e, inLedger, sr.CountedFrom)
-			sr.Missing = append(sr.Missing, it)
-		default:
-			it.Deliveries = ds
-			it.Delay = Duration(ds[0].Posted.Sub(it.Trigger))
-			if len(ds) > 1 {
-				it.Reason = duplicateReason(len(ds), e, inLedger)
-				sr.Duplicated = append(sr.Duplicated, it)
-			} else {
-				sr.Delivered = append(sr.Delivered, it)
-			}
-			if time.Duration(it.Delay) > lateAfter {
-				late := it
-				late.Reason = lateReason(late, e, inLedger)
-				sr.Late = append(sr.Late, late)
-			}
-		}
+		e, inLedger := ledger[x.item.Key]
+		judge(sr, x.item, d.by[x.item.Key], x.pending, e, inLedger, lateAfter)
 	}
 }
 
