@@ -61,6 +61,16 @@ func destinationOf(sub meetingbot.Subscription) string {
 	return strings.TrimSpace(sub.CalendarID)
 }
 
+// LookUp looks sub's destination up as Notify does before a post, unless
+// it is known already, and keeps it for Notify: a DM by email costs
+// users.lookupByEmail and conversations.open the first time, nothing after.
+// The scheduler calls it a second before a reminder's trigger, so that the
+// reminder goes out at the trigger.
+func (s *Slack) LookUp(ctx context.Context, sub meetingbot.Subscription) error {
+	_, err := s.resolve(ctx, sub)
+	return err
+}
+
 // Resolve looks sub's destination up in Slack afresh, as Notify does before
 // a post, and checks that a reminder could be posted there now: a channel
 // exists, is not archived and has the bot in it; a user exists and is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
@@ -94,5 +95,34 @@ func TestResolveSeesAChangeAndNotifyFollowsIt(t *testing.T) {
 	e.srv.UpdateChannel(later)
 	if err := e.slack.Resolve(context.Background(), s); !meetingbot.IsPermanent(err) || !strings.Contains(err.Error(), "is_archived: #later is archived") {
 		t.Errorf("Resolve(#later) after archiving = %v, want permanent is_archived", err)
+	}
+}
+
+// TestLookUpKeepsTheDestinationForNotify looks a DM by email up ahead of
+// its reminder, as the scheduler does a second before the trigger: the
+// lookups happen then, once, and the reminder itself costs one post.
+func TestLookUpKeepsTheDestinationForNotify(t *testing.T) {
+	e := newEnv(t)
+	s := sub("alice@example.com")
+	calls := func() (lookups, opens, posts int) {
+		return len(e.srv.CallsTo("users.lookupByEmail")), len(e.srv.CallsTo("conversations.open")), len(e.srv.CallsTo("chat.postMessage"))
+	}
+	for range 2 {
+		if err := e.slack.LookUp(context.Background(), s); err != nil {
+			t.Fatalf("LookUp(alice@example.com) = %v", err)
+		}
+	}
+	if l, o, p := calls(); l != 1 || o != 1 || p != 0 {
+		t.Fatalf("after two lookups: users.lookupByEmail %d, conversations.open %d, chat.postMessage %d; want 1, 1, 0", l, o, p)
+	}
+	if _, err := e.slack.Notify(context.Background(), reminder(s, meeting(), 10*time.Minute)); err != nil {
+		t.Fatalf("Notify = %v", err)
+	}
+	if l, o, p := calls(); l != 1 || o != 1 || p != 1 {
+		t.Errorf("after the reminder: users.lookupByEmail %d, conversations.open %d, chat.postMessage %d; want 1, 1, 1", l, o, p)
+	}
+
+	if err := e.slack.LookUp(context.Background(), sub("nobody@example.com")); !meetingbot.IsPermanent(err) {
+		t.Errorf("LookUp(nobody@example.com) = %v, want a permanent error", err)
 	}
 }

@@ -50,6 +50,17 @@ type Notifier interface {
 	Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, bool, error)
 }
 
+// DestinationLookup is a Notifier that can look a subscription's
+// destination up ahead of its reminders (a DM's user and conversation), so
+// that the first reminder to a destination after a start goes out at its
+// trigger rather than a lookup's round trips after it. A timer calls it
+// beside its check, a second before the trigger, with until the trigger to
+// finish; a destination already known costs nothing. Its error is only
+// advice: Notify looks the destination up again and reports what fails.
+type DestinationLookup interface {
+	LookUp(ctx context.Context, sub meetingbot.Subscription) error
+}
+
 // Editor edits reminders already sent. A Notifier that implements it gets
 // its reminders followed: when a reminded meeting moves before it starts,
 // is cancelled, or moves back, each sweep that sees it has the message

@@ -323,3 +323,47 @@ func TestCheckOverAMirrorIsOneSync(t *testing.T) {
 		})
 	}
 }
+
+// lookingSlack is the fake Slack with DestinationLookup: it records when,
+// by the clock, each lookup came and how long it was given.
+type lookingSlack struct {
+	*slack
+	now     func() time.Time
+	mu      sync.Mutex
+	at      []time.Time
+	budgets []time.Duration
+}
+
+func (l *lookingSlack) LookUp(ctx context.Context, sub meetingbot.Subscription) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.at = append(l.at, l.now())
+	if dl, ok := ctx.Deadline(); ok {
+		l.budgets = append(l.budgets, time.Until(dl))
+	}
+	return nil
+}
+
+// A timer looks its destination up beside its check, a second before the
+// trigger and with until the trigger to finish, so that the first reminder
+// to a destination does not wait for the lookup after its trigger.
+func TestTimerLooksTheDestinationUpBeforeTheTrigger(t *testing.T) {
+	e := newEnv(t)
+	ls := &lookingSlack{slack: e.slack, now: e.clock.Now}
+	s, err := scheduler.New(e.subs, e.cal, ls, e.store, scheduler.Options{Clock: e.clock, Logger: discardLogger()})
+	require.NoError(t, err)
+	t.Cleanup(s.Stop)
+	e.meeting(cal, "sync", at("09:00"))
+	e.clock.Set(at("08:49:40"))
+	require.NoError(t, s.Tick(t.Context()))
+	e.clock.Set(at("08:50:10"))
+
+	got := e.slack.Deliveries()
+	require.Len(t, got, 1)
+	assert.Equal(t, at("08:50"), got[0].At, "sent at the trigger")
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	assert.Equal(t, []time.Time{at("08:49:59")}, ls.at, "lookups: one, a second before the trigger")
+	require.Len(t, ls.budgets, 1)
+	assert.LessOrEqual(t, ls.budgets[0], time.Second, "the lookup has until the trigger")
+}

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/meetingbot/meetingbot"
@@ -178,7 +179,7 @@ func (s *Scheduler) fire(ctx context.Context, sub, key string, t *armed) {
 		return
 	}
 
-	checked := s.checkAll(ctx, rs)
+	checked := s.checkAndLookUp(ctx, rs)
 	var changed bool
 	var ready []int
 	for i, c := range checked {
@@ -218,6 +219,27 @@ func (s *Scheduler) fire(ctx context.Context, sub, key string, t *armed) {
 		return
 	}
 	send()
+}
+
+// checkAndLookUp checks rs (checkAll) and, at the same time, looks their
+// destination up when the notifier can (DestinationLookup), both ending by
+// the trigger.
+func (s *Scheduler) checkAndLookUp(ctx context.Context, rs []meetingbot.Reminder) []checked {
+	l, ok := s.notify.(DestinationLookup)
+	if !ok {
+		return s.checkAll(ctx, rs)
+	}
+	var looked sync.WaitGroup
+	looked.Go(func() {
+		ctx, cancel := context.WithTimeout(ctx, max(rs[0].TriggerAt.Sub(s.clock.Now()), s.opts.FireLead))
+		defer cancel()
+		if err := l.LookUp(ctx, rs[0].Subscription); err != nil && ctx.Err() == nil {
+			s.log.Debug("destination lookup before the trigger failed; the send looks it up again",
+				"subscription", rs[0].Subscription.ID, "err", err)
+		}
+	})
+	defer looked.Wait()
+	return s.checkAll(ctx, rs)
 }
 
 // checked is what check found of one meeting.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
+	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
 )
 
 // The load benchmark: the bot binary, as a company would run it, against a
@@ -40,6 +41,12 @@ import (
 // calls counted include the safety syncs:
 //
 //	go test ./cmd/bot -run '^$' -bench Load -benchtime 1x -timeout 30m -load.subs=1000 -load.latency=150ms -load.push -load.spread=6m
+//
+// With -load.replicas=N, N bots share one PostgreSQL database (DATABASE_URL)
+// and the subscriptions, as several replicas do:
+//
+//	MEETINGBOT_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable \
+//	  go test ./cmd/bot -run '^$' -bench Load -benchtime 1x -timeout 30m -load.subs=1000 -load.replicas=2
 var (
 	loadSubs         = flag.String("load.subs", "100,1000,3000", "load benchmark: comma-separated numbers of subscriptions, one run each")
 	loadLatency      = flag.Duration("load.latency", 150*time.Millisecond, "load benchmark: latency of every Calendar and Slack API call")
@@ -52,6 +59,7 @@ var (
 	loadPush         = flag.Bool("load.push", false, "load benchmark: run with PUBLIC_URL (push notifications) and create and move meetings at -load.rate")
 	loadRate         = flag.Float64("load.rate", 2, "load benchmark with -load.push: meetings created or moved a second, each due at once")
 	loadResync       = flag.Duration("load.resync", 0, "load benchmark: CALENDAR_RESYNC_INTERVAL, if set (the bot's default otherwise)")
+	loadReplicas     = flag.Int("load.replicas", 0, "load benchmark: run this many replicas on PostgreSQL (a schema of the run's own on MEETINGBOT_TEST_DATABASE_URL) instead of one bot on SQLite; CPU and RSS are their sums")
 )
 
 const (
@@ -212,11 +220,22 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 	if *loadResync > 0 {
 		env["CALENDAR_RESYNC_INTERVAL"] = loadResync.String()
 	}
+	replicas := 1
+	if *loadReplicas > 0 {
+		replicas = *loadReplicas
+		delete(env, "DATABASE_PATH")
+		env["DATABASE_URL"] = pgtest.URL(b)
+	}
+	// With push every replica listens on an address of its own; Google's
+	// notifications go to the first, as a load balancer may send them all
+	// to one.
+	addrs := make([]string, replicas)
 	if *loadPush {
-		addr := freeAddr(b)
-		env["HTTP_ADDR"] = addr
+		for i := range addrs {
+			addrs[i] = freeAddr(b)
+		}
 		env["PUBLIC_URL"] = publicURL
-		cal.ForwardNotifications(publicURL, "http://"+addr)
+		cal.ForwardNotifications(publicURL, "http://"+addrs[0])
 	}
 	// Two meetings per subscription, triggers on whole seconds spread
 	// evenly from lead after start-up: subscription k's first meeting in
@@ -242,8 +261,17 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 	if !*loadCreatedAfter {
 		putMeetings()
 	}
-	p := start(b, dir, env)
-	addr := p.addr()
+	ps := make([]*proc, replicas)
+	for i := range ps {
+		if addrs[i] != "" {
+			env["HTTP_ADDR"] = addrs[i]
+		}
+		ps[i] = start(b, dir, env)
+	}
+	for _, p := range ps {
+		p.addr()
+	}
+	p := ps[0]
 	if *loadCreatedAfter {
 		putMeetings()
 	}
@@ -292,7 +320,7 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 	}
 
 	time.Sleep(time.Until(first))
-	cpu0, _ := procCPU(p.cmd.Process.Pid)
+	cpu0, _ := procsCPU(ps)
 	list0, get0 := cal.RequestsTo(calendartest.MethodList), cal.RequestsTo(calendartest.MethodGet)
 	push0 := cal.RequestsTo(calendartest.MethodWatch) + cal.RequestsTo(calendartest.MethodStop)
 	deadline := last.Add(loadMissAfter)
@@ -302,23 +330,38 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 		ch.run(last.Add(-10*time.Second), *loadRate)
 	}
 	time.Sleep(time.Until(deadline))
-	cpu1, cpuErr := procCPU(p.cmd.Process.Pid)
+	cpu1, cpuErr := procsCPU(ps)
 	list1, get1 := cal.RequestsTo(calendartest.MethodList), cal.RequestsTo(calendartest.MethodGet)
 	push1 := cal.RequestsTo(calendartest.MethodWatch) + cal.RequestsTo(calendartest.MethodStop)
-	rss, rssErr := procPeakRSS(p.cmd.Process.Pid)
-	_, metrics := httpGet("http://" + addr + "/metrics")
+	var rss int64
+	var rssErr error
+	for _, p := range ps {
+		n, err := procPeakRSS(p.cmd.Process.Pid)
+		rss, rssErr = rss+n, cmp.Or(rssErr, err)
+	}
+	var metrics string // every replica's page, one after the other: metricSum adds them up
+	for _, p := range ps {
+		_, page := httpGet("http://" + p.addr() + "/metrics")
+		metrics += page
+	}
 	window := deadline.Sub(first)
-	if p.exited() {
-		b.Fatalf("the bot exited during the run: %v\n%s", p.err, tail(p.out.String(), 20))
+	for _, p := range ps {
+		if p.exited() {
+			b.Fatalf("the bot exited during the run: %v\n%s", p.err, tail(p.out.String(), 20))
+		}
 	}
 	if cpuErr != nil || rssErr != nil {
 		b.Fatalf("read /proc of the bot: %v, %v", cpuErr, rssErr)
 	}
-	p.signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		b.Logf("the bot did not stop within 15s of SIGTERM; killing it")
+	for _, p := range ps {
+		p.signal(syscall.SIGTERM)
+	}
+	for _, p := range ps {
+		select {
+		case <-p.done:
+		case <-time.After(15 * time.Second):
+			b.Logf("the bot did not stop within 15s of SIGTERM; killing it")
+		}
 	}
 
 	if *loadLog != "" {
@@ -496,6 +539,19 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 }
 
 // procCPU returns the user and system CPU time pid has used.
+// procsCPU is the CPU time of the processes ps, together.
+func procsCPU(ps []*proc) (time.Duration, error) {
+	var sum time.Duration
+	for _, p := range ps {
+		d, err := procCPU(p.cmd.Process.Pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += d
+	}
+	return sum, nil
+}
+
 func procCPU(pid int) (time.Duration, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {

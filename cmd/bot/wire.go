@@ -22,13 +22,14 @@ import (
 
 // The adapters provide what the engine consumes.
 var (
-	_ scheduler.Source   = (*calendar.Source)(nil)
-	_ scheduler.Notifier = (*notify.Slack)(nil)
-	_ scheduler.Editor   = (*notify.Slack)(nil)
-	_ scheduler.Ledger   = (*storage.Store)(nil)
-	_ audit.Source       = (*calendar.Source)(nil)
-	_ audit.Slack        = (*notify.Slack)(nil)
-	_ audit.Ledger       = (*storage.Store)(nil)
+	_ scheduler.Source            = (*calendar.Source)(nil)
+	_ scheduler.Notifier          = (*notify.Slack)(nil)
+	_ scheduler.Editor            = (*notify.Slack)(nil)
+	_ scheduler.DestinationLookup = (*notify.Slack)(nil)
+	_ scheduler.Ledger            = (*storage.Store)(nil)
+	_ audit.Source                = (*calendar.Source)(nil)
+	_ audit.Slack                 = (*notify.Slack)(nil)
+	_ audit.Ledger                = (*storage.Store)(nil)
 )
 
 // rejectedConfig is configuration that parsed but a client refused (say, a
