@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/meetingbot/meetingbot"
 )
 
@@ -19,6 +21,15 @@ const (
 	// destinationTimeout bounds one destination's check, the client's own
 	// retries included.
 	destinationTimeout = time.Minute
+	// destinationsPerMinute bounds the checks, after a first burst of as
+	// many. A check of a DM by email costs a users.lookupByEmail, which
+	// Slack rates at Tier 3 ("50+ per minute"): at this pace a company's
+	// thousands of destinations are checked as fast as Slack accepts,
+	// leaving room for a first reminder's own lookup, rather than in bursts
+	// Slack answers with 429s (3,000 every 15 minutes would be 200 a
+	// minute). Up to 600 destinations, each is still checked every 15
+	// minutes; past that, a round takes a minute per 40.
+	destinationsPerMinute = 40
 )
 
 // destinationCheck looks up every subscription's Slack destination at
@@ -36,6 +47,8 @@ type destinationCheck struct {
 	log     *slog.Logger
 	// recheck, retry and timeout are the timings above; tests shorten them.
 	recheck, retry, timeout time.Duration
+	// pace spaces the checks (destinationsPerMinute).
+	pace *rate.Limiter
 	// last holds, per subscription, the failure last logged, so that each
 	// is logged once.
 	last map[string]string
@@ -46,6 +59,7 @@ func newDestinationCheck(subs []meetingbot.Subscription, resolve func(context.Co
 	return &destinationCheck{
 		subs: subs, resolve: resolve, report: report, log: log,
 		recheck: destinationRecheck, retry: destinationRetry, timeout: destinationTimeout,
+		pace: rate.NewLimiter(rate.Every(time.Minute/destinationsPerMinute), destinationsPerMinute),
 		last: map[string]string{},
 	}
 }
@@ -81,6 +95,9 @@ func (c *destinationCheck) Run(ctx context.Context) {
 func (c *destinationCheck) check(ctx context.Context, subs []meetingbot.Subscription) []meetingbot.Subscription {
 	var failed []meetingbot.Subscription
 	for _, sub := range subs {
+		if c.pace.Wait(ctx) != nil {
+			return nil // stopping
+		}
 		cctx, cancel := context.WithTimeout(ctx, c.timeout)
 		err := c.resolve(cctx, sub)
 		cancel()

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/monitor"
@@ -37,6 +40,7 @@ func TestDestinationCheckInTheBackground(t *testing.T) {
 	logs := &syncBuffer{}
 	c := newDestinationCheck(subs, slack.Resolve, mon.Destination, slog.New(slog.NewTextHandler(logs, nil)))
 	c.recheck, c.retry = 150*time.Millisecond, 10*time.Millisecond
+	c.pace = rate.NewLimiter(rate.Inf, 0)
 
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -67,5 +71,40 @@ func TestDestinationCheckInTheBackground(t *testing.T) {
 	bad := mon.Unreachable()
 	if len(bad) != 1 || !strings.HasPrefix(bad[0], "subscription team@example.com=#engineering: ") {
 		t.Errorf("Unreachable() = %q, want only #engineering", bad)
+	}
+}
+
+// TestDestinationChecksArePaced checks five DMs by email with a pace of
+// one every 100ms after a burst of two: the check takes at least 300ms
+// (the pace is a lower bound, whatever the machine), and every one is
+// checked.
+func TestDestinationChecksArePaced(t *testing.T) {
+	srv := slacktest.NewServer()
+	t.Cleanup(srv.Close)
+	var subs []meetingbot.Subscription
+	for i := range 5 {
+		email := fmt.Sprintf("p%d@example.com", i)
+		srv.AddUser(slacktest.User{ID: fmt.Sprintf("U0PERSON0%d", i), Name: fmt.Sprint("p", i), Email: email})
+		subs = append(subs, meetingbot.Subscription{ID: email, CalendarID: email, Offsets: []time.Duration{time.Minute}})
+	}
+	slack := notify.New(notify.Config{Token: slacktest.Token, APIURL: srv.URL()})
+	mon := monitor.New(monitor.Options{Subscriptions: subs, Interval: time.Second})
+	c := newDestinationCheck(subs, slack.Resolve, mon.Destination, slog.New(slog.DiscardHandler))
+	c.pace = rate.NewLimiter(rate.Every(100*time.Millisecond), 2)
+
+	began := time.Now()
+	failed := c.check(context.Background(), subs)
+	took := time.Since(began)
+	if len(failed) != 0 {
+		t.Fatalf("failed checks: %v", failed)
+	}
+	if n := len(srv.CallsTo("users.lookupByEmail")); n != 5 {
+		t.Errorf("users.lookupByEmail calls = %d, want 5", n)
+	}
+	if took < 300*time.Millisecond {
+		t.Errorf("5 checks at one per 100ms after a burst of 2 took %v, want at least 300ms", took)
+	}
+	if bad := mon.Unreachable(); len(bad) != 0 {
+		t.Errorf("Unreachable() = %q, want none", bad)
 	}
 }
