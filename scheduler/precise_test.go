@@ -68,19 +68,28 @@ func (d *deadlineCalendar) Meeting(ctx context.Context, sub meetingbot.Subscript
 func TestCheckEndsByTheTrigger(t *testing.T) {
 	e := newEnv(t)
 	src := &deadlineCalendar{calendar: e.cal}
-	s, err := scheduler.New(e.subs, src, e.slack, e.store, scheduler.Options{Clock: e.clock, Logger: discardLogger(), CheckTimeout: time.Minute})
-	require.NoError(t, err)
-	t.Cleanup(s.Stop)
-	e.meeting(cal, "sync", at("09:00"))
-	e.clock.Set(at("08:49:40"))
-	require.NoError(t, s.Tick(t.Context()))
-	e.clock.Set(at("08:50:10"))
+	e.fireOnce(src, e.slack, scheduler.Options{CheckTimeout: time.Minute})
 
 	require.Len(t, e.slack.Deliveries(), 1)
 	src.mu.Lock()
 	defer src.mu.Unlock()
 	require.Len(t, src.deadlines, 1, "checks")
 	assert.LessOrEqual(t, src.deadlines[0], time.Second, "a check fired 1s before its trigger has at most until the trigger, not CheckTimeout (1m)")
+}
+
+// fireOnce runs a scheduler over src and n (opts with e's clock) through a
+// 09:00 meeting's 08:50 reminder: a sweep at 08:49:40 plans it, and the
+// clock moves to 08:50:10, past its timer.
+func (e *env) fireOnce(src scheduler.Source, n scheduler.Notifier, opts scheduler.Options) {
+	e.t.Helper()
+	opts.Clock, opts.Logger = e.clock, discardLogger()
+	s, err := scheduler.New(e.subs, src, n, e.store, opts)
+	require.NoError(e.t, err)
+	e.t.Cleanup(s.Stop)
+	e.meeting(cal, "sync", at("09:00"))
+	e.clock.Set(at("08:49:40"))
+	require.NoError(e.t, s.Tick(e.t.Context()))
+	e.clock.Set(at("08:50:10"))
 }
 
 // What changes in the calendar after the sweep that planned a timer, and
@@ -350,13 +359,7 @@ func (l *lookingSlack) LookUp(ctx context.Context, sub meetingbot.Subscription) 
 func TestTimerLooksTheDestinationUpBeforeTheTrigger(t *testing.T) {
 	e := newEnv(t)
 	ls := &lookingSlack{slack: e.slack, now: e.clock.Now}
-	s, err := scheduler.New(e.subs, e.cal, ls, e.store, scheduler.Options{Clock: e.clock, Logger: discardLogger()})
-	require.NoError(t, err)
-	t.Cleanup(s.Stop)
-	e.meeting(cal, "sync", at("09:00"))
-	e.clock.Set(at("08:49:40"))
-	require.NoError(t, s.Tick(t.Context()))
-	e.clock.Set(at("08:50:10"))
+	e.fireOnce(e.cal, ls, scheduler.Options{})
 
 	got := e.slack.Deliveries()
 	require.Len(t, got, 1)
