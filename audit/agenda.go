@@ -16,16 +16,20 @@ type AgendaDeps struct {
 	Settings interface {
 		SlackAgendas(ctx context.Context) ([]meetingbot.SlackSettings, error)
 	}
-	Slack interface {
-		// Profile returns the user's profile email and zone now.
-		Profile(ctx context.Context, userID string) (email, tz string, err error)
-		// Agendas lists the agenda messages in the user's DM posted in
-		// [from, to].
-		Agendas(ctx context.Context, user string, from, to time.Time) ([]meetingbot.Delivery, error)
-	}
+	Slack  AgendaSlack
 	Source interface {
 		Day(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) (meetingbot.Day, error)
 	}
+}
+
+// AgendaSlack is the Slack an audit of the agendas reads; *notify.Slack
+// provides it.
+type AgendaSlack interface {
+	// Profile returns the user's profile email and zone now.
+	Profile(ctx context.Context, userID string) (email, tz string, err error)
+	// Agendas lists the agenda messages in the user's DM posted in
+	// [from, to].
+	Agendas(ctx context.Context, user string, from, to time.Time) ([]meetingbot.Delivery, error)
 }
 
 // agendaLateness is how long after its time an agenda may still go out:

@@ -10,7 +10,17 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 )
+
+// DefaultSlackPerMinute bounds the in-bot checks' reads of Slack history
+// (conversations.history: one per subscription, one per person with a
+// daily agenda), after a first burst of as many. Slack rates that method
+// at Tier 3 ("50+ per minute") and the notifier shares it to look an
+// unconfirmed reminder up before any resend, so the audit takes at most
+// 20 of it: up to 100 subscriptions a check still fits in its 5 minutes;
+// past that a check takes a minute per 20.
+const DefaultSlackPerMinute = 20
 
 // WatcherConfig configures a Watcher. Zero values take the defaults on each
 // field.
@@ -22,6 +32,11 @@ type WatcherConfig struct {
 	Window time.Duration
 	// Logger receives a warning when a check finds something; discarded if nil.
 	Logger *slog.Logger
+	// SlackPace spaces the checks' reads of Slack history; nil is
+	// DefaultSlackPerMinute. A check that takes longer than Window after
+	// the last one began reaches back to the last one's window, so that
+	// no reminder between them goes unchecked.
+	SlackPace *rate.Limiter
 }
 
 // Watcher runs the reconciliation inside the bot: every few minutes over
@@ -36,6 +51,8 @@ type Watcher struct {
 	// Per subscription, what was last logged, so that a problem seen by
 	// every check of the hour is logged once.
 	lastWarned, lastErr map[string]string
+	// last is when the last check that ended began: its window ended there.
+	last time.Time
 }
 
 // NewWatcher returns a Watcher for cfg whose gauges are registered on reg,
@@ -55,6 +72,17 @@ func NewWatcher(cfg WatcherConfig, reg prometheus.Registerer) (*Watcher, error) 
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.SlackPace == nil {
+		cfg.SlackPace = rate.NewLimiter(rate.Every(time.Minute/DefaultSlackPerMinute), DefaultSlackPerMinute)
+	}
+	if cfg.Slack != nil {
+		cfg.Slack = pacedSlack{cfg.Slack, cfg.SlackPace}
+	}
+	if a := cfg.Agendas; a != nil && a.Slack != nil {
+		paced := *a
+		paced.Slack = pacedAgendaSlack{a.Slack, cfg.SlackPace}
+		cfg.Agendas = &paced
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -113,7 +141,11 @@ func (w *Watcher) Check(ctx context.Context) (Report, error) {
 	now := w.cfg.Now()
 	deps := w.cfg.Deps
 	deps.Now = func() time.Time { return now }
-	r, err := Reconcile(ctx, Input{Deps: deps, From: now.Add(-w.cfg.Window), To: now})
+	from := now.Add(-w.cfg.Window)
+	if !w.last.IsZero() && from.After(w.last) {
+		from = w.last.Add(-w.cfg.Window) // a gap since the last check: cover it
+	}
+	r, err := Reconcile(ctx, Input{Deps: deps, From: from, To: now})
 	if err != nil {
 		return Report{}, err
 	}
@@ -121,6 +153,7 @@ func (w *Watcher) Check(ctx context.Context) (Report, error) {
 		// Stopped mid-check: what could not be read says nothing.
 		return Report{}, fmt.Errorf("audit: %w", err)
 	}
+	w.last = now
 	for _, s := range r.Subscriptions {
 		if s.Error != "" {
 			if w.lastErr[s.Subscription] != s.Error {
@@ -161,4 +194,30 @@ func describe(s SubReport) string {
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, "; ")
+}
+
+// pacedSlack and pacedAgendaSlack wait for the pace before each read of
+// Slack history.
+type pacedSlack struct {
+	Slack
+	pace *rate.Limiter
+}
+
+func (p pacedSlack) Reminders(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Delivery, error) {
+	if err := p.pace.Wait(ctx); err != nil {
+		return nil, err
+	}
+	return p.Slack.Reminders(ctx, sub, from, to)
+}
+
+type pacedAgendaSlack struct {
+	AgendaSlack
+	pace *rate.Limiter
+}
+
+func (p pacedAgendaSlack) Agendas(ctx context.Context, user string, from, to time.Time) ([]meetingbot.Delivery, error) {
+	if err := p.pace.Wait(ctx); err != nil {
+		return nil, err
+	}
+	return p.AgendaSlack.Agendas(ctx, user, from, to)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/audit"
@@ -181,5 +182,71 @@ func TestWatcherStoppedMidCheckLogsNothing(t *testing.T) {
 	}
 	if out := logs.String(); out != "" {
 		t.Errorf("Check() stopped mid-read logged:\n%s\nwant nothing", out)
+	}
+}
+
+// The checks' reads of Slack history wait for the pace: three checks of
+// one subscription at one read per 200ms take at least 400ms (a lower
+// bound, whatever the machine), and each still reads Slack.
+func TestWatcherPacesItsSlackReads(t *testing.T) {
+	e := seedDay(t)
+	w, err := audit.NewWatcher(audit.WatcherConfig{
+		Deps: audit.Deps{
+			Subscriptions: []meetingbot.Subscription{team}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
+			Interval: 30 * time.Second, Now: func() time.Time { return at(12, 0, 0) },
+		},
+		SlackPace: rate.NewLimiter(rate.Every(200*time.Millisecond), 1),
+	}, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(e.srv.CallsTo("conversations.history"))
+	began := time.Now()
+	for range 3 {
+		r, err := w.Check(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := r.Subscriptions[0]; s.CountedFrom != audit.FromSlack {
+			t.Fatalf("counted from %q (%s), want Slack", s.CountedFrom, s.SlackError)
+		}
+	}
+	if took := time.Since(began); took < 400*time.Millisecond {
+		t.Errorf("3 checks at one Slack read per 200ms took %v, want at least 400ms", took)
+	}
+	if n := len(e.srv.CallsTo("conversations.history")) - before; n < 3 {
+		t.Errorf("conversations.history calls = %d, want at least 3", n)
+	}
+}
+
+// A check that comes longer than Window after the last one began reaches
+// back to the last one's window, so that nothing between them goes
+// unchecked; one within Window looks back Window.
+func TestWatcherCoversAGapBetweenChecks(t *testing.T) {
+	e := seedDay(t)
+	c := clock.NewFake(at(12, 0, 0))
+	w, err := audit.NewWatcher(audit.WatcherConfig{
+		Deps: audit.Deps{
+			Subscriptions: []meetingbot.Subscription{team}, Source: e.cal.src, Ledger: e.store, Slack: e.slack,
+			Interval: 30 * time.Second, Now: c.Now,
+		},
+		Window: time.Hour,
+	}, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct{ now, from time.Time }{
+		{at(12, 0, 0), at(11, 0, 0)},
+		{at(16, 0, 0), at(11, 0, 0)}, // 4 hours later: back to the 12:00 check's window
+		{at(16, 5, 0), at(15, 5, 0)},
+	} {
+		c.Set(s.now)
+		r, err := w.Check(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.From.Equal(s.from) {
+			t.Errorf("Check() at %s covers from %s, want %s", s.now.Format("15:04"), r.From.Format("15:04"), s.from.Format("15:04"))
+		}
 	}
 }
