@@ -13,13 +13,14 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// DefaultSlackPerMinute bounds the in-bot checks' reads of Slack history
-// (conversations.history: one per subscription, one per person with a
-// daily agenda), after a first burst of as many. Slack rates that method
-// at Tier 3 ("50+ per minute") and the notifier shares it to look an
-// unconfirmed reminder up before any resend, so the audit takes at most
-// 20 of it: up to 100 subscriptions a check still fits in its 5 minutes;
-// past that a check takes a minute per 20.
+// DefaultSlackPerMinute bounds the in-bot checks' reads of Slack, after a
+// first burst of as many: one of history (conversations.history) per
+// subscription, and one of history and one of the profile (users.info) per
+// person with a daily agenda. Slack rates conversations.history at Tier 3
+// ("50+ per minute") and the notifier shares it to look an unconfirmed
+// reminder up before any resend, so the audit takes at most 20 of it: up
+// to 100 subscriptions a check still fits in its 5 minutes; past that a
+// check takes a minute per 20.
 const DefaultSlackPerMinute = 20
 
 // WatcherConfig configures a Watcher. Zero values take the defaults on each
@@ -197,7 +198,7 @@ func describe(s SubReport) string {
 }
 
 // pacedSlack and pacedAgendaSlack wait for the pace before each read of
-// Slack history.
+// Slack.
 type pacedSlack struct {
 	Slack
 	pace *rate.Limiter
@@ -213,6 +214,13 @@ func (p pacedSlack) Reminders(ctx context.Context, sub meetingbot.Subscription, 
 type pacedAgendaSlack struct {
 	AgendaSlack
 	pace *rate.Limiter
+}
+
+func (p pacedAgendaSlack) Profile(ctx context.Context, userID string) (email, tz string, err error) {
+	if err := p.pace.Wait(ctx); err != nil {
+		return "", "", err
+	}
+	return p.AgendaSlack.Profile(ctx, userID)
 }
 
 func (p pacedAgendaSlack) Agendas(ctx context.Context, user string, from, to time.Time) ([]meetingbot.Delivery, error) {
