@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/slack-go/slack"
+	"golang.org/x/sync/singleflight"
 )
 
 // destination is a subscription's destination resolved to a conversation.
@@ -178,6 +180,9 @@ func (s *Slack) openDM(ctx context.Context, d *destination) error {
 // channelID returns the ID of the channel called name, listing every
 // channel the bot can see once and remembering all their names. A name not
 // found is listed again next time, in case the channel was created since.
+// Lookups that miss at the same time share one listing: reminders to many
+// channels falling due together after a start must not each list a large
+// workspace's channels (conversations.list is in Slack's Tier 2).
 func (s *Slack) channelID(ctx context.Context, name string) (string, error) {
 	s.mu.Lock()
 	id, ok := s.names[name]
@@ -185,6 +190,35 @@ func (s *Slack) channelID(ctx context.Context, name string) (string, error) {
 	if ok {
 		return id, nil
 	}
+	// The listing outlives a caller that stops waiting (a lookup ending at
+	// its trigger), so that the others sharing it still get it.
+	listed := s.listing.DoChan("", func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listTimeout)
+		defer cancel()
+		return s.listChannels(ctx)
+	})
+	var r singleflight.Result
+	select {
+	case <-ctx.Done():
+		return "", s.explain("conversations.list", destination{name: "#" + name}, ctx.Err())
+	case r = <-listed:
+	}
+	if r.Err != nil {
+		return "", s.explain("conversations.list", destination{name: "#" + name}, r.Err)
+	}
+	if id, ok := r.Val.(map[string]string)[name]; ok {
+		return id, nil
+	}
+	return "", s.explain("conversations.list", destination{name: "#" + name}, slack.SlackErrorResponse{Err: "channel_not_found"})
+}
+
+// listTimeout bounds one listing of the channels, every page and the
+// client's retries included.
+const listTimeout = 2 * time.Minute
+
+// listChannels lists every channel the bot can see, remembers their names
+// and returns them by name.
+func (s *Slack) listChannels(ctx context.Context) (map[string]string, error) {
 	found := map[string]string{}
 	cursor := ""
 	for {
@@ -199,7 +233,7 @@ func (s *Slack) channelID(ctx context.Context, name string) (string, error) {
 			return err
 		})
 		if err != nil {
-			return "", s.explain("conversations.list", destination{name: "#" + name}, err)
+			return nil, err
 		}
 		for _, c := range chans {
 			found[c.Name] = c.ID
@@ -213,8 +247,5 @@ func (s *Slack) channelID(ctx context.Context, name string) (string, error) {
 		s.names[n] = id
 	}
 	s.mu.Unlock()
-	if id, ok := found[name]; ok {
-		return id, nil
-	}
-	return "", s.explain("conversations.list", destination{name: "#" + name}, slack.SlackErrorResponse{Err: "channel_not_found"})
+	return found, nil
 }

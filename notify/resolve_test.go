@@ -2,7 +2,10 @@ package notify_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,5 +127,36 @@ func TestLookUpKeepsTheDestinationForNotify(t *testing.T) {
 
 	if err := e.slack.LookUp(context.Background(), sub("nobody@example.com")); !meetingbot.IsPermanent(err) {
 		t.Errorf("LookUp(nobody@example.com) = %v, want a permanent error", err)
+	}
+}
+
+// TestLookUpsOfChannelNamesShareOneListing looks up ten channels by name at
+// once, before any name is known, while Slack takes 500ms to list them:
+// one conversations.list for all. One caller that stops waiting early gets
+// its context's error; the others still get their channel.
+func TestLookUpsOfChannelNamesShareOneListing(t *testing.T) {
+	e := newEnv(t)
+	for i := range 10 {
+		e.srv.AddChannel(slacktest.Channel{ID: fmt.Sprintf("C0TEAM%04d", i), Name: fmt.Sprint("team-", i), Member: true})
+	}
+	e.srv.Fail("conversations.list", "", slacktest.Fault{Delay: 500 * time.Millisecond})
+	var wg sync.WaitGroup
+	errs := make([]error, 10)
+	for i := range 10 {
+		wg.Go(func() { errs[i] = e.slack.LookUp(context.Background(), sub(fmt.Sprint("#team-", i))) })
+	}
+	hurried, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := e.slack.LookUp(hurried, sub("#standup")); err == nil || !errors.Is(err, context.DeadlineExceeded) && !strings.Contains(err.Error(), "deadline") {
+		t.Errorf("LookUp with 50ms while the listing takes 500ms = %v, want its deadline", err)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("LookUp(#team-%d) = %v", i, err)
+		}
+	}
+	if n := len(e.srv.CallsTo("conversations.list")); n != 1 {
+		t.Errorf("conversations.list calls = %d, want 1 for 11 lookups at once", n)
 	}
 }

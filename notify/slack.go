@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/outbound"
@@ -80,8 +81,10 @@ type Slack struct {
 	pace  *pacer
 	cache sync.Map // destination as configured -> target
 	mu    sync.Mutex
-	names map[string]string       // channel name -> ID, filled from conversations.list
-	self  *slack.AuthTestResponse // the bot, from auth.test
+	names map[string]string // channel name -> ID, filled from conversations.list
+	// listing makes concurrent lookups of unknown names share one listing.
+	listing singleflight.Group
+	self    *slack.AuthTestResponse // the bot, from auth.test
 }
 
 // New returns a Slack notifier for cfg. It makes no call; use Check to test
