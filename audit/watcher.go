@@ -33,7 +33,7 @@ type WatcherConfig struct {
 	Window time.Duration
 	// Logger receives a warning when a check finds something; discarded if nil.
 	Logger *slog.Logger
-	// SlackPace spaces the checks' reads of Slack history; nil is
+	// SlackPace spaces the checks' reads of Slack; nil is
 	// DefaultSlackPerMinute. A check that takes longer than Window after
 	// the last one began reaches back to the last one's window, so that
 	// no reminder between them goes unchecked.
