@@ -293,10 +293,18 @@ func (s *Scheduler) record(ctx context.Context, log *slog.Logger, e meetingbot.E
 func (s *Scheduler) noteSettled(e meetingbot.Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.settled[e.Subscription] == nil {
-		s.settled[e.Subscription] = map[string]time.Time{}
+	s.settledLocked(e.Subscription)[e.Key] = e.Start
+}
+
+// settledLocked returns sub's settled keys (see noteSettled), made if
+// none; s.mu is held.
+func (s *Scheduler) settledLocked(sub string) map[string]time.Time {
+	known := s.settled[sub]
+	if known == nil {
+		known = map[string]time.Time{}
+		s.settled[sub] = known
 	}
-	s.settled[e.Subscription][e.Key] = e.Start
+	return known
 }
 
 // release gives e's claim up in its "look in Slack first" state.

@@ -276,11 +276,7 @@ func (s *Scheduler) deliver(ctx context.Context, sub meetingbot.Subscription, fr
 		}
 	}
 	s.mu.Lock()
-	known := s.settled[sub.ID]
-	if known == nil {
-		known = map[string]time.Time{}
-		s.settled[sub.ID] = known
-	}
+	known := s.settledLocked(sub.ID)
 	for key, e := range found {
 		if e.Final() {
 			known[key] = e.Start

@@ -231,7 +231,7 @@ func (s *Scheduler) checkAndLookUp(ctx context.Context, rs []meetingbot.Reminder
 	}
 	var looked sync.WaitGroup
 	looked.Go(func() {
-		ctx, cancel := context.WithTimeout(ctx, max(rs[0].TriggerAt.Sub(s.clock.Now()), s.opts.FireLead))
+		ctx, cancel := context.WithTimeout(ctx, s.untilTrigger(rs))
 		defer cancel()
 		if err := l.LookUp(ctx, rs[0].Subscription); err != nil && ctx.Err() == nil {
 			s.log.Debug("destination lookup before the trigger failed; the send looks it up again",
@@ -240,6 +240,12 @@ func (s *Scheduler) checkAndLookUp(ctx context.Context, rs []meetingbot.Reminder
 	})
 	defer looked.Wait()
 	return s.checkAll(ctx, rs)
+}
+
+// untilTrigger is how long the work before sending rs may take: until
+// their trigger, or FireLead for a timer that fired late.
+func (s *Scheduler) untilTrigger(rs []meetingbot.Reminder) time.Duration {
+	return max(rs[0].TriggerAt.Sub(s.clock.Now()), s.opts.FireLead)
 }
 
 // checked is what check found of one meeting.
@@ -263,8 +269,7 @@ type checked struct {
 // then, on a slow answer or on the Calendar quota, lets the reminders go
 // out on the sweep's reading.
 func (s *Scheduler) checkAll(ctx context.Context, rs []meetingbot.Reminder) []checked {
-	budget := max(rs[0].TriggerAt.Sub(s.clock.Now()), s.opts.FireLead)
-	ctx, cancel := context.WithTimeout(ctx, min(budget, s.opts.CheckTimeout))
+	ctx, cancel := context.WithTimeout(ctx, min(s.untilTrigger(rs), s.opts.CheckTimeout))
 	defer cancel()
 	out := make([]checked, len(rs))
 	list := s.source.Meetings
