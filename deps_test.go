@@ -29,6 +29,7 @@ var forbidden = map[string]map[string]string{
 		module + "/notify":    "adapters never import each other",
 		module + "/storage":   "adapters never import each other",
 		module + "/agenda":    "an adapter never imports the engine",
+		module + "/mirror":    "an adapter never imports the engine: the words it shares with the mirror live at the root",
 	},
 	"notify": {
 		"modernc.org/sqlite":  "posting to Slack needs no database driver",

@@ -1,6 +1,9 @@
 package meetingbot
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // CalendarSync is what the bot keeps of one calendar's incremental sync
 // beside its mirror of the calendar's upcoming instances: the token that
@@ -36,3 +39,29 @@ type PushChannel struct {
 	// Expiration is when Google ends the channel.
 	Expiration time.Time
 }
+
+// Synced is the outcome of one sync of a calendar's mirror (see
+// CalendarSync): what changed since the token it was asked with, or, for a
+// full sync, the whole window.
+type Synced struct {
+	// Full is true for a full sync: Changed is then the whole mirror.
+	Full bool
+	// Changed are the meetings new or changed, keyed by their ID.
+	Changed []Meeting
+	// Removed are the IDs of instances that are no longer meetings in
+	// the window: cancelled, deleted, declined, moved out of it.
+	Removed []string
+	// Token is the nextSyncToken; "" makes the next sync a full one.
+	Token string
+}
+
+// ErrSyncTokenGone is what a sync's error matches when Google no longer
+// accepts the sync token (410 Gone, fullSyncRequired: it expired, or the
+// calendar's sharing changed): what was kept of the calendar is cleared
+// and it is synced again in full.
+var ErrSyncTokenGone = errors.New("sync token no longer valid, a full sync is required")
+
+// ErrChannelIDTaken is what a watch's error matches when Google already
+// has a push channel with that ID (400 channelIdNotUnique): the caller
+// watches again with a new ID.
+var ErrChannelIDTaken = errors.New("channel ID already in use")

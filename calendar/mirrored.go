@@ -3,33 +3,26 @@ package calendar
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/mirror"
 )
 
-// Mirrored is a Source as the mirror consumes it (mirror.Calendar and
-// mirror.Push): the sync, the reads beyond the mirror, the fire-time
-// check, and push channels, in the words of the mirror and the root.
+// Mirrored is a Source as the mirror consumes it (package mirror's
+// Calendar and Push; cmd/bot checks that it provides them): the sync, the
+// reads beyond the mirror, the fire-time check, and push channels, in the
+// root's words.
 type Mirrored struct{ Source *Source }
 
-var (
-	_ mirror.Calendar = Mirrored{}
-	_ mirror.Push     = Mirrored{}
-)
-
-func (g Mirrored) Sync(ctx context.Context, calendarID, token string, from, horizon time.Time) (mirror.Synced, error) {
+// Sync is Source.Sync in the root's words; its error matches
+// meetingbot.ErrSyncTokenGone when Google refused the token.
+func (g Mirrored) Sync(ctx context.Context, calendarID, token string, from, horizon time.Time) (meetingbot.Synced, error) {
 	res, err := g.Source.Sync(ctx, calendarID, token, Window{From: from, Horizon: horizon})
-	switch {
-	case errors.Is(err, ErrSyncTokenGone):
-		return mirror.Synced{}, fmt.Errorf("%w: %w", mirror.ErrTokenGone, err)
-	case err != nil:
-		return mirror.Synced{}, err
+	if err != nil {
+		return meetingbot.Synced{}, err
 	}
-	out := mirror.Synced{Full: res.Full, Token: res.Token}
+	out := meetingbot.Synced{Full: res.Full, Token: res.Token}
 	for _, c := range res.Changes {
 		if c.Removed {
 			out.Removed = append(out.Removed, c.ID)
@@ -50,11 +43,8 @@ func (g Mirrored) Meeting(ctx context.Context, sub meetingbot.Subscription, even
 
 func (g Mirrored) Watch(ctx context.Context, calendarID, channelID, token, address string, ttl time.Duration) (meetingbot.PushChannel, error) {
 	ch, err := g.Source.Watch(ctx, calendarID, channelID, token, address, ttl)
-	switch {
-	case errors.Is(err, ErrChannelIDTaken):
-		return meetingbot.PushChannel{}, fmt.Errorf("%w: %w", mirror.ErrChannelIDTaken, err)
-	case err != nil:
-		return meetingbot.PushChannel{}, err
+	if err != nil {
+		return meetingbot.PushChannel{}, err // meetingbot.ErrChannelIDTaken for an ID in use
 	}
 	return meetingbot.PushChannel{ID: ch.ID, CalendarID: ch.CalendarID, Token: ch.Token, ResourceID: ch.ResourceID, Expiration: ch.Expiration}, nil
 }

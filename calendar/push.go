@@ -49,13 +49,11 @@ const (
 	maxChannelToken = 256
 )
 
-// ErrChannelIDTaken is the error of Watch, matched with errors.Is, when
-// Google already has a channel with that ID (400 channelIdNotUnique): the
-// caller watches again with a new ID. It can also follow a watch whose
-// answer was lost and retried; the channel then opened is unknown to the
-// caller, whose verification refuses its notifications, and ends at its
-// expiration.
-var ErrChannelIDTaken = errors.New("channel ID already in use")
+// Watch's error matches meetingbot.ErrChannelIDTaken when Google already
+// has a channel with that ID (400 channelIdNotUnique): the caller watches
+// again with a new ID. It can also follow a watch whose answer was lost
+// and retried; the channel then opened is unknown to the caller, whose
+// verification refuses its notifications, and ends at its expiration.
 
 // Channel is a notification channel Watch opened on a calendar. Keep it
 // whole: VerifyNotification checks a notification against its ID, Token
@@ -97,7 +95,7 @@ func (c Channel) LogValue() slog.Value {
 // channelID must be unique among the caller's live channels (at most 64
 // characters; a random one per watch); token should be random and secret
 // (at most 256 characters): it is what VerifyNotification tells Google's
-// notifications by. An error matching ErrChannelIDTaken asks for a new ID;
+// notifications by. An error matching meetingbot.ErrChannelIDTaken asks for a new ID;
 // other errors are as Meetings's, bad arguments and a refused address
 // permanent.
 func (s *Source) Watch(ctx context.Context, calendarID, channelID, token, address string, ttl time.Duration) (Channel, error) {
@@ -127,7 +125,7 @@ func (s *Source) Watch(ctx context.Context, calendarID, channelID, token, addres
 	case err != nil:
 		return Channel{}, err
 	case taken:
-		return Channel{}, fmt.Errorf("calendar %s: %s: channel %s: %w", calendarID, callEventsWatch, channelID, ErrChannelIDTaken)
+		return Channel{}, fmt.Errorf("calendar %s: %s: channel %s: %w", calendarID, callEventsWatch, channelID, meetingbot.ErrChannelIDTaken)
 	case resp.ResourceId == "":
 		return Channel{}, fmt.Errorf("calendar %s: %s: the answer has no resourceId", calendarID, callEventsWatch)
 	}

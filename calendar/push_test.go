@@ -285,7 +285,7 @@ func TestWatchRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := src.Watch(ctx, alice, "taken", "t", address, time.Hour)
-	if !errors.Is(err, calendar.ErrChannelIDTaken) || meetingbot.IsPermanent(err) {
+	if !errors.Is(err, meetingbot.ErrChannelIDTaken) || meetingbot.IsPermanent(err) {
 		t.Errorf("Watch(ID taken) error = %v, want ErrChannelIDTaken", err)
 	}
 }

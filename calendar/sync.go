@@ -61,12 +61,6 @@ const (
 	DefaultFullSyncEvery = 24 * time.Hour
 )
 
-// ErrSyncTokenGone is the error of Sync, matched with errors.Is, when Google
-// no longer accepts the sync token (410 Gone, fullSyncRequired: it expired,
-// or the calendar's sharing changed). The caller clears what it kept of the
-// calendar and syncs again with no token.
-var ErrSyncTokenGone = errors.New("sync token no longer valid, a full sync is required")
-
 // Window bounds the instances a sync keeps: those starting after From and
 // at or before Horizon.
 type Window struct {
@@ -117,7 +111,7 @@ const syncFields = "nextPageToken,nextSyncToken,accessRole,items(" + itemFields 
 // kinds; see the comment above for why, and why the caller must sync in
 // full again before its window runs short.
 //
-// An error matching ErrSyncTokenGone means the token must be dropped and
+// An error matching meetingbot.ErrSyncTokenGone means the token must be dropped and
 // the calendar synced in full. Any other is as Meetings's: marked
 // meetingbot.Permanent when it needs the operator, transient otherwise;
 // the token stays good after a transient one.
@@ -166,7 +160,7 @@ func (s *Source) Sync(ctx context.Context, calendarID, token string, w Window) (
 		case err != nil:
 			return SyncResult{}, err
 		case gone:
-			return SyncResult{}, fmt.Errorf("calendar %s: events.list: %w", calendarID, ErrSyncTokenGone)
+			return SyncResult{}, fmt.Errorf("calendar %s: events.list: %w", calendarID, meetingbot.ErrSyncTokenGone)
 		}
 		if pageToken == "" {
 			s.noteAccess(calendarID, page.AccessRole)

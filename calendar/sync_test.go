@@ -171,8 +171,8 @@ func TestSyncTokenGone(t *testing.T) {
 	put(t, srv, alice, "b", syncStart.Add(2*time.Hour), time.Hour)
 
 	_, err := src.Sync(context.Background(), alice, m.token, m.w)
-	if !errors.Is(err, calendar.ErrSyncTokenGone) || meetingbot.IsPermanent(err) {
-		t.Fatalf("Sync(expired token) error = %v, want ErrSyncTokenGone, not permanent", err)
+	if !errors.Is(err, meetingbot.ErrSyncTokenGone) || meetingbot.IsPermanent(err) {
+		t.Fatalf("Sync(expired token) error = %v, want meetingbot.ErrSyncTokenGone, not permanent", err)
 	}
 	if len(rec.sleeps) != 0 {
 		t.Errorf("Sync(expired token) retried, sleeping %v; 410 is an answer", rec.sleeps)

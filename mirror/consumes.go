@@ -2,7 +2,6 @@ package mirror
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
@@ -14,37 +13,16 @@ import (
 type Calendar interface {
 	// Sync reads what changed in calendarID since token, or every meeting
 	// starting in (from, horizon] when token is "" (a full sync),
-	// following every page. An error matching ErrTokenGone asks for a full
-	// sync; any other is as Meetings's.
-	Sync(ctx context.Context, calendarID, token string, from, horizon time.Time) (Synced, error)
+	// following every page. An error matching
+	// meetingbot.ErrSyncTokenGone asks for a full sync; any other is as
+	// Meetings's.
+	Sync(ctx context.Context, calendarID, token string, from, horizon time.Time) (meetingbot.Synced, error)
 	// Meetings reads the meetings starting in (from, to] from the
 	// calendar itself, for a range the mirror does not hold.
 	Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error)
 	// Meeting reads one instance afresh (events.get), or fails with an
 	// error matching meetingbot.ErrGone when it is no longer a meeting.
 	Meeting(ctx context.Context, sub meetingbot.Subscription, eventID string) (meetingbot.Meeting, error)
-}
-
-// ErrTokenGone is what a Calendar's Sync error matches when Google no
-// longer accepts the sync token (410 Gone): the mirror is cleared and
-// synced in full.
-var ErrTokenGone = errors.New("sync token gone")
-
-// ErrChannelIDTaken is what a Push's Watch error matches when Google
-// already has a channel of that ID: the mirror watches again with another.
-var ErrChannelIDTaken = errors.New("channel ID taken")
-
-// Synced is the outcome of one Sync.
-type Synced struct {
-	// Full is true for a full sync: Changed is then the whole mirror.
-	Full bool
-	// Changed are the meetings new or changed, keyed by their ID.
-	Changed []meetingbot.Meeting
-	// Removed are the IDs of instances that are no longer meetings in
-	// the window: cancelled, deleted, declined, moved out of it.
-	Removed []string
-	// Token is the nextSyncToken; "" makes the next sync a full one.
-	Token string
 }
 
 // Push opens, stops and verifies Calendar push channels; calendar.Source

@@ -262,7 +262,7 @@ func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, 
 	if !full {
 		res, err := m.cal.Sync(ctx, calendarID, st.Token, st.From, st.Horizon)
 		switch {
-		case errors.Is(err, ErrTokenGone):
+		case errors.Is(err, meetingbot.ErrSyncTokenGone):
 			m.observe("gone")
 			m.log.Info("Google no longer accepts the calendar's sync token; syncing it in full", "calendar", calendarID)
 			if err := m.store.ForgetMirror(ctx, calendarID); err != nil {

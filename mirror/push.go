@@ -317,7 +317,7 @@ func (m *Mirror) open(ctx context.Context, calendarID string, renewal bool) (mee
 			m.channels[ch.ID] = ch
 		}
 		m.mu.Unlock()
-		if err != nil && errors.Is(err, ErrChannelIDTaken) && attempt < 2 {
+		if err != nil && errors.Is(err, meetingbot.ErrChannelIDTaken) && attempt < 2 {
 			continue
 		}
 		if err == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/mirror"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/retry"
 	"github.com/meetingbot/meetingbot/scheduler"
@@ -30,6 +31,8 @@ var (
 	_ audit.Source                = (*calendar.Source)(nil)
 	_ audit.Slack                 = (*notify.Slack)(nil)
 	_ audit.Ledger                = (*storage.Store)(nil)
+	_ mirror.Calendar             = calendar.Mirrored{}
+	_ mirror.Push                 = calendar.Mirrored{}
 )
 
 // rejectedConfig is configuration that parsed but a client refused (say, a
