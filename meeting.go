@@ -29,8 +29,8 @@ type Meeting struct {
 	Updated time.Time
 	// Private is true when the event's visibility is private or
 	// confidential: only the calendar's owner may read its details. Its
-	// reminders show "Private meeting" with the time and join link only,
-	// except in a DM to the owner.
+	// reminders show "Private meeting" and the time only, no link of any
+	// kind (join, event), except in a DM to the owner.
 	Private bool
 }
 

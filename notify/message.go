@@ -35,9 +35,8 @@ const ellipsis = "…"
 // Message renders the reminder r as it is posted at instant now: a plain
 // text fallback, which is what push notifications show, and Block Kit
 // blocks. A private meeting (meetingbot.Meeting.Private) shows as "Private
-// meeting", its time and its join link, unless the reminder goes to a DM to
-// the calendar's owner (no destination, or the calendar ID as the
-// destination). Nothing from the event is trusted as markup: the title and the
+// meeting" and its time, with no link of any kind (join, event), unless the
+// reminder goes to a DM to the calendar's owner (see toOwner). Nothing from the event is trusted as markup: the title and the
 // organizer are made one line of inert text (no line breaks, formatting
 // markers, control or invisible characters; see inert) and escaped
 // wherever they appear, and Slack is told to show every text verbatim.
@@ -104,14 +103,16 @@ func Message(r meetingbot.Reminder, now time.Time, joinHosts ...string) (text st
 }
 
 // shown returns the meeting as its reminder may show it (a private one
-// reduced to its time and join link unless the reminder goes to its
-// owner) and its title, inert and escaped.
+// reduced to its time unless the reminder goes to its owner) and its
+// title, inert and escaped.
 func shown(r meetingbot.Reminder) (m meetingbot.Meeting, title string) {
 	m = r.Meeting
 	if m.Private && !toOwner(r.Subscription) {
-		// Only the owner may read a private event's details: keep its
-		// time and its way in.
-		m = meetingbot.Meeting{Title: "Private meeting", Start: m.Start, End: m.End, JoinURL: m.JoinURL}
+		// Only the owner may read a private event's details, and its join
+		// link (conference data, or a URL from its location or
+		// description) is one: with it anyone in a channel could walk in.
+		// Keep its time alone.
+		m = meetingbot.Meeting{Title: "Private meeting", Start: m.Start, End: m.End}
 	}
 	title = escape(inert(m.Title))
 	if title == "" {
@@ -150,10 +151,19 @@ func plainText(r meetingbot.Reminder, now time.Time, joinHosts []string) string 
 
 // toOwner reports whether sub's reminders go to a DM to its calendar's
 // owner: no destination (a DM to the user whose email is the calendar ID),
-// or the calendar ID itself as the destination.
+// the calendar ID itself as the destination, or a subscription made from
+// Slack that DMs a user, which only "/meetingbot on" makes, for the
+// caller's own calendar (their profile email); a subscription made from
+// Slack for a channel posts to a channel ID.
 func toOwner(sub meetingbot.Subscription) bool {
 	dest := strings.TrimSpace(sub.Destination)
-	return dest == "" || strings.EqualFold(dest, strings.TrimSpace(sub.CalendarID))
+	return dest == "" || strings.EqualFold(dest, strings.TrimSpace(sub.CalendarID)) ||
+		(sub.FromSlack && isUserID(dest))
+}
+
+// isUserID reports whether dest is a Slack user ID (U…, W…).
+func isUserID(dest string) bool {
+	return len(dest) > 1 && (dest[0] == 'U' || dest[0] == 'W')
 }
 
 // markdown is a mrkdwn text object that Slack shows verbatim: it links no
