@@ -21,8 +21,8 @@ type Var struct {
 // `bot -h` and the README use.
 const DemoWhen = "with none of SLACK_BOT_TOKEN, Google credentials and CALENDARS set"
 
-// Vars lists every variable the bot reads, in the order `bot -h` and the
-// README show them.
+// Vars lists every variable the bot reads, in the order `bot -h` and
+// docs/configuration.md show them.
 var Vars = []Var{
 	{"SLACK_BOT_TOKEN", "none", "Slack bot token (xoxb-…); secret, never printed. " + strings.ToUpper(DemoWhen[:1]) + DemoWhen[1:] + ", the built-in demo runs"},
 	{"SLACK_API_URL", DefaultSlackAPIURL, "Slack Web API base URL (a proxy or a local emulator); https, or http to a loopback host only"},
@@ -36,11 +36,11 @@ var Vars = []Var{
 	{"CALENDARS", "none", "comma-separated calendarId[=destination]; destination C…/G… (channel ID), #name, U…/W… (user ID) or an email; none = DM the calendar's owner by email. Required unless the demo runs or self-service from Slack is on (SLACK_SIGNING_SECRET or SLACK_APP_TOKEN), where people subscribe with /meetingbot; these stay the operator's, shown in Slack but not editable there"},
 	{"REMINDER_OFFSETS", DefaultReminderOffsets, "comma-separated Go durations before each meeting's start, whole seconds, no duplicates; 0 = starting now, sent up to " + meetingbot.FormatOffset(meetingbot.StartGrace) + " after the start"},
 	{"TICK_INTERVAL", meetingbot.FormatOffset(DefaultTickInterval), "how often the calendars are swept, from 1s to 10m; at most the smallest REMINDER_OFFSETS above 0, and at most " + meetingbot.FormatOffset(meetingbot.StartGrace) + " when 0 is one, or a reminder could fall between two sweeps (start-up refuses it)"},
-	{"PUBLIC_URL", "none", "the bot's public https base URL that reaches HTTP_ADDR, e.g. https://meetingbot.fly.dev: turns on Calendar push notifications, one events.watch channel per calendar posting to PUBLIC_URL/google/notify, so a change is planned within seconds and calendars are read when they change (see Push notifications and incremental sync). An http:// URL is refused: Google requires https. None: calendars are synced every CALENDAR_RESYNC_INTERVAL"},
+	{"PUBLIC_URL", "none", "the bot's public https base URL that reaches HTTP_ADDR, e.g. https://meetingbot.fly.dev: turns on Calendar push notifications, one events.watch channel per calendar posting to PUBLIC_URL/google/notify, so a change is planned within seconds and calendars are read when they change (see docs/design.md, Push notifications and incremental sync). An http:// URL is refused: Google requires https. None: calendars are synced every CALENDAR_RESYNC_INTERVAL"},
 	{"CALENDAR_RESYNC_INTERVAL", "5m with PUBLIC_URL, else TICK_INTERVAL", "how old a calendar's last (incremental) sync may be before a sweep syncs it again, from 1s to 1h: the safety sweep for lost notifications with PUBLIC_URL; without it, how soon a change is seen"},
 	{"JOIN_URL_HOSTS", "none", "comma-separated hosts, e.g. meet.jit.si, whose https links become a reminder's Join button beside Google Meet, Zoom, Microsoft Teams and Webex; a host covers its subdomains. Any other link from an event is shown as text"},
 	{"DATABASE_PATH", DefaultDatabasePath, "SQLite file holding cursors and the ledger of sent reminders, for one machine"},
-	{"DATABASE_URL", "none", "postgres://user:password@host:5432/dbname instead of DATABASE_PATH (set one, not both): several replicas share the subscriptions and the ledger in one PostgreSQL (see Several replicas); secret, never printed. ?search_path=schema puts the tables in that schema"},
+	{"DATABASE_URL", "none", "postgres://user:password@host:5432/dbname instead of DATABASE_PATH (set one, not both): several replicas share the subscriptions and the ledger in one PostgreSQL (see docs/setup.md, Several replicas); secret, never printed. ?search_path=schema puts the tables in that schema"},
 	{"HTTP_ADDR", DefaultHTTPAddr, "listen address of /healthz and, unless METRICS_ADDR is set, /metrics; with PUBLIC_URL, of POST /google/notify too"},
 	{"METRICS_ADDR", "none", "a second, private listen address for /metrics and the detailed /healthz, which name calendars and channels; set, HTTP_ADDR's /healthz says only ok or how many subscriptions fail. None: both on HTTP_ADDR"},
 	{"LOG_LEVEL", "info", "debug, info, warn or error"},
@@ -77,7 +77,7 @@ a private listener set, both in detail there.
 `)
 }
 
-// Markdown returns the variables as the Markdown table in the README.
+// Markdown returns the variables as the Markdown table in docs/configuration.md.
 func Markdown() string {
 	var b strings.Builder
 	b.WriteString("| variable | default | meaning |\n| --- | --- | --- |\n")

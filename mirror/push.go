@@ -232,7 +232,7 @@ func (m *Mirror) maintain(ctx context.Context) {
 	// Channels open 16 at a time: a first start opens one per calendar,
 	// and at 150 ms a watch 1,000 calendars take 10 s, within the quota;
 	// 4 at a time took 40 s, during which changes to calendars still
-	// without a channel waited for their resync (see the README's
+	// without a channel waited for their resync (see docs/performance.md's
 	// figures).
 	var wg sync.WaitGroup
 	limit := make(chan struct{}, openAtOnce)

@@ -1,0 +1,141 @@
+package meetingbot_test
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// TestDocsLinks checks every relative link in README.md and docs/*.md: the
+// file it names exists, and its #anchor, if any, is a heading there (as
+// GitHub renders it). It also checks that every page of docs/ is reachable
+// from the README, so that no page is written that nobody can find.
+func TestDocsLinks(t *testing.T) {
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append([]string{"README.md"}, pages...)
+	anchors := map[string][]string{} // page -> its headings' anchors
+	links := map[string][]string{}   // page -> its relative link targets
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		anchors[p], links[p] = scanMarkdown(string(b))
+	}
+	linked := map[string]bool{}
+	for _, p := range pages {
+		for _, l := range links[p] {
+			file, frag, _ := strings.Cut(l, "#")
+			target := p
+			if file != "" {
+				target = path.Clean(path.Join(path.Dir(p), file))
+			}
+			linked[target] = true
+			if _, err := os.Stat(filepath.FromSlash(target)); err != nil {
+				t.Errorf("%s links to %s: %v", p, l, err)
+				continue
+			}
+			if frag == "" {
+				continue
+			}
+			if !strings.HasSuffix(target, ".md") {
+				t.Errorf("%s links to %s: an anchor in a file that is not Markdown", p, l)
+				continue
+			}
+			if _, ok := anchors[target]; !ok {
+				b, err := os.ReadFile(filepath.FromSlash(target))
+				if err != nil {
+					t.Fatal(err)
+				}
+				anchors[target], _ = scanMarkdown(string(b))
+			}
+			if !slices.Contains(anchors[target], frag) {
+				t.Errorf("%s links to %s: %s has no heading with the anchor #%s (it has %s)", p, l, target, frag, strings.Join(anchors[target], ", "))
+			}
+		}
+	}
+	for _, p := range pages[1:] {
+		if !linked[p] {
+			t.Errorf("%s is linked from no other page", p)
+		}
+	}
+}
+
+var (
+	linkRE       = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
+	codeSpanRE   = regexp.MustCompile("`[^`]*`")
+	headingRE    = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*\s*$`)
+	schemeLinkRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
+)
+
+// scanMarkdown returns the anchors of md's headings and the targets of its
+// relative links, skipping fenced code blocks and code spans.
+func scanMarkdown(md string) (anchors, links []string) {
+	seen := map[string]int{}
+	fenced := false
+	for _, line := range strings.Split(md, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			fenced = !fenced
+			continue
+		}
+		if fenced {
+			continue
+		}
+		if m := headingRE.FindStringSubmatch(line); m != nil {
+			a := slug(m[1])
+			if n := seen[a]; n > 0 {
+				anchors = append(anchors, fmt.Sprintf("%s-%d", a, n))
+			} else {
+				anchors = append(anchors, a)
+			}
+			seen[a]++
+		}
+		for _, m := range linkRE.FindAllStringSubmatch(codeSpanRE.ReplaceAllString(line, ""), -1) {
+			if !schemeLinkRE.MatchString(m[1]) {
+				links = append(links, m[1])
+			}
+		}
+	}
+	return anchors, links
+}
+
+// slug is the anchor GitHub gives a heading: lower case, code spans and
+// links reduced to their text, punctuation dropped, spaces made hyphens.
+func slug(heading string) string {
+	heading = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`).ReplaceAllString(heading, "$1")
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func TestSlug(t *testing.T) {
+	for _, c := range []struct{ heading, want string }{
+		{"Deploy to Fly.io", "deploy-to-flyio"},
+		{"Auditing reminders: `bot audit`", "auditing-reminders-bot-audit"},
+		{"Push: Calendar calls that grow with changes", "push-calendar-calls-that-grow-with-changes"},
+		{"What follows, and is tested", "what-follows-and-is-tested"},
+		{"One tick, in process", "one-tick-in-process"},
+		{"`bot doctor`", "bot-doctor"},
+	} {
+		if got := slug(c.heading); got != c.want {
+			t.Errorf("slug(%q) = %q, want %q", c.heading, got, c.want)
+		}
+	}
+}
