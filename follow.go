@@ -4,7 +4,7 @@ import "time"
 
 // EditKind says what a sent reminder's message tells of its meeting now,
 // after the bot edited it because the meeting moved or was cancelled
-// (DESIGN.md, "A reminder follows its meeting").
+// (docs/design.md, "A reminder follows its meeting").
 type EditKind string
 
 // Edit kinds. Metrics count edits by kind; the ledger keeps the last one.

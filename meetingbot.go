@@ -1,4 +1,4 @@
-// Package meetingbot holds the words of the bot's contract (DESIGN.md): a
+// Package meetingbot holds the words of the bot's contract (docs/design.md): a
 // Subscription reads one calendar for one Slack destination; a Meeting is
 // one instance of a calendar event; a Reminder is one due trigger of a
 // meeting, named by its Key; the ledger records an Entry per key with its

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The tests in this file follow DESIGN.md's table "What follows, and must be
+// The tests in this file follow docs/design.md's table "What follows, and is
 // tested", one per row, with a pinned clock and a real SQLite file.
 
 const cal = "alice@example.com"

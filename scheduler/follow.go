@@ -10,7 +10,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 )
 
-// A reminder follows its meeting (DESIGN.md): when the meeting of a
+// A reminder follows its meeting (docs/design.md): when the meeting of a
 // reminder already sent moves before it starts, is cancelled, or moves
 // back, the message is edited to say so. The moved meeting's own reminder
 // is a new key, sent by the sweep as any other.

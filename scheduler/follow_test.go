@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The tests in this file follow DESIGN.md's "A reminder follows its
+// The tests in this file follow docs/design.md's "A reminder follows its
 // meeting": a sent reminder's message is edited when its meeting moves
 // before it starts, is cancelled, or moves back.
 

@@ -62,7 +62,7 @@ func TestRandomCalendarsTicksAndCrashes(t *testing.T) {
 		cases, total.ticks, total.second, total.crashes, total.timerCrashes, total.unconfirmed, total.lookupsFailed,
 		total.expected, total.delivered, total.onTime, total.digested, total.lostToSlack)
 	t.Logf("exactly once held: no duplicate where the notifier can look a message up in Slack's history; "+
-		"%d duplicates (allowed by DESIGN.md) in cases that simulate a notifier without history lookup, each where the test "+
+		"%d duplicates (allowed by docs/design.md) in cases that simulate a notifier without history lookup, each where the test "+
 		"killed the process or lost Slack's answer between Slack accepting the message and the ledger recording it "+
 		"(%d such kills and losses in all cases)",
 		total.duplicates, total.atRisk)

@@ -69,7 +69,7 @@ func TestOnTellsWhatToDoWhenTheCalendarCannotBeRead(t *testing.T) {
 	}
 }
 
-// TestBadInputChangesNothing runs DESIGN.md's grammar through the real
+// TestBadInputChangesNothing runs docs/usage.md's grammar through the real
 // handler: each bad command gets a sentence with a valid example and
 // leaves subscriptions and settings as they were.
 func TestBadInputChangesNothing(t *testing.T) {

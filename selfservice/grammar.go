@@ -12,7 +12,7 @@ import (
 // verb is a /meetingbot subcommand.
 type verb string
 
-// The subcommands of DESIGN.md's table.
+// The subcommands of docs/usage.md's table.
 const (
 	verbHelp        verb = "help"
 	verbOn          verb = "on"

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestParse is DESIGN.md's command table, word for word, and what it must
+// TestParse is docs/usage.md's command table, word for word, and what it must
 // refuse.
 func TestParse(t *testing.T) {
 	lim := Limits{Tick: 30 * time.Second, StartGrace: time.Minute}

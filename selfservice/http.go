@@ -15,7 +15,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 )
 
-// The paths of Slack's request URLs, as DESIGN.md gives them.
+// The paths of Slack's request URLs, as docs/design.md gives them.
 const (
 	PathCommands      = "/slack/commands"
 	PathInteractivity = "/slack/interactivity"
