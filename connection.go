@@ -1,0 +1,96 @@
+package meetingbot
+
+import (
+	"errors"
+	"time"
+)
+
+// Provider names a service people connect an account of their own with
+// OAuth 2.0 (DESIGN.md, "People connect their own accounts"). It is the
+// first path element of the flow's endpoints (/google/oauth/start).
+type Provider string
+
+// The providers people connect.
+const (
+	// ProviderGoogle is a person's Google account: their calendar is read
+	// with their own token.
+	ProviderGoogle Provider = "google"
+	// ProviderSlack is a person's Slack user: their status is set with
+	// their own user token.
+	ProviderSlack Provider = "slack"
+)
+
+// ConnectionState says whether a connection may be used.
+type ConnectionState string
+
+// States of a connection.
+const (
+	// ConnectionActive is a connection in use.
+	ConnectionActive ConnectionState = "active"
+	// ConnectionBroken is a grant the provider no longer honours (revoked,
+	// expired, the password changed): it is not used until the person
+	// connects again.
+	ConnectionBroken ConnectionState = "broken"
+)
+
+// Connection is one person's account connected to the bot: who connected
+// (a Slack user), which account (a Google email, a Slack user ID), and the
+// grant's tokens sealed by package keyring. Stores keep Token as the bytes
+// they are given and never see a key.
+type Connection struct {
+	Provider Provider
+	// UserID is the Slack user who connected.
+	UserID string
+	// Account is the account connected: for Google the email of the ID
+	// token, lower case; for Slack the user ID of the grant.
+	Account string
+	// Scopes are the scopes granted, sorted.
+	Scopes []string
+	// Token is the grant (access token, refresh token, expiry) sealed by
+	// the keyring, bound to Provider and UserID. A secret.
+	Token []byte
+	State ConnectionState
+	// Reason says, for a person, why a broken connection stopped.
+	Reason string
+	// CreatedAt is when the person connected: it tells a connection from
+	// the one made again after it (see storage's SetConnectionToken).
+	CreatedAt time.Time
+	// UpdatedAt is when the token or the state last changed.
+	UpdatedAt time.Time
+}
+
+// OAuthStep says which step of the browser flow an OAuthState is.
+type OAuthStep string
+
+// Steps of the browser flow.
+const (
+	// OAuthLink is the short-lived, single-use link given to one person in
+	// Slack: opening it starts the flow.
+	OAuthLink OAuthStep = "link"
+	// OAuthConsent is the state of a consent page: the callback finishes
+	// it, once, in the browser that started it.
+	OAuthConsent OAuthStep = "consent"
+)
+
+// OAuthState is one step of a connection being made, kept in the store so
+// that any replica can take the next step. ID is a hash of the secret the
+// browser carries (the link's ticket, the state parameter), never the
+// secret itself.
+type OAuthState struct {
+	ID       string
+	Step     OAuthStep
+	Provider Provider
+	// UserID is the Slack user the flow connects.
+	UserID string
+	// Binding is a hash of the cookie that binds a consent to the browser
+	// that started it; "" for a link.
+	Binding string
+	// Verifier is the PKCE code verifier, sealed; nil for a link.
+	Verifier []byte
+	// ExpiresAt is when the step stops being accepted.
+	ExpiresAt time.Time
+}
+
+// ErrNotConnected is what a read with a person's own token matches when
+// that person has no connection in use (none, disconnected, or broken).
+var ErrNotConnected = errors.New("account not connected")
