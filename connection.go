@@ -2,6 +2,7 @@ package meetingbot
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -94,3 +95,33 @@ type OAuthState struct {
 // ErrNotConnected is what a read with a person's own token matches when
 // that person has no connection in use (none, disconnected, or broken).
 var ErrNotConnected = errors.New("account not connected")
+
+// Check reports whether a store may keep c: a known provider and state,
+// a user, an account and a token. Its error matches ErrInvalid.
+func (c Connection) Check() error {
+	switch {
+	case c.Provider != ProviderGoogle && c.Provider != ProviderSlack:
+		return fmt.Errorf("connection: provider %q: %w", c.Provider, ErrInvalid)
+	case c.State != ConnectionActive && c.State != ConnectionBroken:
+		return fmt.Errorf("connection: state %q: %w", c.State, ErrInvalid)
+	case c.UserID == "" || c.Account == "":
+		return fmt.Errorf("connection: no user or account: %w", ErrInvalid)
+	case len(c.Token) == 0:
+		return fmt.Errorf("connection: no token: %w", ErrInvalid)
+	}
+	return nil
+}
+
+// Check reports whether a store may keep st: an ID, a known step and
+// provider, a user and an expiry. Its error matches ErrInvalid.
+func (st OAuthState) Check() error {
+	switch {
+	case st.ID == "" || st.UserID == "" || st.ExpiresAt.IsZero():
+		return fmt.Errorf("oauth state: no ID, user or expiry: %w", ErrInvalid)
+	case st.Step != OAuthLink && st.Step != OAuthConsent:
+		return fmt.Errorf("oauth state: step %q: %w", st.Step, ErrInvalid)
+	case st.Provider != ProviderGoogle && st.Provider != ProviderSlack:
+		return fmt.Errorf("oauth state: provider %q: %w", st.Provider, ErrInvalid)
+	}
+	return nil
+}
