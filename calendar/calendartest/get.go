@@ -69,13 +69,13 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.mu.Unlock()
-	principal, ok := s.principal(r)
+	principal, personal, ok := s.caller(r)
 	if !ok {
 		writeError(w, http.StatusUnauthorized, "global", "authError", "Invalid Credentials")
 		return
 	}
 	c := s.calendars[calendarID]
-	if c == nil || (len(c.readers) > 0 && !c.readers[principal]) {
+	if !s.mayRead(c, calendarID, principal, personal) {
 		writeNotFound(w)
 		return
 	}

@@ -132,7 +132,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 	}
 	defer s.mu.Unlock()
-	principal, ok := s.principal(r)
+	principal, personal, ok := s.caller(r)
 	if !ok {
 		writeError(w, http.StatusUnauthorized, "global", "authError", "Invalid Credentials")
 		return
@@ -142,7 +142,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := s.calendars[calendarID]
-	if c == nil || (len(c.readers) > 0 && !c.readers[principal]) {
+	if !s.mayRead(c, calendarID, principal, personal) {
 		writeNotFound(w)
 		return
 	}

@@ -201,13 +201,13 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request) {
 		serveFault(w, q[0])
 		return
 	}
-	principal, ok := s.principal(r)
+	principal, personal, ok := s.caller(r)
 	if !ok {
 		writeError(w, http.StatusUnauthorized, "global", "authError", "Invalid Credentials")
 		return
 	}
 	c := s.calendars[calendarID]
-	if c == nil || (len(c.readers) > 0 && !c.readers[principal]) {
+	if !s.mayRead(c, calendarID, principal, personal) {
 		writeNotFound(w)
 		return
 	}

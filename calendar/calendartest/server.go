@@ -10,7 +10,9 @@
 // generated id), both with the fields mask, events.watch and channels.stop,
 // posting push notifications to the watching address (push.go), expands
 // simple recurring series into instances, serves an OAuth 2.0 token
-// endpoint for service-account and authorized-user credentials, and injects
+// endpoint for service-account and authorized-user credentials and people's
+// own grants (the authorization, token and revoke endpoints of a web
+// application's flow, see oauth.go), and injects
 // faults (rate limits, server errors, dropped connections, lost
 // notifications) and a latency on request.
 package calendartest
@@ -75,6 +77,9 @@ type Server struct {
 	// flight.
 	push pushState
 	idle *sync.Cond
+
+	// oauth is the state of people's own grants, see oauth.go.
+	oauth oauthState
 }
 
 type calendarState struct {
@@ -134,6 +139,8 @@ func NewServer() *Server {
 	s.push.ctx, s.push.cancel = context.WithCancel(context.Background())
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /token", s.serveToken)
+	mux.HandleFunc("GET "+authPath, s.serveAuth)
+	mux.HandleFunc("POST "+revokePath, s.serveRevoke)
 	mux.HandleFunc("GET /calendar/v3/calendars/{calendarId}/events", s.api(MethodList, s.serveList))
 	mux.HandleFunc("GET /calendar/v3/calendars/{calendarId}/events/{eventId}", s.api(MethodGet, s.serveGet))
 	mux.HandleFunc("POST /calendar/v3/calendars/{calendarId}/events/watch", s.api(MethodWatch, s.serveWatch))

@@ -144,7 +144,13 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 			}
 			principal = claims.Sub
 		}
+	case "authorization_code":
+		s.exchange(w, r)
+		return
 	case "refresh_token":
+		if s.refreshPersonal(w, r) {
+			return
+		}
 		if r.PostForm.Get("refresh_token") != s.refreshToken {
 			writeTokenError(w, InvalidGrant)
 			return
@@ -213,10 +219,17 @@ func (s *Server) verifyJWT(assertion string) (jwtClaims, error) {
 // principal returns who the request's bearer token acts for. s.mu must be
 // held.
 func (s *Server) principal(r *http.Request) (string, bool) {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		return "", false
+	p, _, ok := s.caller(r)
+	return p, ok
+}
+
+// caller returns who the request's bearer token acts for, and whether it
+// is a person's own token (oauth.go). s.mu must be held.
+func (s *Server) caller(r *http.Request) (principal string, personal, ok bool) {
+	token, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !found {
+		return "", false, false
 	}
 	p, ok := s.tokens[token]
-	return p, ok
+	return p, s.oauth.personal[token] != nil, ok
 }
