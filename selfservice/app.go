@@ -45,6 +45,11 @@ type Store interface {
 	MutedSeriesOf(ctx context.Context, subscription string) ([]meetingbot.MutedSeries, error)
 	SlackSettingsOf(ctx context.Context, userID string) (meetingbot.SlackSettings, bool, error)
 	PutSlackSettings(ctx context.Context, set meetingbot.SlackSettings) error
+	// Remember records key until expires and reports whether it is new
+	// (not recorded, or recorded with an expiry not after now), for every
+	// replica on the database: the signatures verified and the event IDs
+	// handled.
+	Remember(ctx context.Context, key string, now, expires time.Time) (bool, error)
 }
 
 // Meeting is what people are told about one upcoming meeting.

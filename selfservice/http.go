@@ -26,13 +26,15 @@ const (
 // PathInteractivity and PathEvents (mount it at "/slack/"). Every request
 // is checked before it is read: a body over MaxBody is refused with 413,
 // and one without a valid v0 signature under signingSecret, with a
-// timestamp more than MaxSkew from the clock, or seen before, with 401;
-// a refused request has no effect. It fails without a signing secret.
+// timestamp more than MaxSkew from the clock, or seen before by any
+// replica on the store, with 401; one the store cannot check against
+// those seen with 503. A refused request has no effect. It fails without
+// a signing secret.
 func (a *App) Handler(signingSecret string) (http.Handler, error) {
 	if signingSecret == "" {
 		return nil, errors.New("selfservice: no signing secret (SLACK_SIGNING_SECRET)")
 	}
-	return &handler{app: a, verify: &verifier{secret: []byte(signingSecret), now: a.now, seen: map[string]bool{}}}, nil
+	return &handler{app: a, verify: &verifier{secret: []byte(signingSecret), now: a.now, seen: a.store}}, nil
 }
 
 type handler struct {
@@ -65,9 +67,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "request body over 64 KiB", http.StatusRequestEntityTooLarge)
 		return
 	}
-	if err := h.verify.check(r.Header, body); err != nil {
+	if err := h.verify.check(r.Context(), r.Header, body); err != nil {
+		status, why := http.StatusUnauthorized, err.Error()
+		if errors.Is(err, errUnchecked) {
+			// Slack retries; the store's error is for the log alone.
+			status, why = http.StatusServiceUnavailable, errUnchecked.Error()
+		}
 		h.app.log.Warn("refused a request to Slack's endpoints", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
-		http.Error(w, "refused: "+err.Error(), http.StatusUnauthorized)
+		http.Error(w, "refused: "+why, status)
 		return
 	}
 	switch r.URL.Path {

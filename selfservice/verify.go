@@ -1,6 +1,7 @@
 package selfservice
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,7 +9,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -20,8 +20,12 @@ const (
 	MaxBody = 64 << 10
 	// MaxSkew is how far a request's timestamp may be from the clock.
 	MaxSkew = 5 * time.Minute
-	// maxRemembered bounds the signatures kept against replays.
-	maxRemembered = 100_000
+	// rememberFor is how long after its timestamp a verified signature is
+	// remembered: the MaxSkew during which it would verify, and MaxSkew
+	// more, so that a replica whose clock is up to MaxSkew behind the one
+	// that took the request still finds it remembered while it would
+	// take it as fresh.
+	rememberFor = 2 * MaxSkew
 )
 
 // Reasons a request is refused, logged and answered with 401.
@@ -32,29 +36,31 @@ var (
 	errReplayed     = errors.New("this signed request was already received")
 )
 
+// errUnchecked is a request that could not be checked against the ones
+// already taken (the store failed); it is answered 503, which Slack
+// retries, and has no effect.
+var errUnchecked = errors.New("cannot check this request against those already received")
+
 // verifier checks Slack's v0 request signatures
 // (https://api.slack.com/authentication/verifying-requests-from-slack):
 // HMAC-SHA256 of "v0:" + timestamp + ":" + body under the signing secret,
 // the timestamp within MaxSkew of the clock. A valid request seen before
 // is refused too, so that a captured request cannot be replayed within the
-// window either.
+// window either: what is remembered is the MAC that was verified, not the
+// header's text (hex decodes the same in either case, so "v0=ABCD…"
+// would otherwise pass as new after "v0=abcd…"), and it is remembered in
+// the store, so that every replica on the database, and the bot after a
+// restart, knows it.
 type verifier struct {
 	secret []byte
 	now    func() time.Time
-
-	mu    sync.Mutex
-	seen  map[string]bool
-	order []remembered // by arrival, to forget them once stale
-}
-
-type remembered struct {
-	sig string
-	at  time.Time
+	seen   Store
 }
 
 // check returns nil if body with header h is a fresh request signed by
-// Slack; it reads nothing but the two headers and the raw body.
-func (v *verifier) check(h http.Header, body []byte) error {
+// Slack, not taken before; it reads nothing but the two headers and the
+// raw body. A request it returns nil for is remembered as taken.
+func (v *verifier) check(ctx context.Context, h http.Header, body []byte) error {
 	stamp, sig := h.Get("X-Slack-Request-Timestamp"), h.Get("X-Slack-Signature")
 	if stamp == "" || sig == "" {
 		return errUnsigned
@@ -74,24 +80,16 @@ func (v *verifier) check(h http.Header, body []byte) error {
 	mac := hmac.New(sha256.New, v.secret)
 	mac.Write([]byte("v0:" + stamp + ":"))
 	mac.Write(body)
-	if !hmac.Equal(mac.Sum(nil), got) {
+	want := mac.Sum(nil)
+	if !hmac.Equal(want, got) {
 		return errBadSignature
 	}
-	return v.remember(sig, at, now)
-}
-
-// remember records a valid signature, refusing one already recorded.
-func (v *verifier) remember(sig string, at, now time.Time) error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	for len(v.order) > 0 && (now.Sub(v.order[0].at) > MaxSkew || len(v.order) >= maxRemembered) {
-		delete(v.seen, v.order[0].sig)
-		v.order = v.order[1:]
-	}
-	if v.seen[sig] {
+	first, err := v.seen.Remember(ctx, "sig:"+hex.EncodeToString(want), now, at.Add(rememberFor))
+	switch {
+	case err != nil:
+		return errors.Join(errUnchecked, err)
+	case !first:
 		return errReplayed
 	}
-	v.seen[sig] = true
-	v.order = append(v.order, remembered{sig: sig, at: at})
 	return nil
 }

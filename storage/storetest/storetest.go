@@ -6,7 +6,8 @@
 // It covers what the scheduler, the audit and self-service rely on:
 // claims and their owners, orphans, renew, release and record, cursors,
 // pruning, entries and ranges, the self-service tables, and the mirror of
-// calendars with their push channels. What only one
+// calendars with their push channels, and the keys remembered against
+// Slack's replays and retries. What only one
 // backend has (SQLite's file checks, PostgreSQL's replica leases) is
 // tested beside that backend.
 package storetest
@@ -64,6 +65,8 @@ type Store interface {
 	PutChannel(ctx context.Context, ch meetingbot.PushChannel) error
 	Channels(ctx context.Context) ([]meetingbot.PushChannel, error)
 	DeleteChannel(ctx context.Context, id string) error
+
+	Remember(ctx context.Context, key string, now, expires time.Time) (bool, error)
 }
 
 // Opener opens a Store on one database, as another process would, and
@@ -101,6 +104,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"MirrorFullThenIncrementalSurvivesRestart", testMirror},
 		{"ForgetMirrorKeepsOtherCalendars", testForgetMirror},
 		{"PushChannelsSurviveRestart", testChannels},
+		{"RememberOnceAmongProcesses", testRememberOnceAmongProcesses},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
