@@ -1,0 +1,191 @@
+package meetingbot
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// A reminder sent before its meeting starts carries "Remind me at start"
+// and, with at least SnoozeMinLeft to go, "In 5 min" (DESIGN.md, "Reminder
+// actions"). A click stores a durable Timer of kind TimerKindSnooze for
+// the person who clicked, fired as a DM: at the meeting's start (following
+// the meeting when it moves), or five minutes after the click. The notify
+// package puts the buttons on reminders and the selfservice package acts
+// on a click, so the two agree here.
+
+// Action IDs of the snooze buttons; both contain "snooze".
+const (
+	ActionSnoozeStart = "snooze_start"
+	ActionSnooze5m    = "snooze_5m"
+)
+
+// IsSnoozeAction reports whether a block action's ID is a snooze button's.
+func IsSnoozeAction(actionID string) bool { return strings.Contains(actionID, "snooze") }
+
+// TimerKindSnooze is the Timer.Kind of snoozes.
+const TimerKindSnooze = "snooze"
+
+// SnoozeMode is what a snooze waits for.
+type SnoozeMode string
+
+// Snooze modes.
+const (
+	// SnoozeAtStart: the meeting's start, wherever it moves.
+	SnoozeAtStart SnoozeMode = "start"
+	// SnoozeIn5m: five minutes after the click, as set.
+	SnoozeIn5m SnoozeMode = "5m"
+)
+
+// Snooze timings.
+const (
+	// SnoozeDelay is how long after the click "In 5 min" fires.
+	SnoozeDelay = 5 * time.Minute
+	// SnoozeMinLeft is how long before the start a reminder must go out
+	// to carry "In 5 min": its DM then comes at least a minute before the
+	// start.
+	SnoozeMinLeft = 6 * time.Minute
+)
+
+// Snooze is the payload of a snooze timer: whom to DM, of which meeting,
+// as its reminder showed it when clicked.
+type Snooze struct {
+	// User is the Slack user who clicked, and whom the timer DMs.
+	User string `json:"user"`
+	// Mode is what it waits for.
+	Mode SnoozeMode `json:"mode"`
+	// Reminder is the ledger key of the reminder clicked (for a snooze's
+	// own DM, of the reminder first clicked).
+	Reminder string `json:"reminder"`
+	// Subscription and Calendar are the reminder's subscription and the
+	// calendar it reads: where the meeting is checked before the DM.
+	Subscription string `json:"subscription"`
+	Calendar     string `json:"calendar"`
+	// Meeting is the meeting as the reminder showed it (a private one
+	// reduced to its time): what the DM says when the calendar cannot be
+	// read at its instant.
+	Meeting Meeting `json:"meeting"`
+}
+
+// snoozePrefix starts snoozes' keys, groups and pseudo-subscriptions. No
+// subscription of CALENDARS (an email, or email=destination) nor one
+// made in Slack (see selfservice.SubscriptionID) can have it.
+const snoozePrefix = "snooze:"
+
+// SnoozeKey returns the key of user's snooze of the reminder keyed
+// reminderKey, firing at fire: snooze:<user>:<reminder key>:<fire
+// instant>, the instant in RFC 3339, UTC, to the second.
+func SnoozeKey(user, reminderKey string, fire time.Time) string {
+	return snoozePrefix + user + ":" + reminderKey + ":" + fire.UTC().Format(time.RFC3339)
+}
+
+// SnoozeSubscription returns the pseudo-subscription that scopes user's
+// snoozes in the ledger and names their messages' metadata: snooze:<user>.
+func SnoozeSubscription(user string) string { return snoozePrefix + user }
+
+// IsSnooze reports whether a ledger entry's subscription is a snooze's
+// (SnoozeSubscription): the scheduler leaves such entries to the timers.
+func IsSnooze(subscription string) bool { return strings.HasPrefix(subscription, snoozePrefix) }
+
+// Timer returns the durable timer of s firing at fire: its key, its group
+// (one pending timer per person, reminder and mode), its bound (the
+// meeting's end, or its start when the end is unknown) and its payload.
+func (s Snooze) Timer(fire time.Time) Timer {
+	fire = fire.UTC().Truncate(time.Second)
+	until := s.Meeting.End
+	if !until.After(s.Meeting.Start) {
+		until = s.Meeting.Start.Add(StartGrace)
+	}
+	payload, _ := json.Marshal(s)
+	return Timer{
+		Key:     SnoozeKey(s.User, s.Reminder, fire),
+		Group:   snoozePrefix + s.User + ":" + s.Reminder + ":" + string(s.Mode),
+		Kind:    TimerKindSnooze,
+		Subject: s.User,
+		FireAt:  fire,
+		DueAt:   fire,
+		Until:   until.UTC(),
+		Payload: payload,
+		State:   TimerPending,
+	}
+}
+
+// ParseSnooze reads a snooze timer's payload; false when it is not one.
+func ParseSnooze(t Timer) (Snooze, bool) {
+	var s Snooze
+	if t.Kind != TimerKindSnooze || json.Unmarshal(t.Payload, &s) != nil || s.User == "" || s.Reminder == "" {
+		return Snooze{}, false
+	}
+	return s, true
+}
+
+// SnoozeTarget is what a snooze button names: the reminder it is on and
+// its meeting as the reminder shows it.
+type SnoozeTarget struct {
+	Subscription string `json:"s"`
+	Reminder     string `json:"k"`
+	Event        string `json:"e"`
+	Start        int64  `json:"t"`           // Unix seconds
+	End          int64  `json:"u,omitempty"` // Unix seconds
+	Title        string `json:"n,omitempty"`
+	JoinURL      string `json:"j,omitempty"`
+}
+
+// maxSnoozeTitle bounds the title a snooze button carries.
+const maxSnoozeTitle = 100
+
+// SnoozeValue is the value of a snooze button on the reminder keyed
+// reminderKey of subscription subscriptionID, whose meeting m is as the
+// reminder shows it: the JSON of a SnoozeTarget, the title cut to 100
+// characters, and the join link left out, then the title, when the value
+// would pass Slack's 2,000 characters. It returns "" when even then it
+// would not fit.
+func SnoozeValue(subscriptionID, reminderKey string, m Meeting) string {
+	v := SnoozeTarget{Subscription: subscriptionID, Reminder: reminderKey, Event: m.ID, Start: m.Start.Unix(),
+		Title: clipRunes(m.Title, maxSnoozeTitle), JoinURL: m.JoinURL}
+	if m.End.After(m.Start) {
+		v.End = m.End.Unix()
+	}
+	for _, cut := range []func(){func() {}, func() { v.JoinURL = "" }, func() { v.Title = "" }} {
+		cut()
+		if b, _ := json.Marshal(v); utf8.RuneCount(b) <= MaxButtonValue {
+			return string(b)
+		}
+	}
+	return ""
+}
+
+// ParseSnoozeValue reads a SnoozeValue; false when s is not one.
+func ParseSnoozeValue(s string) (SnoozeTarget, bool) {
+	var v SnoozeTarget
+	if json.Unmarshal([]byte(s), &v) != nil || v.Subscription == "" || v.Reminder == "" || v.Event == "" || v.Start == 0 {
+		return SnoozeTarget{}, false
+	}
+	return v, true
+}
+
+// Meeting returns the meeting the target names, as its reminder showed it.
+func (v SnoozeTarget) Meeting() Meeting {
+	m := Meeting{ID: v.Event, Title: v.Title, Start: time.Unix(v.Start, 0).UTC(), JoinURL: v.JoinURL}
+	if v.End > v.Start {
+		m.End = time.Unix(v.End, 0).UTC()
+	}
+	return m
+}
+
+// SnoozedReminder returns the reminder key a snooze's own DM carries on
+// its buttons: the reminder first clicked, so that snoozing a snooze's DM
+// again finds the same timers. key is a reminder's key or a SnoozeKey.
+func SnoozedReminder(key string) string {
+	rest, ok := strings.CutPrefix(key, snoozePrefix)
+	if !ok {
+		return key
+	}
+	_, rest, ok = strings.Cut(rest, ":") // the user
+	const instant = len("2006-01-02T15:04:05Z")
+	if !ok || len(rest) <= instant+1 || rest[len(rest)-instant-1] != ':' {
+		return key
+	}
+	return rest[:len(rest)-instant-1]
+}
