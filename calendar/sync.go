@@ -23,17 +23,27 @@ import (
 // syncs in full again.
 //
 // What a sync asks for. Both kinds send singleEvents=true (one item per
-// instance, the instance IDs ledger keys are made of) and showDeleted=true:
-// with a syncToken, "it is not allowed to set showDeleted to False", and
-// "all other query parameters should be the same as for the initial
-// synchronization to avoid undefined behavior" (events.list, syncToken).
-// The full sync alone bounds the time: timeMin and timeMax are among the
-// parameters that "cannot be specified together with nextSyncToken"
-// (iCalUID, orderBy, privateExtendedProperty, q, sharedExtendedProperty,
-// timeMin, timeMax, updatedMin), while the guide lets the initial sync be
-// restricted ("you may want to limit your full sync to only a certain date
-// range", its example sets timeMin). No orderBy either: a sync's items come
-// in no particular order.
+// instance, the instance IDs ledger keys are made of) and nothing about
+// deleted events: the full sync needs none (it replaces the mirror with the
+// meetings it lists, and a cancelled one is not a meeting), and the
+// incremental sync gets them without asking, as events.list says of
+// syncToken: "All events deleted since the previous list request will
+// always be in the result set and it is not allowed to set showDeleted to
+// False". Asking anyway costs: with showDeleted=true and singleEvents=true
+// beside a syncToken, "all events ever deleted are returned" on every sync,
+// not those deleted since (googleapis/google-api-ruby-client#860), and
+// Google's own guide sends only singleEvents and the token
+// ("GET /calendars/primary/events?maxResults=10&singleEvents=true&syncToken=…",
+// "Synchronize resources efficiently"). Leaving showDeleted out of both
+// keeps the two kinds' parameters the same, as events.list asks: "all other
+// query parameters should be the same as for the initial synchronization to
+// avoid undefined behavior". The full sync alone bounds the time: timeMin
+// and timeMax are among the parameters that "cannot be specified together
+// with nextSyncToken" (iCalUID, orderBy, privateExtendedProperty, q,
+// sharedExtendedProperty, timeMin, timeMax, updatedMin), while the guide
+// lets the initial sync be restricted ("you may want to limit your full
+// sync to only a certain date range", its example sets timeMin). No orderBy
+// either: a sync's items come in no particular order.
 //
 // How much a sync keeps: a Window, from a little in the past to a horizon
 // some days ahead. A daily series without an end has instances without
@@ -136,7 +146,6 @@ func (s *Source) Sync(ctx context.Context, calendarID, token string, w Window) (
 			}
 			call := svc.Events.List(calendarID).
 				SingleEvents(true).
-				ShowDeleted(true).
 				MaxResults(2500).
 				Fields(syncFields).
 				Context(ctx)

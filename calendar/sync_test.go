@@ -112,7 +112,7 @@ func TestSyncFullThenChanges(t *testing.T) {
 	}
 	q := srv.LastQuery(alice)
 	for k, v := range map[string]string{
-		"singleEvents": "true", "showDeleted": "true", "maxResults": "2500",
+		"singleEvents": "true", "showDeleted": "", "maxResults": "2500",
 		"timeMin": "2026-11-30T08:00:00Z", "timeMax": "2026-12-08T08:00:01Z", "orderBy": "", "syncToken": "",
 	} {
 		if got := q.Get(k); got != v {
@@ -152,6 +152,12 @@ func TestSyncFullThenChanges(t *testing.T) {
 		if q.Has(k) {
 			t.Errorf("incremental sync query has %s=%q; Google refuses it with a syncToken", k, q.Get(k))
 		}
+	}
+	// Deleted events come with a syncToken unasked; asking makes Google
+	// return every one ever deleted (see sync.go).
+	if q.Has("showDeleted") || q.Get("singleEvents") != "true" {
+		t.Errorf("incremental sync query showDeleted %q singleEvents %q, want no showDeleted and singleEvents true, as the full sync",
+			q.Get("showDeleted"), q.Get("singleEvents"))
 	}
 	if got, want := m.show(), []string{"a Meeting a Nov 30 14:00", "c Meeting c Nov 30 15:00"}; !slices.Equal(got, want) {
 		t.Errorf("mirror = %q, want %q", got, want)

@@ -152,9 +152,19 @@ func (s *Server) ExpireSyncTokens(calendarID string) {
 
 // changes returns what a list with a syncToken returns: the entries of cur
 // that are new or differ from since, then, as cancelled, those of since
-// that cur no longer lists, whatever showDeleted says.
+// that cur no longer lists, whatever showDeleted says: "All events deleted
+// since the previous list request will always be in the result set"
+// (events.list, syncToken).
+//
+// A list that asks for showDeleted=true with singleEvents=true besides
+// gets every cancelled entry the calendar has, however long ago it was
+// deleted, as a report has it: "When adding the option show_deleted
+// combined with single_events set to true and with a sync token set, all
+// events ever deleted are returned"
+// (googleapis/google-api-ruby-client#860).
 func changes(since, cur *eventSet, lq listQuery) []*calendar.Event {
-	if since == cur {
+	everDeleted := lq.showDeleted && lq.singleEvents
+	if since == cur && !everDeleted {
 		return nil
 	}
 	lq.showDeleted = true
@@ -167,7 +177,7 @@ func changes(since, cur *eventSet, lq listQuery) []*calendar.Event {
 	now := map[string]bool{}
 	for _, ev := range cur.list(lq) {
 		now[ev.Id] = true
-		if b, ok := was[ev.Id]; !ok || !bytes.Equal(b, encode(ev)) {
+		if b, ok := was[ev.Id]; !ok || !bytes.Equal(b, encode(ev)) || (everDeleted && ev.Status == "cancelled") {
 			out = append(out, ev)
 		}
 	}

@@ -178,6 +178,41 @@ func TestSyncTokenRefusesRestrictions(t *testing.T) {
 	}
 }
 
+// TestSyncTokenShowDeletedReturnsEveryDeletion follows a report against
+// the real API (googleapis/google-api-ruby-client#860): with singleEvents
+// and a syncToken, asking for showDeleted=true returns every entry ever
+// deleted on each sync, where leaving it out returns those deleted since.
+func TestSyncTokenShowDeletedReturnsEveryDeletion(t *testing.T) {
+	s := NewServer()
+	defer s.Close()
+	const cal = "a@example.com"
+	for _, id := range []string{"old", "keep"} {
+		if err := s.Put(cal, NewEvent(id, id, syncDay.Add(9*time.Hour), syncDay.Add(10*time.Hour))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Delete(cal, "old"); err != nil {
+		t.Fatal(err)
+	}
+	_, token := syncAll(t, s, cal, url.Values{"singleEvents": {"true"}})
+	if err := s.Put(cal, NewEvent("keep", "kept", syncDay.Add(9*time.Hour), syncDay.Add(10*time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := syncAll(t, s, cal, incremental(token)); !slices.Equal(got, []string{"keep confirmed"}) {
+		t.Errorf("incremental sync = %q, want [keep confirmed]", got)
+	}
+	q := incremental(token)
+	q.Set("showDeleted", "true")
+	got, next := syncAll(t, s, cal, q)
+	if want := []string{"old cancelled", "keep confirmed"}; !slices.Equal(got, want) {
+		t.Errorf("incremental sync with showDeleted=true = %q, want %q", got, want)
+	}
+	q.Set("syncToken", next)
+	if got, _ := syncAll(t, s, cal, q); !slices.Equal(got, []string{"old cancelled"}) {
+		t.Errorf("incremental sync with showDeleted=true and nothing changed = %q, want [old cancelled]", got)
+	}
+}
+
 func TestSyncTokenGone(t *testing.T) {
 	s := NewServer()
 	defer s.Close()
