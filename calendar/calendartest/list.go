@@ -27,9 +27,6 @@ type listQuery struct {
 	// version is the calendar state a page token names, -1 for none:
 	// every page of one list is cut from the same state.
 	version int64
-	// now is when the request arrived: series without an end expand up
-	// to two years after it.
-	now time.Time
 }
 
 // parseListQuery reads and checks the parameters as the API does, naming
@@ -151,7 +148,6 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 		writeBadRequest(w, reason, message)
 		return
 	}
-	lq.now = time.Now()
 	var mask fieldMask
 	if f := r.URL.Query().Get("fields"); f != "" {
 		var err error
@@ -172,7 +168,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusGone, "global", "fullSyncRequired", "Sync token is no longer valid, a full sync is required.")
 			return
 		}
-		items = changes(since, cur, lq)
+		items = s.delta(since, cur, lq)
 	} else {
 		items = cur.list(lq)
 	}
@@ -237,11 +233,8 @@ func (c *eventSet) list(lq listQuery) []*calendar.Event {
 			out = append(out, clone(ev))
 		}
 	}
-	// Series without an end expand up to timeMax, or two years ahead.
+	// Series expand up to timeMax, or as far as Google expands them.
 	horizon := lq.timeMax
-	if horizon.IsZero() {
-		horizon = cmp.Or(lq.now, time.Now()).AddDate(2, 0, 0)
-	}
 	for _, id := range c.order {
 		ev := c.events[id]
 		cancelled := ev.Status == "cancelled"

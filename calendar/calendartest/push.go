@@ -110,8 +110,8 @@ type pushState struct {
 }
 
 // SetClock replaces the clock channel expirations are computed and checked
-// with (time.Now by default), so a test can expire a channel without
-// waiting.
+// with, and the delta horizon (SetDeltaHorizon) is counted from (time.Now by
+// default), so a test can expire a channel without waiting.
 func (s *Server) SetClock(now func() time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

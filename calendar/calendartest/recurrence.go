@@ -90,22 +90,39 @@ func parseRecurrence(lines []string) (rule, error) {
 
 func mondayIndex(d time.Weekday) int { return (int(d) + 6) % 7 }
 
-// maxInstances bounds the expansion of a series without COUNT or UNTIL.
-const maxInstances = 2000
+// How far Google expands a series, when nothing else (COUNT, UNTIL, a
+// list's timeMax) stops it sooner: 730 instances from its first, or 100
+// years, whichever comes first. Google documents no limit; these are what
+// others found of the real service. A daily series without an end comes
+// back as "a total of 730 recurring event instances"
+// (SwitchbackTech/compass#797); a weekly one is expanded "~14 years (~730
+// instances) ahead in one burst" (a Zapier integration's notes); a client
+// library caps its own expansion likewise ("Google limits their recurrence
+// generations to 730 instances", citing the Google Calendar help thread
+// "Daily recurring event has stopped recurring"); and "as it is handled in
+// google calendar, 730 occurrences or 100 years (whichever comes first)"
+// (odoo/odoo#41895). So an incremental sync that reports a change of a
+// weekly series without an end lists instances some 14 years ahead,
+// hundreds of them, every one outside a client's window.
+const (
+	maxInstances = 730
+	maxYears     = 100
+)
 
 // occurrences returns the original start instants of a series whose first
 // instance starts at start (with its wall clock read in loc), up to and
-// excluding horizon.
+// excluding horizon, or as far as Google expands it when horizon is zero.
 func (r rule) occurrences(start time.Time, loc *time.Location, horizon time.Time) []time.Time {
 	start = start.In(loc)
 	y, m, d := start.Date()
 	hh, mm, ss := start.Clock()
 	firstDay := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	last := start.AddDate(maxYears, 0, 0)
 	var out []time.Time
 	emit := func(day time.Time) bool {
 		t := wallClock(day.Year(), day.Month(), day.Day(), hh, mm, ss, loc)
 		if (r.count > 0 && len(out) >= r.count) || (!r.until.IsZero() && t.After(r.until)) ||
-			!t.Before(horizon) || len(out) >= maxInstances {
+			(!horizon.IsZero() && !t.Before(horizon)) || len(out) >= maxInstances || !t.Before(last) {
 			return false
 		}
 		out = append(out, t)
@@ -172,26 +189,36 @@ func seriesZone(master *calendar.Event, start time.Time) (*time.Location, error)
 	return loc, nil
 }
 
-// expand returns the instances of a recurring event whose original start
-// is before horizon, shaped as events.list returns them with
-// singleEvents=true.
-func expand(master *calendar.Event, horizon time.Time) ([]*calendar.Event, error) {
-	r, err := parseRecurrence(master.Recurrence)
-	if err != nil {
-		return nil, err
+// seriesRule reads what expanding a recurring event needs: its rule, the
+// first instance's start and end, and the zone its wall clock is kept in.
+func seriesRule(master *calendar.Event) (r rule, start, end time.Time, loc *time.Location, err error) {
+	if r, err = parseRecurrence(master.Recurrence); err != nil {
+		return r, start, end, nil, err
 	}
 	if master.Start == nil || master.Start.DateTime == "" || master.End == nil || master.End.DateTime == "" {
-		return nil, errors.New("recurrence: the emulator expands timed series only")
+		return r, start, end, nil, errors.New("recurrence: the emulator expands timed series only")
 	}
-	start, err := time.Parse(time.RFC3339, master.Start.DateTime)
-	if err != nil {
-		return nil, fmt.Errorf("start.dateTime: %w", err)
+	if start, err = time.Parse(time.RFC3339, master.Start.DateTime); err != nil {
+		return r, start, end, nil, fmt.Errorf("start.dateTime: %w", err)
 	}
-	end, err := time.Parse(time.RFC3339, master.End.DateTime)
-	if err != nil {
-		return nil, fmt.Errorf("end.dateTime: %w", err)
+	if end, err = time.Parse(time.RFC3339, master.End.DateTime); err != nil {
+		return r, start, end, nil, fmt.Errorf("end.dateTime: %w", err)
 	}
-	loc, err := seriesZone(master, start)
+	loc, err = seriesZone(master, start)
+	return r, start, end, loc, err
+}
+
+// checkSeries reports whether the emulator can expand master.
+func checkSeries(master *calendar.Event) error {
+	_, _, _, _, err := seriesRule(master)
+	return err
+}
+
+// expand returns the instances of a recurring event whose original start
+// is before horizon (zero: as far as Google expands it, see maxInstances),
+// shaped as events.list returns them with singleEvents=true.
+func expand(master *calendar.Event, horizon time.Time) ([]*calendar.Event, error) {
+	r, start, end, loc, err := seriesRule(master)
 	if err != nil {
 		return nil, err
 	}

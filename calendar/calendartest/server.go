@@ -5,11 +5,12 @@
 //
 // It implements events.list as documented (timeMin bounds an event's end and
 // timeMax its start, both exclusive; singleEvents; orderBy=startTime;
-// showDeleted; pagination; incremental sync with syncToken, see sync.go) and
+// showDeleted; pagination; incremental sync with syncToken, see sync.go),
 // events.get (of an event, a series or one instance of a series by its
-// generated id), both with the fields mask, events.watch and channels.stop,
-// posting push notifications to the watching address (push.go), expands
-// simple recurring series into instances, serves an OAuth 2.0 token
+// generated id) and events.instances (instances.go), all with the fields
+// mask, events.watch and channels.stop, posting push notifications to the
+// watching address (push.go), expands simple recurring series into
+// instances as far as Google does (recurrence.go), serves an OAuth 2.0 token
 // endpoint for service-account and authorized-user credentials and people's
 // own grants (the authorization, token and revoke endpoints of a web
 // application's flow, see oauth.go), and injects
@@ -70,7 +71,13 @@ type Server struct {
 	// Per API method, see api.go.
 	methodCounts map[string]int
 	getFaults    map[string][]Fault
-	latency      atomic.Int64 // time.Duration
+	// seriesDeltas and deltaHorizon shape what a list with a syncToken
+	// says of recurring series, see sync.go.
+	seriesDeltas SeriesDeltas
+	deltaHorizon time.Duration
+	// instancesFaults are events.instances's, see instances.go.
+	instancesFaults map[string][]Fault
+	latency         atomic.Int64 // time.Duration
 
 	// push is the state of watch channels and their notifications, see
 	// push.go; idle is signalled, with mu, when no notification is in
@@ -112,21 +119,22 @@ func NewServer() *Server {
 		panic(fmt.Sprintf("calendartest: generate key: %v", err))
 	}
 	s := &Server{
-		key:          key,
-		calendars:    map[string]*calendarState{},
-		tokens:       map[string]string{},
-		faults:       map[string][]Fault{},
-		emptyPages:   map[string]int{},
-		requests:     map[string]int{},
-		lastQuery:    map[string]url.Values{},
-		userProject:  map[string]string{},
-		methodCounts: map[string]int{},
-		getFaults:    map[string][]Fault{},
-		delegation:   true,
-		refreshToken: "1//refresh-" + rand.Text(),
-		userEmail:    "user@example.com",
-		saEmail:      "bot@meetingbot-test.iam.gserviceaccount.com",
-		saClientID:   "101234567890123456789",
+		key:             key,
+		calendars:       map[string]*calendarState{},
+		tokens:          map[string]string{},
+		faults:          map[string][]Fault{},
+		emptyPages:      map[string]int{},
+		requests:        map[string]int{},
+		lastQuery:       map[string]url.Values{},
+		userProject:     map[string]string{},
+		methodCounts:    map[string]int{},
+		getFaults:       map[string][]Fault{},
+		instancesFaults: map[string][]Fault{},
+		delegation:      true,
+		refreshToken:    "1//refresh-" + rand.Text(),
+		userEmail:       "user@example.com",
+		saEmail:         "bot@meetingbot-test.iam.gserviceaccount.com",
+		saClientID:      "101234567890123456789",
 		push: pushState{
 			now:      time.Now,
 			client:   &http.Client{Timeout: 10 * time.Second, CheckRedirect: noRedirect},
@@ -143,6 +151,7 @@ func NewServer() *Server {
 	mux.HandleFunc("POST "+revokePath, s.serveRevoke)
 	mux.HandleFunc("GET /calendar/v3/calendars/{calendarId}/events", s.api(MethodList, s.serveList))
 	mux.HandleFunc("GET /calendar/v3/calendars/{calendarId}/events/{eventId}", s.api(MethodGet, s.serveGet))
+	mux.HandleFunc("GET /calendar/v3/calendars/{calendarId}/events/{eventId}/instances", s.api(MethodInstances, s.serveInstances))
 	mux.HandleFunc("POST /calendar/v3/calendars/{calendarId}/events/watch", s.api(MethodWatch, s.serveWatch))
 	mux.HandleFunc("POST /calendar/v3/channels/stop", s.api(MethodStop, s.serveStop))
 	s.ts = httptest.NewServer(mux)

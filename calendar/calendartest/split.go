@@ -71,7 +71,7 @@ func (s *Server) SplitFollowing(calendarID, instanceID string, edit func(*calend
 	if next.Id == master.Id || c.events[next.Id] != nil {
 		return nil, fmt.Errorf("calendartest: split %s: id %s is taken", instanceID, next.Id)
 	}
-	if _, err := expand(next, time.Time{}); err != nil {
+	if err := checkSeries(next); err != nil {
 		return nil, fmt.Errorf("calendartest: split %s: %w", instanceID, err)
 	}
 

@@ -2,10 +2,13 @@ package calendartest
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/json"
+	"maps"
 	"net/url"
 	"slices"
+	"time"
 
 	"google.golang.org/api/calendar/v3"
 )
@@ -184,6 +187,108 @@ func changes(since, cur *eventSet, lq listQuery) []*calendar.Event {
 	for _, ev := range before {
 		if !now[ev.Id] {
 			out = append(out, tombstone(ev))
+		}
+	}
+	return out
+}
+
+// SeriesDeltas is how a list with a syncToken and singleEvents=true
+// reports a change of a recurring series' master (created, edited, its
+// rule changed, deleted or purged). Google does not document it, and the
+// reports differ: a deleted series came back as "only six months worth of
+// events with the status 'cancelled'" (googleapis/google-api-ruby-client#860,
+// see SetDeltaHorizon), others cleaned stale instances on full syncs
+// (kidd/org-gcal.el#81: "That recurrence was removed from google calendar,
+// but they never disappeared"), a sync listed a series' master itself
+// (phw198/OutlookGoogleCalendarSync#2124, an item with "recurrence"), and
+// deleted instances come as sparse records "without recurringEventId /
+// originalStartTime" (KeepSoftwareSimple/compass-calendar#2808).
+type SeriesDeltas int
+
+const (
+	// DeltaEveryInstance lists every instance that changed, each deleted
+	// one as cancelled: the difference of the two states. The default.
+	DeltaEveryInstance SeriesDeltas = iota
+	// DeltaMasterOnly lists the master alone, none of its instances: as
+	// it is now when it changed, and as a sparse record (its id and
+	// status "cancelled") when the series was deleted or purged.
+	DeltaMasterOnly
+)
+
+// SetSeriesDeltas makes lists with a syncToken on every calendar report
+// changes of a series' master as mode says.
+func (s *Server) SetSeriesDeltas(mode SeriesDeltas) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seriesDeltas = mode
+}
+
+// SetDeltaHorizon makes lists with a syncToken leave out the instances of
+// series (changed or deleted) whose original start is more than d after
+// the server's clock (SetClock), as the report of a deleted series coming
+// back as six months of cancelled instances has it
+// (googleapis/google-api-ruby-client#860). 0, the default, leaves out
+// nothing.
+func (s *Server) SetDeltaHorizon(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deltaHorizon = max(d, 0)
+}
+
+// delta is what a list with a syncToken returns, shaped by the server's
+// SeriesDeltas and delta horizon. s.mu must be held.
+func (s *Server) delta(since, cur *eventSet, lq listQuery) []*calendar.Event {
+	out := changes(since, cur, lq)
+	if !lq.singleEvents {
+		return out
+	}
+	var masters map[string]*calendar.Event
+	if s.seriesDeltas == DeltaMasterOnly {
+		masters = changedMasters(since, cur)
+	}
+	limit := time.Time{}
+	if s.deltaHorizon > 0 {
+		limit = s.push.now().Add(s.deltaHorizon)
+	}
+	kept := out[:0]
+	for _, ev := range out {
+		if ev.RecurringEventId != "" {
+			if _, ok := masters[ev.RecurringEventId]; ok {
+				continue
+			}
+			if orig, err := instant(cmp.Or(ev.OriginalStartTime, ev.Start)); !limit.IsZero() && err == nil && orig.After(limit) {
+				continue
+			}
+		}
+		kept = append(kept, ev)
+	}
+	for _, id := range slices.Sorted(maps.Keys(masters)) {
+		kept = append(kept, masters[id])
+	}
+	return kept
+}
+
+// changedMasters returns the masters of the series that differ between
+// since and cur, by id: as they are in cur, or as a sparse cancelled
+// record when cur has them cancelled or no longer has them.
+func changedMasters(since, cur *eventSet) map[string]*calendar.Event {
+	out := map[string]*calendar.Event{}
+	for id, now := range cur.events {
+		if len(now.Recurrence) == 0 {
+			continue
+		}
+		if was, ok := since.events[id]; ok && bytes.Equal(encode(was), encode(now)) {
+			continue
+		}
+		if now.Status == "cancelled" {
+			out[id] = tombstone(now)
+		} else {
+			out[id] = clone(now)
+		}
+	}
+	for id, was := range since.events {
+		if _, ok := cur.events[id]; !ok && len(was.Recurrence) > 0 {
+			out[id] = tombstone(was)
 		}
 	}
 	return out

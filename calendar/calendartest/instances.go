@@ -1,0 +1,225 @@
+package calendartest
+
+import (
+	"cmp"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/api/calendar/v3"
+)
+
+// MethodInstances is events.instances, as RequestsTo counts it.
+const MethodInstances = "events.instances"
+
+// QueueInstancesFaults makes the next len(faults) events.instances
+// requests on calendarID fail, in order, before any other check.
+func (s *Server) QueueInstancesFaults(calendarID string, faults ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.instancesFaults[calendarID] = append(s.instancesFaults[calendarID], faults...)
+}
+
+// serveInstances answers events.instances
+// (https://developers.google.com/workspace/calendar/api/v3/reference/events/instances):
+// "Returns instances of the specified recurring event", with the
+// parameters that reference lists: timeMin ("Lower bound (inclusive) for
+// an event's end time"; the emulator, as its events.list, keeps it
+// exclusive, which is what Google does for events.list), timeMax ("Upper
+// bound (exclusive) for an event's start time"), showDeleted ("Whether to
+// include deleted events (with status equals "cancelled") in the result"),
+// maxResults ("By default the value is 250 events. The page size can never
+// be larger than 2500 events"), pageToken, originalStart ("The original
+// start time of the instance in the result") and the fields mask. An
+// instance is the generated one or the exception that replaced it (moved,
+// renamed, cancelled), in the order of their original starts; every
+// instance of a cancelled series is cancelled, as events.get says of them.
+//
+// What Google answers for an ID that names a single event is not
+// documented; the emulator answers 400 badRequest, which no client should
+// meet. An ID that names nothing (never existed, or purged) is 404
+// notFound, as for events.get.
+func (s *Server) serveInstances(w http.ResponseWriter, r *http.Request) {
+	calendarID, eventID := r.PathValue("calendarId"), r.PathValue("eventId")
+	s.mu.Lock()
+	if q := s.instancesFaults[calendarID]; len(q) > 0 {
+		s.instancesFaults[calendarID] = q[1:]
+		s.mu.Unlock()
+		if !wait(r, q[0].Delay) {
+			return
+		}
+		if !q[0].delayOnly() {
+			serveFault(w, q[0])
+			return
+		}
+		s.mu.Lock()
+	}
+	defer s.mu.Unlock()
+	principal, ok := s.principal(r)
+	if !ok {
+		writeError(w, http.StatusUnauthorized, "global", "authError", "Invalid Credentials")
+		return
+	}
+	c := s.calendars[calendarID]
+	if c == nil || (len(c.readers) > 0 && !c.readers[principal]) {
+		writeNotFound(w)
+		return
+	}
+	q := r.URL.Query()
+	lq, reason, message := parseInstancesQuery(q)
+	if reason != "" {
+		writeBadRequest(w, reason, message)
+		return
+	}
+	var mask fieldMask
+	if f := q.Get("fields"); f != "" {
+		var err error
+		if mask, err = parseFields(f); err == nil {
+			err = mask.check(reflect.TypeFor[calendar.Events]())
+		}
+		if err != nil {
+			writeBadRequest(w, "invalidParameter", err.Error())
+			return
+		}
+	}
+	cur, version := c.state(lq.version)
+	master := cur.events[eventID]
+	switch {
+	case master == nil:
+		writeNotFound(w)
+		return
+	case len(master.Recurrence) == 0:
+		writeBadRequest(w, "badRequest", "Bad Request")
+		return
+	}
+	items := cur.instances(master, lq, q.Get("originalStart"))
+	resp := &calendar.Events{
+		Kind:       "calendar#events",
+		Etag:       `"p33c9h2ruqvf8g0o"`,
+		Summary:    calendarID,
+		TimeZone:   "UTC",
+		AccessRole: "reader",
+		Updated:    "2026-01-01T00:00:00.000Z",
+	}
+	if c.busyOnly[principal] {
+		resp.AccessRole = "freeBusyReader"
+		resp.Summary = ""
+		for i, ev := range items {
+			items[i] = &calendar.Event{Kind: ev.Kind, Etag: ev.Etag, Id: ev.Id, Status: ev.Status, Start: ev.Start, End: ev.End}
+		}
+	}
+	size := lq.maxResults
+	if s.pageSize > 0 {
+		size = min(size, s.pageSize)
+	}
+	lo := min(lq.offset, len(items))
+	hi := min(lo+size, len(items))
+	resp.Items = items[lo:hi]
+	if hi < len(items) {
+		resp.NextPageToken = pageToken(hi, version)
+	}
+	b, err := encodeFields(resp, mask)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "global", "backendError", "Backend Error")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.Write(b)
+}
+
+// parseInstancesQuery reads the parameters events.instances takes, as
+// parseListQuery does events.list's.
+func parseInstancesQuery(q url.Values) (lq listQuery, reason, message string) {
+	lq.maxResults = 250
+	lq.version = -1
+	lq.singleEvents = true
+	var err error
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"timeMin", &lq.timeMin}, {"timeMax", &lq.timeMax}} {
+		if v := q.Get(p.name); v != "" {
+			if *p.dst, err = time.Parse(time.RFC3339, v); err != nil {
+				return lq, "badRequest", "Bad Request"
+			}
+			*p.dst = p.dst.Truncate(time.Second)
+		}
+	}
+	if !lq.timeMin.IsZero() && !lq.timeMax.IsZero() && !lq.timeMax.After(lq.timeMin) {
+		return lq, "timeRangeEmpty", "The specified time range is empty."
+	}
+	if v := q.Get("showDeleted"); v != "" {
+		if lq.showDeleted, err = strconv.ParseBool(v); err != nil {
+			return lq, "invalidBoolean", "Invalid boolean value: '" + v + "'."
+		}
+	}
+	if v := q.Get("maxResults"); v != "" {
+		if lq.maxResults, err = strconv.Atoi(v); err != nil || lq.maxResults < 1 {
+			return lq, "invalid", "Invalid value '" + v + "'. Values must be within the range: [1, 2500]"
+		}
+		lq.maxResults = min(lq.maxResults, 2500)
+	}
+	if v := q.Get("pageToken"); v != "" {
+		var ok bool
+		if lq.offset, lq.version, ok = parsePageToken(v); !ok {
+			return lq, "invalid", "Invalid page token value."
+		}
+	}
+	return lq, "", ""
+}
+
+// instances returns master's instances matching lq, by original start,
+// and only the one of that original start when originalStart is set. The
+// server's lock must be held.
+func (c *eventSet) instances(master *calendar.Event, lq listQuery, originalStart string) []*calendar.Event {
+	insts, err := expand(master, lq.timeMax)
+	if err != nil {
+		return nil // Put checked the rule
+	}
+	byID := map[string]*calendar.Event{}
+	for _, inst := range insts {
+		byID[inst.Id] = inst
+	}
+	for _, id := range c.order {
+		if ev := c.events[id]; ev.RecurringEventId == master.Id {
+			byID[id] = clone(ev)
+		}
+	}
+	var want time.Time
+	if originalStart != "" {
+		want, _ = time.Parse(time.RFC3339, originalStart)
+	}
+	var out []*calendar.Event
+	for _, ev := range byID {
+		if master.Status == "cancelled" {
+			ev.Status = "cancelled"
+		}
+		if ev.Status == "cancelled" && !lq.showDeleted {
+			continue
+		}
+		if originalStart != "" && !originalAt(ev, want) {
+			continue
+		}
+		start, end, err := span(ev)
+		if err == nil && ((!lq.timeMin.IsZero() && !end.After(lq.timeMin)) || (!lq.timeMax.IsZero() && !start.Before(lq.timeMax))) {
+			continue
+		}
+		out = append(out, ev)
+	}
+	slices.SortFunc(out, func(a, b *calendar.Event) int {
+		oa, _ := instant(a.OriginalStartTime)
+		ob, _ := instant(b.OriginalStartTime)
+		return cmp.Or(oa.Compare(ob), strings.Compare(a.Id, b.Id))
+	})
+	return out
+}
+
+// originalAt reports whether ev's original start is t.
+func originalAt(ev *calendar.Event, t time.Time) bool {
+	orig, err := instant(ev.OriginalStartTime)
+	return err == nil && orig.Equal(t)
+}
