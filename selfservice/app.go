@@ -160,9 +160,9 @@ type App struct {
 	workIn   time.Duration
 	horizon  time.Duration
 	people   *people
-	// seenEvents and answered keep a DM from being answered twice: by
-	// event_id, and by person within dmQuiet.
-	seenEvents, answered *recent
+	// answered keeps a DM from being answered twice by person within
+	// dmQuiet; event IDs handled are remembered in the store.
+	answered *recent
 
 	mu      sync.Mutex
 	closing bool
@@ -198,8 +198,7 @@ func New(cfg Config) (*App, error) {
 		admins:  map[string]bool{},
 		stop:    make(chan struct{}),
 
-		seenEvents: newRecent(seenFor),
-		answered:   newRecent(dmQuiet),
+		answered: newRecent(dmQuiet),
 	}
 	if a.now == nil {
 		a.now = time.Now

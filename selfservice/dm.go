@@ -19,12 +19,11 @@ const (
 	// seenFor is how long event IDs are remembered against Slack's
 	// retries and duplicates; Slack retries within about 5 minutes.
 	seenFor = time.Hour
-	// maxSeen bounds the event IDs and people remembered.
+	// maxSeen bounds the people remembered.
 	maxSeen = 10_000
 )
 
-// recent remembers keys for a while: event IDs already handled, people
-// already answered.
+// recent remembers keys for a while: people already answered.
 type recent struct {
 	mu   sync.Mutex
 	at   map[string]time.Time
@@ -73,19 +72,13 @@ func (a *App) wantsAnswer(e *slackevents.MessageEvent) bool {
 		e.User != "" && e.User != a.botUser && e.Channel != ""
 }
 
-// answerDM answers a person who wrote to the bot. retry says Slack
-// delivered the event again (X-Slack-Retry-Num, a Socket Mode
-// retry_attempt): the first delivery was acknowledged, or is being
-// answered, so a retry and a duplicate event_id are ignored.
-func (a *App) answerDM(ctx context.Context, id string, retry bool, e *slackevents.MessageEvent) {
-	if !a.wantsAnswer(e) || retry {
+// answerDM answers a person who wrote to the bot, once per dmQuiet; event
+// has already dropped the event IDs handled before.
+func (a *App) answerDM(ctx context.Context, e *slackevents.MessageEvent) {
+	if !a.wantsAnswer(e) {
 		return
 	}
-	now := a.now()
-	if id != "" && !a.seenEvents.first(id, now) {
-		return
-	}
-	if !a.answered.first(e.User, now) {
+	if !a.answered.first(e.User, a.now()) {
 		a.log.Debug("DM not answered again so soon", "user", e.User)
 		return
 	}

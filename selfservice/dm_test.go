@@ -92,8 +92,7 @@ func TestReplyToTheBotsDMGetsHelpOnce(t *testing.T) {
 	}
 }
 
-// What is not a person's new message in the DM, and Slack's retries of an
-// event, get no answer.
+// What is not a person's new message in the DM gets no answer.
 func TestOnlyAPersonsDMIsAnswered(t *testing.T) {
 	e := newEnv(t)
 	require.Equal(t, aliceD, e.openDM(alice))
@@ -105,8 +104,6 @@ func TestOnlyAPersonsDMIsAnswered(t *testing.T) {
 	} {
 		e.postDM(e.dmEvent(fmt.Sprintf("Ev0QUIET%02d", i), set), "")
 	}
-	// A retry: the first delivery was acknowledged, or is being answered.
-	e.postDM(e.dmEvent("Ev0RETRY01", map[string]any{"user": alice, "channel": aliceD}), "1")
 	e.app.Close()
 	assert.Empty(t, e.slack.CallsTo("chat.postMessage"), "answers")
 }

@@ -150,8 +150,10 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, body []byte) {
 		_, _ = io.WriteString(w, v.Challenge)
 		return
 	case slackevents.CallbackEvent:
-		retry := r.Header.Get("X-Slack-Retry-Num") != ""
-		if !h.app.spawn(r.Context(), func(ctx context.Context) { h.app.event(ctx, ev, retry) }) {
+		// A retry (X-Slack-Retry-Num) is handled like the first delivery:
+		// that one may have been answered 503 below, by this bot or
+		// another replica. event drops it when its event_id was handled.
+		if !h.app.spawn(r.Context(), func(ctx context.Context) { h.app.event(ctx, ev) }) {
 			http.Error(w, "shutting down", http.StatusServiceUnavailable) // Slack retries
 			return
 		}
@@ -159,18 +161,43 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, body []byte) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// event handles an Events API event: app_home_opened publishes the Home
-// tab; a message in the bot's DM (message.im) gets a short help answer
-// (answerDM). retry says Slack delivered the event again.
-func (a *App) event(ctx context.Context, ev slackevents.EventsAPIEvent, retry bool) {
+// event handles an Events API event once, whichever replica Slack
+// delivers it to and however often (first delivery, retries, duplicates):
+// app_home_opened publishes the Home tab; a message in the bot's DM
+// (message.im) gets a short help answer (answerDM). An event whose
+// event_id was handled already, by any replica on the store, is dropped.
+func (a *App) event(ctx context.Context, ev slackevents.EventsAPIEvent) {
+	if !a.firstDelivery(ctx, eventID(ev)) {
+		return
+	}
 	switch e := ev.InnerEvent.Data.(type) {
 	case *slackevents.AppHomeOpenedEvent:
 		if e.Tab == "home" {
 			a.publishHome(ctx, e.User, "")
 		}
 	case *slackevents.MessageEvent:
-		a.answerDM(ctx, eventID(ev), retry, e)
+		a.answerDM(ctx, e)
 	}
+}
+
+// firstDelivery reports whether the event id is handled here: it was not
+// handled before, by any replica on the store, within seenFor. An event
+// without an ID, or one the store cannot check, is handled: an answer
+// twice is better than none.
+func (a *App) firstDelivery(ctx context.Context, id string) bool {
+	if id == "" {
+		return true
+	}
+	now := a.now()
+	first, err := a.store.Remember(ctx, "event:"+id, now, now.Add(seenFor))
+	if err != nil {
+		a.log.Warn("cannot check whether a Slack event was handled already; handling it", "event", id, "err", err)
+		return true
+	}
+	if !first {
+		a.log.Debug("Slack event handled already", "event", id)
+	}
+	return first
 }
 
 // answerCommand answers a slash command within AckWithin: with the reply

@@ -295,6 +295,7 @@ func (e *env) openHome(user string) (int, string) {
 	var ev map[string]any
 	require.NoError(e.t, json.Unmarshal(fixture(e.t, "app_home_opened.json"), &ev))
 	ev["event"].(map[string]any)["user"] = user
+	ev["event_id"] = nextEventID() // each event Slack sends has its own
 	b, _ := json.Marshal(ev)
 	return e.send(e.signed(selfservice.PathEvents, "application/json", b))
 }

@@ -66,9 +66,12 @@ func (a *App) socketEvent(ctx context.Context, client *socketmode.Client, evt so
 		if !ok || evt.Request == nil {
 			return
 		}
-		a.ack(ctx, client, *evt.Request, nil)
-		retry := evt.Request.RetryAttempt > 0
-		a.spawn(ctx, func(ctx context.Context) { a.event(ctx, ev, retry) })
+		// Acknowledged only when it will be handled: during shutdown Slack
+		// gets no ack and delivers it again (retry_attempt), maybe to
+		// another replica, which handles it unless its event_id was.
+		if a.spawn(ctx, func(ctx context.Context) { a.event(ctx, ev) }) {
+			a.ack(ctx, client, *evt.Request, nil)
+		}
 	case socketmode.EventTypeConnected:
 		a.log.Info("connected to Slack over Socket Mode")
 	case socketmode.EventTypeConnectionError, socketmode.EventTypeIncomingError,
