@@ -61,18 +61,45 @@ var ErrNotSQLite = errors.New("not a SQLite database")
 // newer version of the bot. The file is left untouched.
 var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
 
+// ErrSchemaTooOld is returned by OpenExisting when the database lacks
+// migrations this binary has: the bot itself migrates it when it starts.
+// The file is left untouched.
+var ErrSchemaTooOld = errors.New("database schema is older than this binary")
+
+// ErrNotMigrated is returned by OpenExisting when there is no ledger at
+// the path: no file, or a file the bot has never migrated.
+var ErrNotMigrated = errors.New("no ledger there")
+
 // Open opens (creating with mode 0600 if needed) the database at path and
 // applies any pending migrations, each once, in a transaction.
 //
 // A file that is not SQLite, or whose schema is newer than this binary knows,
 // gives ErrNotSQLite or ErrSchemaTooNew and is not modified.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, false)
+}
+
+// OpenExisting opens the database at path as the bot left it, for bot
+// audit, which must neither create an empty ledger where the bot's is not
+// nor change a schema the running bot may not know yet: a path without a
+// database the bot migrated gives ErrNotMigrated, a schema without every
+// migration of this binary ErrSchemaTooOld (start the bot once to migrate
+// it), a newer one ErrSchemaTooNew; in each case nothing is written.
+func OpenExisting(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, true)
+}
+
+func open(ctx context.Context, path string, existing bool) (*Store, error) {
 	migs, err := migrations()
 	if err != nil {
 		return nil, err
 	}
-	if err := checkExisting(ctx, path, migs); err != nil {
+	missing, err := checkExisting(ctx, path, migs)
+	if err != nil {
 		return nil, err
+	}
+	if existing && missing != nil {
+		return nil, missing
 	}
 	if err := createFile(path); err != nil {
 		return nil, err
@@ -84,9 +111,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	db.SetMaxOpenConns(poolSize)
 	db.SetMaxIdleConns(poolSize)
 	s := &Store{db: db, path: path, owner: newOwner()}
-	if err := s.migrateWaiting(ctx, migs); err != nil {
-		db.Close()
-		return nil, err
+	if !existing {
+		if err := s.migrateWaiting(ctx, migs); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	if err := s.prepare(ctx); err != nil {
 		db.Close()
@@ -169,44 +198,67 @@ func createFile(path string) error {
 }
 
 // checkExisting refuses, without writing, a file that is not SQLite or was
-// migrated further than this binary can read.
-func checkExisting(ctx context.Context, path string, migs []migration.Migration) error {
+// migrated further than this binary can read. It also returns, as missing,
+// why the file is not a database the bot migrated to this binary's schema
+// (ErrNotMigrated or ErrSchemaTooOld), which only OpenExisting refuses.
+func checkExisting(ctx context.Context, path string, migs []migration.Migration) (missing, err error) {
+	notMigrated := fmt.Errorf("storage: %s: %w", path, ErrNotMigrated)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return notMigrated, nil
 	}
 	if err != nil {
-		return fmt.Errorf("storage: open %s: %w", path, err)
+		return nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}
 	head := make([]byte, len(sqliteHeader))
 	n, err := io.ReadFull(f, head)
 	f.Close()
 	if n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF) {
-		return nil // an empty file is a new database
+		return notMigrated, nil // an empty file is a new database
 	}
 	if !bytes.Equal(head[:n], sqliteHeader) {
-		return fmt.Errorf("storage: %s: %w (move it away or set DATABASE_PATH to another file)", path, ErrNotSQLite)
+		return nil, fmt.Errorf("storage: %s: %w (move it away or set DATABASE_PATH to another file)", path, ErrNotSQLite)
 	}
 	db, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
-		return fmt.Errorf("storage: open %s: %w", path, err)
+		return nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}
 	defer db.Close()
 	var exists int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'migrations'`).Scan(&exists); err != nil {
-		return fmt.Errorf("storage: %s: %w: %v", path, ErrNotSQLite, err)
+		return nil, fmt.Errorf("storage: %s: %w: %v", path, ErrNotSQLite, err)
 	}
 	if exists == 0 {
-		return nil
+		return notMigrated, nil
 	}
-	var version int
-	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM migrations`).Scan(&version); err != nil {
-		return fmt.Errorf("storage: read schema version of %s: %w", path, err)
+	applied := map[int]bool{}
+	rows, err := db.QueryContext(ctx, `SELECT version FROM migrations`)
+	if err != nil {
+		return nil, fmt.Errorf("storage: read schema version of %s: %w", path, err)
+	}
+	defer rows.Close()
+	version := 0
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("storage: read schema version of %s: %w", path, err)
+		}
+		applied[v], version = true, max(version, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("storage: read schema version of %s: %w", path, err)
 	}
 	if latest := migs[len(migs)-1].Version; version > latest {
-		return fmt.Errorf("storage: %s: %w (schema version %d, this binary knows up to %d): run a newer bot", path, ErrSchemaTooNew, version, latest)
+		return nil, fmt.Errorf("storage: %s: %w (schema version %d, this binary knows up to %d): run a newer bot", path, ErrSchemaTooNew, version, latest)
 	}
-	return nil
+	// Migrations are applied each by its number (see migrate), so the
+	// schema is older when any one is missing, not only the last.
+	for _, m := range migs {
+		if !applied[m.Version] {
+			return fmt.Errorf("storage: %s: %w (migration %s not applied yet): start the bot once on it, which migrates it, then audit", path, ErrSchemaTooOld, m.Name), nil
+		}
+	}
+	return nil, nil
 }
 
 // busyWait bounds how long Open waits for another process that is creating

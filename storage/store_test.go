@@ -183,3 +183,47 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 		})
 	}
 }
+
+// bot audit opens the database with OpenExisting: a file the bot has never
+// migrated, or migrated with an older binary, is refused as it is, and a
+// database of this binary's schema opens.
+func TestOpenExistingRefusesWhatTheBotHasNotMigrated(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.db")
+	db, err := sql.Open("sqlite", old)
+	require.NoError(t, err)
+	initSQL, err := os.ReadFile("migrations/001_init.sql")
+	require.NoError(t, err)
+	_, err = db.Exec(string(initSQL) + `;
+		CREATE TABLE migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_ms INTEGER NOT NULL) STRICT;
+		INSERT INTO migrations VALUES (1, '001_init.sql', 0)`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	missing := filepath.Join(dir, "missing.db")
+
+	for _, tt := range []struct {
+		path string
+		want error
+		says string
+	}{
+		{old, storage.ErrSchemaTooOld, "start the bot once on it"},
+		{missing, storage.ErrNotMigrated, "no ledger there"},
+	} {
+		before, _ := os.ReadFile(tt.path)
+		_, err := storage.OpenExisting(ctx, tt.path)
+		assert.ErrorIs(t, err, tt.want, "OpenExisting(%s)", filepath.Base(tt.path))
+		if err != nil {
+			assert.Contains(t, err.Error(), tt.says, "OpenExisting(%s)", filepath.Base(tt.path))
+		}
+		after, _ := os.ReadFile(tt.path)
+		assert.Equal(t, before, after, "OpenExisting(%s) left the file as it was", filepath.Base(tt.path))
+	}
+	_, err = os.Stat(missing)
+	assert.True(t, errors.Is(err, os.ErrNotExist), "OpenExisting created %s", missing)
+
+	current := filepath.Join(dir, "current.db")
+	open(t, current).Close()
+	s, err := storage.OpenExisting(ctx, current)
+	require.NoError(t, err, "OpenExisting of a database of this binary's schema")
+	s.Close()
+}

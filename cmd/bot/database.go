@@ -97,9 +97,10 @@ func openPostgres(ctx context.Context, cfg config.Config, log *slog.Logger) (*po
 	}
 }
 
-// openAuditLedger opens the ledger for bot audit. A PostgreSQL database
-// the bot has never run on is refused, not migrated: auditing must not
-// create an empty ledger where the bot's is not.
+// openAuditLedger opens the ledger for bot audit. A database the bot has
+// never run on, or has run on with an older binary, is refused, not
+// migrated: auditing must neither create an empty ledger where the bot's
+// is not nor change the schema under the bot that runs on it.
 func openAuditLedger(ctx context.Context, cfg config.Config) (interface {
 	audit.Ledger
 	agenda.Settings
@@ -108,5 +109,5 @@ func openAuditLedger(ctx context.Context, cfg config.Config) (interface {
 	if cfg.DatabaseURL != "" {
 		return postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{Interval: cfg.TickInterval, Existing: true})
 	}
-	return storage.Open(ctx, cfg.DatabasePath)
+	return storage.OpenExisting(ctx, cfg.DatabasePath)
 }

@@ -54,6 +54,11 @@ var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
 // has never run on the database.
 var ErrNotMigrated = errors.New("no ledger in this database")
 
+// ErrSchemaTooOld is returned by Open with Options.Existing when the
+// database lacks migrations this binary has: the bot itself migrates it
+// when it starts. Nothing is changed.
+var ErrSchemaTooOld = errors.New("database schema is older than this binary")
+
 // LeaseTicks is how many tick intervals (Options.Interval) a replica's
 // heartbeat and its subscription leases last without being renewed.
 const LeaseTicks = 3
@@ -70,9 +75,11 @@ type Options struct {
 	// database that does not answer fails the call instead of holding the
 	// sweep.
 	Timeout time.Duration
-	// Existing refuses (ErrNotMigrated) a database the bot has never
-	// migrated, instead of migrating it: for bot audit, which must not
-	// create an empty ledger where the bot's is not.
+	// Existing refuses a database the bot has never migrated
+	// (ErrNotMigrated) or has migrated to an older schema than this
+	// binary's (ErrSchemaTooOld), instead of migrating it: for bot audit,
+	// which must neither create an empty ledger where the bot's is not nor
+	// change a schema the running replicas may not know yet.
 	Existing bool
 	// Now, if set, replaces the database's clock for heartbeats, leases
 	// and liveness; tests pass a fake one. By default the database's
@@ -315,7 +322,11 @@ func migrations() ([]migration.Migration, error) {
 // migrate applies the pending migrations in one transaction, each recorded,
 // under a transaction-scoped advisory lock on the schema: a replica that
 // starts while another migrates waits for it and then finds nothing to do,
-// and a replica that dies mid-way leaves nothing half done.
+// and a replica that dies mid-way leaves nothing half done. A migration
+// is pending when its number is not recorded, whatever the numbers that
+// are: migrations may reach a database in any order. With
+// Options.Existing nothing is applied: a database without every migration
+// is refused with ErrSchemaTooOld.
 func (s *Store) migrate(ctx context.Context) error {
 	migs, err := migrations()
 	if err != nil {
@@ -337,19 +348,36 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err := tx.QueryRow(ctx, `SELECT to_regclass('migrations') IS NOT NULL`).Scan(&exists); err != nil {
 			return err
 		}
+		applied := map[int]bool{}
 		version := 0
 		if exists {
-			if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM migrations`).Scan(&version); err != nil {
+			rows, err := tx.Query(ctx, `SELECT version FROM migrations`)
+			if err != nil {
 				return err
+			}
+			versions, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+			if err != nil {
+				return err
+			}
+			for _, v := range versions {
+				applied[int(v)], version = true, max(version, int(v))
+			}
+		}
+		var pending []migration.Migration
+		for _, m := range migs {
+			if !applied[m.Version] {
+				pending = append(pending, m)
 			}
 		}
 		switch {
 		case version > latest:
 			return fmt.Errorf("%w (schema %s is at version %d, this binary knows up to %d): run a newer bot", ErrSchemaTooNew, *schema, version, latest)
-		case version == latest:
+		case len(pending) == 0:
 			return nil
 		case s.opts.Existing && !exists:
 			return fmt.Errorf("%w (schema %s): point DATABASE_URL at the bot's database", ErrNotMigrated, *schema)
+		case s.opts.Existing:
+			return fmt.Errorf("%w (schema %s: migration %s not applied yet): start the bot once on it, which migrates it, then audit", ErrSchemaTooOld, *schema, pending[0].Name)
 		}
 		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS migrations (
 			version    integer PRIMARY KEY,
@@ -358,10 +386,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		)`); err != nil {
 			return err
 		}
-		for _, m := range migs {
-			if m.Version <= version {
-				continue
-			}
+		for _, m := range pending {
 			if _, err := tx.Exec(ctx, m.SQL); err != nil {
 				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}

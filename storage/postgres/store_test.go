@@ -184,3 +184,42 @@ func TestUnreachable(t *testing.T) {
 		assert.Equal(t, tt.want, postgres.Unreachable(err), "Unreachable(%s: %v)", tt.name, err)
 	}
 }
+
+// bot audit opens the database with Existing: a schema an older binary
+// migrated is refused as it is, for the bot to migrate when it starts.
+func TestOpenExistingRefusesAnOlderSchemaAndChangesNothing(t *testing.T) {
+	url := pgtest.URL(t)
+	pgtest.Exec(t, url, readMigration(t, "001_init.sql")+`;
+		CREATE TABLE migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
+		INSERT INTO migrations (version, name) VALUES (1, '001_init.sql')`)
+	tables := count(t, url, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()`)
+	_, err := postgres.Open(t.Context(), url, postgres.Options{Existing: true})
+	require.ErrorIs(t, err, postgres.ErrSchemaTooOld)
+	assert.Contains(t, err.Error(), "start the bot once on it")
+	assert.Equal(t, 1, count(t, url, `SELECT count(*) FROM migrations`), "migrations after a refused Open")
+	assert.Equal(t, tables, count(t, url, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()`), "tables after a refused Open")
+}
+
+// Migrations are applied by number, not after the highest recorded: a
+// database that has a later one but not an earlier (branches land in any
+// order) gets the earlier one.
+func TestOpenAppliesAMigrationMissingBelowTheLatest(t *testing.T) {
+	url := pgtest.URL(t)
+	files, err := filepath.Glob("migrations/*.sql")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 3)
+	skip := filepath.Base(files[len(files)-2])
+	var sql strings.Builder
+	sql.WriteString(`CREATE TABLE migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());`)
+	for _, f := range files {
+		name := filepath.Base(f)
+		if name == skip {
+			continue
+		}
+		num, _, _ := strings.Cut(name, "_")
+		fmt.Fprintf(&sql, "%s;\nINSERT INTO migrations (version, name) VALUES (%s, '%s');\n", readMigration(t, name), strings.TrimLeft(num, "0"), name)
+	}
+	pgtest.Exec(t, url, sql.String())
+	open(t, url, postgres.Options{}).Close()
+	assert.Equal(t, len(files), count(t, url, `SELECT count(*) FROM migrations`), "recorded migrations after Open: %s applied too", skip)
+}
