@@ -54,6 +54,8 @@ type Monitor struct {
 	leases *leases
 	// push counts the mirror's syncs, notifications and channels.
 	push *pushMetrics
+	// slack counts the refusals of Slack's request URLs.
+	slack *slackMetrics
 }
 
 // subHealth is one subscription's sweep record.
@@ -75,6 +77,7 @@ func New(opts Options) *Monitor {
 	m.dest = newDestinations(m.metrics.reg, opts.Subscriptions)
 	m.leases = newLeases(m.metrics.reg, len(opts.Subscriptions))
 	m.push = newPushMetrics(m.metrics.reg)
+	m.slack = newSlackMetrics(m.metrics.reg)
 	for _, s := range opts.Subscriptions {
 		m.subs[s.ID] = &subHealth{lastGood: start}
 	}

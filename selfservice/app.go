@@ -138,6 +138,10 @@ type Config struct {
 	UserCacheTTL time.Duration
 	// Horizon is how far ahead "next reminder" looks; 7 days by default.
 	Horizon time.Duration
+	// Refused, if set, is called once per request to Slack's request
+	// URLs that is refused, with why: for a metric. The log says so at
+	// most once a minute.
+	Refused func(Refusal)
 }
 
 // App handles what people do in Slack. Create it with New; serve it with
@@ -159,6 +163,7 @@ type App struct {
 	ackIn    time.Duration
 	workIn   time.Duration
 	horizon  time.Duration
+	refused  func(Refusal)
 	people   *people
 	// answered keeps a DM from being answered twice by person within
 	// dmQuiet; event IDs handled are remembered in the store.
@@ -195,6 +200,7 @@ func New(cfg Config) (*App, error) {
 		ackIn:   cmp.Or(max(cfg.AckWithin, 0), 2*time.Second),
 		workIn:  cmp.Or(max(cfg.WorkTimeout, 0), time.Minute),
 		horizon: cmp.Or(max(cfg.Horizon, 0), 7*24*time.Hour),
+		refused: cfg.Refused,
 		admins:  map[string]bool{},
 		stop:    make(chan struct{}),
 
@@ -210,6 +216,13 @@ func New(cfg Config) (*App, error) {
 	}
 	a.people = &people{api: a.api, now: a.now, ttl: cmp.Or(max(cfg.UserCacheTTL, 0), 10*time.Minute), cache: map[string]cachedPerson{}}
 	return a, nil
+}
+
+// countRefused counts one refused request for the metric, if any.
+func (a *App) countRefused(r Refusal) {
+	if a.refused != nil {
+		a.refused(r)
+	}
 }
 
 // Close stops taking work, cancels the work in flight and waits for it to

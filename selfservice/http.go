@@ -34,12 +34,17 @@ func (a *App) Handler(signingSecret string) (http.Handler, error) {
 	if signingSecret == "" {
 		return nil, errors.New("selfservice: no signing secret (SLACK_SIGNING_SECRET)")
 	}
-	return &handler{app: a, verify: &verifier{secret: []byte(signingSecret), now: a.now, seen: a.store}}, nil
+	return &handler{
+		app:     a,
+		verify:  &verifier{secret: []byte(signingSecret), now: a.now, seen: a.store},
+		refused: &refusals{log: a.log, now: a.now, count: a.countRefused},
+	}, nil
 }
 
 type handler struct {
-	app    *App
-	verify *verifier
+	app     *App
+	verify  *verifier
+	refused *refusals
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -54,8 +59,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "use POST", http.StatusMethodNotAllowed)
 		return
 	}
-	if r.ContentLength > MaxBody {
+	tooLarge := func() {
+		h.refused.refused(RefusedTooLarge, r.URL.Path, r.RemoteAddr, errTooLarge)
 		http.Error(w, "request body over 64 KiB", http.StatusRequestEntityTooLarge)
+	}
+	if r.ContentLength > MaxBody {
+		tooLarge()
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
@@ -64,16 +73,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cannot read the request body", http.StatusBadRequest)
 		return
 	case len(body) > MaxBody:
-		http.Error(w, "request body over 64 KiB", http.StatusRequestEntityTooLarge)
+		tooLarge()
 		return
 	}
 	if err := h.verify.check(r.Context(), r.Header, body); err != nil {
-		status, why := http.StatusUnauthorized, err.Error()
+		status, why, reason := http.StatusUnauthorized, err.Error(), RefusedSignature
+		var ref *refusal
+		if errors.As(err, &ref) {
+			reason = ref.reason
+		}
 		if errors.Is(err, errUnchecked) {
 			// Slack retries; the store's error is for the log alone.
 			status, why = http.StatusServiceUnavailable, errUnchecked.Error()
 		}
-		h.app.log.Warn("refused a request to Slack's endpoints", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
+		h.refused.refused(reason, r.URL.Path, r.RemoteAddr, err)
 		http.Error(w, "refused: "+why, status)
 		return
 	}
@@ -86,6 +99,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.events(w, r, body)
 	}
 }
+
+// errTooLarge is the refusal of a body over the bound.
+var errTooLarge = &refusal{RefusedTooLarge, "request body over its bound"}
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")

@@ -30,16 +30,16 @@ const (
 
 // Reasons a request is refused, logged and answered with 401.
 var (
-	errUnsigned     = errors.New("missing X-Slack-Signature or X-Slack-Request-Timestamp")
-	errStale        = errors.New("X-Slack-Request-Timestamp is more than 5 minutes from the clock")
-	errBadSignature = errors.New("X-Slack-Signature does not match the body")
-	errReplayed     = errors.New("this signed request was already received")
+	errUnsigned     = &refusal{RefusedUnsigned, "missing X-Slack-Signature or X-Slack-Request-Timestamp"}
+	errStale        = &refusal{RefusedStale, "X-Slack-Request-Timestamp is more than 5 minutes from the clock"}
+	errBadSignature = &refusal{RefusedSignature, "X-Slack-Signature does not match the body"}
+	errReplayed     = &refusal{RefusedReplayed, "this signed request was already received"}
 )
 
 // errUnchecked is a request that could not be checked against the ones
 // already taken (the store failed); it is answered 503, which Slack
 // retries, and has no effect.
-var errUnchecked = errors.New("cannot check this request against those already received")
+var errUnchecked = &refusal{RefusedUnchecked, "cannot check this request against those already received"}
 
 // verifier checks Slack's v0 request signatures
 // (https://api.slack.com/authentication/verifying-requests-from-slack):

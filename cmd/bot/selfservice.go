@@ -82,6 +82,7 @@ func newSelfService(cfg config.Config, store selfservice.Store, source *calendar
 		},
 		BotUserID: botUserID,
 		Logger:    log,
+		Refused:   func(r selfservice.Refusal) { mon.SlackRefused(string(r)) },
 		// response_urls are Slack's (hooks.slack.com); the same limits as
 		// every other call to Slack.
 		HTTPClient: outbound.Client(&http.Client{Timeout: 10 * time.Second}),

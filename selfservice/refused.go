@@ -1,0 +1,87 @@
+package selfservice
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Refusal says why a request to Slack's request URLs was refused: a code
+// for metrics (Config.Refused) and tests.
+type Refusal string
+
+// The refusals of Slack's request URLs.
+const (
+	// RefusedUnsigned: no X-Slack-Signature or X-Slack-Request-Timestamp,
+	// or a timestamp that is not a number.
+	RefusedUnsigned Refusal = "unsigned"
+	// RefusedStale: a timestamp more than MaxSkew from the clock.
+	RefusedStale Refusal = "stale"
+	// RefusedSignature: a signature that does not match the body.
+	RefusedSignature Refusal = "signature"
+	// RefusedReplayed: a valid request taken before, by any replica.
+	RefusedReplayed Refusal = "replayed"
+	// RefusedTooLarge: a body over the endpoint's bound (413).
+	RefusedTooLarge Refusal = "too_large"
+	// RefusedUnchecked: the store could not say whether the request was
+	// taken before (503, which Slack retries).
+	RefusedUnchecked Refusal = "unchecked"
+)
+
+// refusal is the error of a refused request: its code, and the sentence
+// the log and the answer say.
+type refusal struct {
+	reason Refusal
+	text   string
+}
+
+func (r *refusal) Error() string { return r.text }
+
+// logEvery bounds how often refusals are logged: anyone on the internet
+// can send requests to HTTP_ADDR, and one line each would let them fill
+// the logs.
+const logEvery = time.Minute
+
+// refusals counts refused requests (Config.Refused) and logs them at most
+// once per logEvery, each line with how many were refused, by reason,
+// since the line before.
+type refusals struct {
+	log   *slog.Logger
+	now   func() time.Time
+	count func(Refusal)
+
+	mu     sync.Mutex
+	logged time.Time // when the last line was written; zero before any
+	since  map[Refusal]int
+}
+
+// refused counts one refused request and logs it unless a line was
+// written within logEvery; then the next line counts it.
+func (r *refusals) refused(reason Refusal, path, remote string, err error) {
+	if r.count != nil {
+		r.count(reason)
+	}
+	r.mu.Lock()
+	if r.since == nil {
+		r.since = map[Refusal]int{}
+	}
+	r.since[reason]++
+	now := r.now()
+	if !r.logged.IsZero() && now.Sub(r.logged) < logEvery && !now.Before(r.logged) {
+		r.mu.Unlock()
+		return
+	}
+	total, reasons := 0, make([]string, 0, len(r.since))
+	for _, k := range slices.Sorted(maps.Keys(r.since)) {
+		total += r.since[k]
+		reasons = append(reasons, fmt.Sprintf("%s=%d", k, r.since[k]))
+	}
+	r.logged, r.since = now, nil
+	r.mu.Unlock()
+	r.log.Warn("refused requests to Slack's request URLs (one line a minute at most; meetingbot_slack_requests_refused_total counts each)",
+		"refused", total, "reasons", strings.Join(reasons, ","), "path", path, "remote", remote, "err", err)
+}
