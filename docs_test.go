@@ -12,16 +12,17 @@ import (
 	"unicode"
 )
 
-// TestDocsLinks checks every relative link in README.md and docs/*.md: the
-// file it names exists, and its #anchor, if any, is a heading there (as
-// GitHub renders it). It also checks that every page of docs/ is reachable
-// from the README, so that no page is written that nobody can find.
+// TestDocsLinks checks every relative link in README.md, CHANGELOG.md and
+// docs/*.md: the file it names exists, and its #anchor, if any, is a
+// heading there (as GitHub renders it). It also checks that every page of
+// docs/ is linked from another, so that no page is written that nobody can
+// find.
 func TestDocsLinks(t *testing.T) {
 	pages, err := filepath.Glob("docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages = append([]string{"README.md"}, pages...)
+	pages = append([]string{"README.md", "CHANGELOG.md"}, pages...)
 	anchors := map[string][]string{} // page -> its headings' anchors
 	links := map[string][]string{}   // page -> its relative link targets
 	for _, p := range pages {
@@ -63,7 +64,7 @@ func TestDocsLinks(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range pages[1:] {
+	for _, p := range pages[2:] {
 		if !linked[p] {
 			t.Errorf("%s is linked from no other page", p)
 		}

@@ -50,7 +50,7 @@ var Vars = []Var{
 // Usage writes the help of the bot: the subcommands and every variable with
 // its default and meaning.
 func Usage(w io.Writer) {
-	fmt.Fprint(w, `Usage: bot [demo | audit]
+	fmt.Fprint(w, `Usage: bot [demo | audit | version]
 
 A Slack bot that posts a reminder before each Google Calendar meeting.
 Configuration comes only from environment variables.
@@ -61,6 +61,8 @@ Configuration comes only from environment variables.
               printed to the terminal
   bot audit   compare the reminders that were due with what Slack received
               (bot audit -h for its flags)
+  bot version print the version and the commit the binary was built from
+              (also bot --version)
 
 Environment:
 `)

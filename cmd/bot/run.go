@@ -35,9 +35,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	case "audit":
 		return runAudit(ctx, args[1:], getenv, stdout, stderr)
+	case "version", "-version", "--version":
+		if len(args) > 1 {
+			return usageError{fmt.Sprintf("unexpected argument %q: bot version takes none", args[1])}
+		}
+		return printVersion(stdout)
 	case "", "demo":
 	default:
-		return usageError{fmt.Sprintf("unknown command %q: want no command, demo or audit (see bot -h)", cmd)}
+		return usageError{fmt.Sprintf("unknown command %q: want no command, demo, audit or version (see bot -h)", cmd)}
 	}
 	if len(args) > 1 {
 		return usageError{fmt.Sprintf("unexpected argument %q: configuration comes from environment variables (see bot -h)", args[1])}
@@ -88,7 +93,7 @@ type hooks struct {
 // shuts the HTTP server down, ends self-service's work in flight and
 // returns nil.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) error {
-	log.Info("starting", "config", cfg.String())
+	log.Info("starting", "version", version(), "config", cfg.String())
 	// The clients first: they check the credentials without side effects,
 	// so a rejected key stops the bot before the database or the port.
 	mon := monitor.New(monitor.Options{Subscriptions: cfg.Subscriptions, Interval: cfg.TickInterval})
