@@ -164,10 +164,17 @@ type App struct {
 	workIn   time.Duration
 	horizon  time.Duration
 	refused  func(Refusal)
+	refusals *refusals
 	people   *people
 	// answered keeps a DM from being answered twice by person within
 	// dmQuiet; event IDs handled are remembered in the store.
 	answered *recent
+
+	// self is the bot's workspace and app once Slack named them;
+	// selfFailed is when asking last failed.
+	selfMu     sync.Mutex
+	self       identity
+	selfFailed time.Time
 
 	mu      sync.Mutex
 	closing bool
@@ -209,6 +216,7 @@ func New(cfg Config) (*App, error) {
 	if a.now == nil {
 		a.now = time.Now
 	}
+	a.refusals = &refusals{log: a.log, now: a.now, count: a.countRefused}
 	for _, id := range cfg.Admins {
 		if id = strings.TrimSpace(id); id != "" {
 			a.admins[strings.ToLower(id)] = true

@@ -30,6 +30,7 @@ func (e *env) dmEvent(eventID string, set map[string]any) []byte {
 		}
 	}
 	ev["event_id"] = eventID
+	fromOurWorkspace(ev)
 	b, err := json.Marshal(ev)
 	require.NoError(e.t, err)
 	return b

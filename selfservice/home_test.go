@@ -35,6 +35,7 @@ func TestAppHomeIsPublishedWhenOpened(t *testing.T) {
 	var ev map[string]any
 	require.NoError(t, json.Unmarshal(fixture(t, "app_home_opened.json"), &ev))
 	ev["event"].(map[string]any)["tab"] = "messages"
+	fromOurWorkspace(ev)
 	messages, _ := json.Marshal(ev)
 	status, _ = e.send(e.signed(selfservice.PathEvents, "application/json", messages))
 	require.Equal(t, http.StatusOK, status)

@@ -37,7 +37,7 @@ func (a *App) Handler(signingSecret string) (http.Handler, error) {
 	return &handler{
 		app:     a,
 		verify:  &verifier{secret: []byte(signingSecret), now: a.now, seen: a.store},
-		refused: &refusals{log: a.log, now: a.now, count: a.countRefused},
+		refused: a.refusals,
 	}, nil
 }
 
@@ -132,6 +132,9 @@ func (h *handler) commands(w http.ResponseWriter, r *http.Request, body []byte) 
 		http.Error(w, "not a slash command", http.StatusBadRequest)
 		return
 	}
+	if !h.forUs(w, r, form.Get("team_id"), form.Get("api_app_id")) {
+		return
+	}
 	writeJSON(w, ephemeral(h.app.answerCommand(r.Context(), slashCommand(form))))
 }
 
@@ -140,6 +143,9 @@ func (h *handler) interactivity(w http.ResponseWriter, r *http.Request, body []b
 	var cb slack.InteractionCallback
 	if err != nil || json.Unmarshal([]byte(form.Get("payload")), &cb) != nil || cb.User.ID == "" {
 		http.Error(w, "not an interaction payload", http.StatusBadRequest)
+		return
+	}
+	if !h.forUs(w, r, cb.Team.ID, cb.APIAppID) {
 		return
 	}
 	if !h.app.spawn(r.Context(), func(ctx context.Context) { h.app.interaction(ctx, cb) }) {
@@ -166,6 +172,9 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, body []byte) {
 		_, _ = io.WriteString(w, v.Challenge)
 		return
 	case slackevents.CallbackEvent:
+		if !h.forUs(w, r, ev.TeamID, ev.APIAppID) {
+			return
+		}
 		// A retry (X-Slack-Retry-Num) is handled like the first delivery:
 		// that one may have been answered 503 below, by this bot or
 		// another replica. event drops it when its event_id was handled.

@@ -242,6 +242,7 @@ func (e *env) commandForm(user, channel, text string) []byte {
 		name = "directmessage"
 	}
 	form.Set("team_id", slacktest.TeamID)
+	form.Set("api_app_id", slacktest.AppID)
 	form.Set("user_id", user)
 	form.Set("channel_id", channel)
 	form.Set("channel_name", name)
@@ -277,6 +278,7 @@ func (e *env) interact(user string, fromMessage bool, action map[string]any) (in
 	var payload map[string]any
 	require.NoError(e.t, json.Unmarshal(fixture(e.t, name), &payload))
 	payload["user"].(map[string]any)["id"] = user
+	fromOurWorkspace(payload)
 	act := payload["actions"].([]any)[0].(map[string]any)
 	for k, v := range action {
 		act[k] = v
@@ -296,8 +298,21 @@ func (e *env) openHome(user string) (int, string) {
 	require.NoError(e.t, json.Unmarshal(fixture(e.t, "app_home_opened.json"), &ev))
 	ev["event"].(map[string]any)["user"] = user
 	ev["event_id"] = nextEventID() // each event Slack sends has its own
+	fromOurWorkspace(ev)
 	b, _ := json.Marshal(ev)
 	return e.send(e.signed(selfservice.PathEvents, "application/json", b))
+}
+
+// fromOurWorkspace makes one of Slack's documented payloads (an event, an
+// interaction) come from the test workspace and app, which auth.test and
+// bots.info name, as every payload Slack sends the bot does.
+func fromOurWorkspace(payload map[string]any) {
+	payload["api_app_id"] = slacktest.AppID
+	if team, ok := payload["team"].(map[string]any); ok {
+		team["id"] = slacktest.TeamID
+	} else {
+		payload["team_id"] = slacktest.TeamID
+	}
 }
 
 // subs returns the subscriptions the scheduler would sweep.

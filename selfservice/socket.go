@@ -2,6 +2,7 @@ package selfservice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/slack-go/slack"
@@ -46,6 +47,9 @@ func (a *App) socketEvent(ctx context.Context, client *socketmode.Client, evt so
 			return
 		}
 		req := *evt.Request
+		if !a.socketForUs(ctx, client, req, cmd.TeamID, cmd.APIAppID) {
+			return
+		}
 		// answerCommand takes up to AckWithin: not on the loop that reads
 		// the other envelopes.
 		started := a.spawn(ctx, func(ctx context.Context) {
@@ -56,14 +60,14 @@ func (a *App) socketEvent(ctx context.Context, client *socketmode.Client, evt so
 		}
 	case socketmode.EventTypeInteractive:
 		cb, ok := evt.Data.(slack.InteractionCallback)
-		if !ok || evt.Request == nil {
+		if !ok || evt.Request == nil || !a.socketForUs(ctx, client, *evt.Request, cb.Team.ID, cb.APIAppID) {
 			return
 		}
 		a.ack(ctx, client, *evt.Request, nil)
 		a.spawn(ctx, func(ctx context.Context) { a.interaction(ctx, cb) })
 	case socketmode.EventTypeEventsAPI:
 		ev, ok := evt.Data.(slackevents.EventsAPIEvent)
-		if !ok || evt.Request == nil {
+		if !ok || evt.Request == nil || !a.socketForUs(ctx, client, *evt.Request, ev.TeamID, ev.APIAppID) {
 			return
 		}
 		// Acknowledged only when it will be handled: during shutdown Slack
@@ -87,4 +91,23 @@ func (a *App) ack(ctx context.Context, client *socketmode.Client, req socketmode
 	if err := client.AckCtx(ctx, req.EnvelopeID, payload); err != nil {
 		a.log.Warn("cannot acknowledge a Socket Mode envelope", "envelope", req.EnvelopeID, "type", req.Type, "err", err)
 	}
+}
+
+// socketForUs reports whether an envelope names the bot's workspace and
+// app (see App.forUs). One that does not is acknowledged, so that Slack
+// does not send it again, counted and logged as refused; one that cannot
+// be checked (Slack cannot say who the bot is) is left unacknowledged, for
+// Slack to deliver again.
+func (a *App) socketForUs(ctx context.Context, client *socketmode.Client, req socketmode.Request, team, app string) bool {
+	err := a.forUs(ctx, team, app)
+	if err == nil {
+		return true
+	}
+	var ref *refusal
+	errors.As(err, &ref)
+	a.refusals.refused(ref.reason, "socket mode "+req.Type, "", err)
+	if !errors.Is(err, errNoIdentity) {
+		a.ack(ctx, client, req, nil)
+	}
+	return false
 }

@@ -33,6 +33,7 @@ func envelopePayload(t *testing.T, name string, set map[string]any) map[string]a
 	t.Helper()
 	var env struct{ Payload map[string]any }
 	require.NoError(t, json.Unmarshal(fixture(t, name), &env))
+	env.Payload["team_id"], env.Payload["api_app_id"] = slacktest.TeamID, slacktest.AppID
 	for k, v := range set {
 		env.Payload[k] = v
 	}
@@ -71,6 +72,7 @@ func TestSocketModeServesTheSameHandlers(t *testing.T) {
 	var events struct{ Payload map[string]any }
 	require.NoError(t, json.Unmarshal(fixture(t, "socket.events_api.json"), &events))
 	events.Payload["event"].(map[string]any)["user"] = alice
+	fromOurWorkspace(events.Payload)
 	id, err = e.slack.SendEnvelope(slacktest.Envelope{Type: "events_api", Payload: events.Payload})
 	require.NoError(t, err)
 	ack, err = e.slack.WaitAck(ctx, id)
@@ -82,6 +84,7 @@ func TestSocketModeServesTheSameHandlers(t *testing.T) {
 	var cb map[string]any
 	require.NoError(t, json.Unmarshal(fixture(t, "block_actions.home.json"), &cb))
 	cb["user"].(map[string]any)["id"] = alice
+	fromOurWorkspace(cb)
 	cb["actions"].([]any)[0].(map[string]any)["action_id"] = "home_off"
 	id, err = e.slack.SendEnvelope(slacktest.Envelope{Type: "interactive", Payload: cb})
 	require.NoError(t, err)

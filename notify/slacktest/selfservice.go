@@ -100,6 +100,8 @@ func (s *Server) dispatchExtension(method string, form url.Values) (response, bo
 		return s.publishView(form), true
 	case "chat.postEphemeral":
 		return s.postEphemeral(form), true
+	case "bots.info":
+		return s.botsInfo(form), true
 	}
 	return response{}, false
 }

@@ -134,6 +134,13 @@ func TestSlackGoRoundTrip(t *testing.T) {
 	if err != nil || auth.BotID != slacktest.BotID || auth.UserID != slacktest.BotUserID {
 		t.Fatalf("AuthTest() = %+v, %v, want bot %s", auth, err, slacktest.BotID)
 	}
+	bot, err := api.GetBotInfoContext(ctx, slack.GetBotInfoParameters{Bot: auth.BotID})
+	if err != nil || bot.AppID != slacktest.AppID || bot.UserID != slacktest.BotUserID {
+		t.Fatalf("GetBotInfo(%s) = %+v, %v, want app %s", auth.BotID, bot, err, slacktest.AppID)
+	}
+	if _, err := api.GetBotInfoContext(ctx, slack.GetBotInfoParameters{Bot: "B0NOTOURS1"}); err == nil || err.Error() != "bot_not_found" {
+		t.Fatalf("GetBotInfo(another bot) error = %v, want bot_not_found", err)
+	}
 	user, err := api.GetUserByEmailContext(ctx, "alice@example.com")
 	if err != nil || user.ID != "U0ALICE001" {
 		t.Fatalf("GetUserByEmail() = %+v, %v, want U0ALICE001", user, err)
