@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -24,7 +25,8 @@ const (
 
 // Handler returns the handler of Slack's request URLs: POST PathCommands,
 // PathInteractivity and PathEvents (mount it at "/slack/"). Every request
-// is checked before it is read: a body over MaxBody is refused with 413,
+// is checked before it is read: a body over MaxBody (MaxInteractionBody
+// on PathInteractivity) is refused with 413,
 // and one without a valid v0 signature under signingSecret, with a
 // timestamp more than MaxSkew from the clock, or seen before by any
 // replica on the store, with 401; one the store cannot check against
@@ -59,20 +61,24 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "use POST", http.StatusMethodNotAllowed)
 		return
 	}
+	limit := int64(MaxBody)
+	if r.URL.Path == PathInteractivity {
+		limit = MaxInteractionBody
+	}
 	tooLarge := func() {
 		h.refused.refused(RefusedTooLarge, r.URL.Path, r.RemoteAddr, errTooLarge)
-		http.Error(w, "request body over 64 KiB", http.StatusRequestEntityTooLarge)
+		http.Error(w, fmt.Sprintf("request body over %d KiB", limit>>10), http.StatusRequestEntityTooLarge)
 	}
-	if r.ContentLength > MaxBody {
+	if r.ContentLength > limit {
 		tooLarge()
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	switch {
 	case err != nil:
 		http.Error(w, "cannot read the request body", http.StatusBadRequest)
 		return
-	case len(body) > MaxBody:
+	case int64(len(body)) > limit:
 		tooLarge()
 		return
 	}

@@ -14,10 +14,17 @@ import (
 
 // Bounds of what Slack's request URLs accept.
 const (
-	// MaxBody is the largest request body read, well above Slack's
-	// payloads (a block_actions payload with a full Home tab view is
-	// under 40 KiB).
+	// MaxBody is the largest request body read on PathCommands and
+	// PathEvents, well above what Slack sends there (a slash command's
+	// text is at most a few KiB; an event is a few KiB).
 	MaxBody = 64 << 10
+	// MaxInteractionBody is the largest body read on PathInteractivity:
+	// a block_actions payload carries the whole view it came from, and
+	// Slack publishes no maximum; a Home tab of 100 blocks (Slack's most)
+	// with long texts and values passes 64 KiB, URL-encoded. Like every
+	// body it is read whole, within this bound, and verified before it
+	// is parsed.
+	MaxInteractionBody = 1 << 20
 	// MaxSkew is how far a request's timestamp may be from the clock.
 	MaxSkew = 5 * time.Minute
 	// rememberFor is how long after its timestamp a verified signature is
