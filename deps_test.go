@@ -109,6 +109,18 @@ var forbidden = map[string]map[string]string{
 		module + "/notify":   "the audit reads through interfaces of its own",
 		module + "/calendar": "the audit reads through interfaces of its own",
 	},
+	"keyring": {
+		module:                "the keyring seals bytes and knows no words of the contract",
+		"golang.org/x/oauth2": "the keyring seals bytes, whatever they hold",
+	},
+	"connect": {
+		"modernc.org/sqlite":    "connections are kept through a Store interface of the package's own",
+		pgx:                     "connections are kept through a Store interface of the package's own",
+		module + "/storage":     "connections are kept through a Store interface of the package's own",
+		module + "/calendar":    "adapters never import each other: the calendar reads through an interface of its own",
+		module + "/selfservice": "adapters never import each other: Slack is told through the Config's callbacks",
+		module + "/scheduler":   "an adapter never imports the engine",
+	},
 }
 
 // TestDependencies fails when a package depends on one it must not: a

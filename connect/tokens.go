@@ -1,0 +1,184 @@
+package connect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/meetingbot/meetingbot"
+)
+
+// lookupTTL is how long a calendar's connection, or the lack of one, is
+// taken from memory before the store is asked again: a connection made or
+// removed on another replica is seen within it. This replica's own
+// changes are seen at once.
+const lookupTTL = 30 * time.Second
+
+// refreshTimeout bounds one token refresh.
+const refreshTimeout = 30 * time.Second
+
+// Reasons a connection stopped, as its person is told.
+const (
+	reasonRevoked = "Google stopped accepting the access you gave: it was revoked (from your Google account or by an admin), your password changed, or it expired"
+	reasonRefused = "Google refused the token even after a refresh"
+)
+
+// Account returns the token source of the Google account connected whose
+// own calendar calendarID is (its email), and the name of the connection,
+// which changes when the person connects again. The source refreshes
+// through the oauth2 library and stores what changed; replicas share the
+// token through the store. An error matching meetingbot.ErrNotConnected
+// means no connection is in use for calendarID: read it another way.
+func (a *Accounts) Account(ctx context.Context, calendarID string) (oauth2.TokenSource, string, error) {
+	p := a.providers[meetingbot.ProviderGoogle]
+	if p == nil {
+		return nil, "", meetingbot.ErrNotConnected
+	}
+	account := strings.ToLower(calendarID)
+	a.mu.Lock()
+	l, ok := a.found[account]
+	a.mu.Unlock()
+	if !ok || a.now().Sub(l.at) >= lookupTTL {
+		c, found, err := a.cfg.Store.ConnectionOf(ctx, meetingbot.ProviderGoogle, account)
+		if err != nil {
+			return nil, "", fmt.Errorf("connect: connection of %s: %w", calendarID, err)
+		}
+		l = lookup{at: a.now()}
+		if found && c.State == meetingbot.ConnectionActive {
+			l.c = &c
+		}
+		a.mu.Lock()
+		a.found[account] = l
+		a.mu.Unlock()
+	}
+	if l.c == nil {
+		return nil, "", meetingbot.ErrNotConnected
+	}
+	n := name(*l.c)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sources[n]
+	if s == nil {
+		s = &source{a: a, p: p, provider: l.c.Provider, user: l.c.UserID, created: l.c.CreatedAt}
+		a.sources[n] = s
+	}
+	return s, n, nil
+}
+
+// Refused stops the connection named connection (Account's name): the API
+// refused its token after a refresh (401). Its person is told once.
+func (a *Accounts) Refused(ctx context.Context, connection string, err error) {
+	a.mu.Lock()
+	s := a.sources[connection]
+	a.mu.Unlock()
+	if s == nil {
+		return
+	}
+	c, ok, lerr := a.cfg.Store.Connection(ctx, s.provider, s.user)
+	if lerr != nil || !ok || !c.CreatedAt.Equal(s.created) {
+		return
+	}
+	a.log.Warn("the API refused a connection's fresh token: it is stopped", "provider", c.Provider, "user", c.UserID, "account", c.Account, "err", err)
+	a.breakConnection(ctx, c, reasonRefused)
+}
+
+// breakConnection marks c broken; the one replica that did tells the
+// person.
+func (a *Accounts) breakConnection(ctx context.Context, c meetingbot.Connection, reason string) {
+	a.drop(c)
+	broke, err := a.cfg.Store.BreakConnection(ctx, c, reason, a.now())
+	if err != nil {
+		a.log.Error("cannot mark a connection broken", "provider", c.Provider, "user", c.UserID, "err", err)
+		return
+	}
+	if broke {
+		a.log.Warn("connection stopped: its person is asked to reconnect", "provider", c.Provider, "user", c.UserID, "account", c.Account, "reason", reason)
+		c.State, c.Reason = meetingbot.ConnectionBroken, reason
+		if a.cfg.Broken != nil {
+			a.cfg.Broken(ctx, c)
+		}
+	}
+}
+
+// source is the token source of one connection, shared by every client
+// that reads with it.
+type source struct {
+	a        *Accounts
+	p        Provider
+	provider meetingbot.Provider
+	user     string
+	created  time.Time
+
+	mu sync.Mutex
+	// handed is the access token last handed out: asked again while the
+	// store still holds it, the caller found it expired or refused, so it
+	// is refreshed.
+	handed string
+}
+
+// notConnected is the error of a read for a connection no longer in use:
+// permanent, and matching meetingbot.ErrNotConnected (and cause, if any).
+func notConnected(why string, cause error) error {
+	if cause != nil {
+		return meetingbot.Permanent(fmt.Errorf("connect: %s: %w: %w", why, meetingbot.ErrNotConnected, cause))
+	}
+	return meetingbot.Permanent(fmt.Errorf("connect: %s: %w", why, meetingbot.ErrNotConnected))
+}
+
+// Token returns the connection's access token: the stored one while it is
+// valid and new to this source (another replica refreshed it), else a
+// refreshed one, stored sealed. A refresh refused with invalid_grant stops
+// the connection.
+func (s *source) Token() (*oauth2.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+	defer cancel()
+	a := s.a
+	c, ok, err := a.cfg.Store.Connection(ctx, s.provider, s.user)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("connect: token of %s: %w", s.user, err)
+	case !ok || !c.CreatedAt.Equal(s.created):
+		a.drop(meetingbot.Connection{Provider: s.provider, UserID: s.user, CreatedAt: s.created})
+		return nil, notConnected("disconnected", nil)
+	case c.State != meetingbot.ConnectionActive:
+		a.drop(c)
+		return nil, notConnected("connection stopped", nil)
+	}
+	tok, err := a.open(ctx, c)
+	if err != nil {
+		return nil, meetingbot.Permanent(fmt.Errorf("connect: token of %s: %w", s.user, err))
+	}
+	if tok.Valid() && tok.AccessToken != s.handed {
+		s.handed = tok.AccessToken
+		return tok, nil
+	}
+	stale := *tok
+	stale.Expiry = time.Unix(1, 0) // make the library refresh
+	fresh, err := s.p.TokenSource(a.client(ctx), &stale).Token()
+	var rerr *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &rerr) && rerr.ErrorCode == "invalid_grant":
+		a.breakConnection(ctx, c, reasonRevoked)
+		return nil, notConnected("refresh refused", err)
+	case err != nil:
+		return nil, err // transient, or the caller's to explain
+	}
+	if fresh.RefreshToken == "" {
+		fresh.RefreshToken = tok.RefreshToken
+	}
+	if sealed, err := a.seal(c, fresh); err == nil {
+		c.Token, c.UpdatedAt = sealed, a.now()
+		if _, err := a.cfg.Store.SetConnectionToken(ctx, c); err != nil {
+			a.log.Warn("cannot store a refreshed token; it is refreshed again next time", "provider", c.Provider, "user", c.UserID, "err", err)
+		}
+	}
+	s.handed = fresh.AccessToken
+	return fresh, nil
+}
