@@ -65,7 +65,7 @@ func loadCredentials(cfg Config) (credentials, error) {
 		}
 		c.json = b
 	case len(cfg.CredentialsJSON) == 0:
-		return c, fmt.Errorf("no credentials: set %s to the path of a service-account key or authorized-user JSON, or %s to its content", envCredentialsFile, envCredentialsJSON)
+		return c, fmt.Errorf("%w: set %s to the path of a service-account key or authorized-user JSON, or %s to its content", errNoCredentials, envCredentialsFile, envCredentialsJSON)
 	}
 	var f keyFile
 	if err := json.Unmarshal(c.json, &f); err != nil {

@@ -57,6 +57,12 @@ func concise(err error) error {
 
 // fix says what went wrong and how to put it right.
 func (s *Source) fix(calendarID string, err error) string {
+	if errors.Is(err, meetingbot.ErrNotConnected) {
+		if s.creds.kind == "" {
+			return "no connected Google account reads it, and the bot has no service account: its owner connects it with /meetingbot connect in Slack"
+		}
+		return connectedFix(calendarID)
+	}
 	var rerr *oauth2.RetrieveError
 	if errors.As(err, &rerr) {
 		return s.tokenFix(calendarID, oauthErrorCode(rerr))

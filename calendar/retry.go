@@ -97,7 +97,7 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 func (s *Source) withRetries(ctx context.Context, call, calendarID string, try func() error) error {
 	renewed := false
 	for n := 1; ; n++ {
-		waited, err := s.quota.wait(ctx, s.quotaPrincipal(calendarID))
+		waited, err := s.quota.wait(ctx, s.reader(ctx, calendarID))
 		if s.cfg.QuotaWait != nil {
 			s.cfg.QuotaWait(call, waited)
 		}
@@ -122,6 +122,9 @@ func (s *Source) withRetries(ctx context.Context, call, calendarID string, try f
 			s.forget(calendarID)
 			n--
 			continue
+		}
+		if class == retry.Permanent && renewed && unauthorized(err) {
+			s.refused(ctx, calendarID, err)
 		}
 		if class == retry.Permanent {
 			return s.explain(calendarID, err)

@@ -18,6 +18,7 @@ package calendar
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -83,6 +84,12 @@ type Config struct {
 	// Now is the quotas' clock; time.Now by default. Tests inject it with
 	// Sleep.
 	Now func() time.Time
+	// Accounts, when set, are the Google accounts people connected: a
+	// calendar whose owner connected theirs is read with their own token
+	// and counts against their own per-user quota (accounts.go). With
+	// Accounts, the credentials are optional: without them, only connected
+	// calendars can be read.
+	Accounts Accounts
 }
 
 // Source reads meetings from Google Calendar. It is safe for concurrent
@@ -98,8 +105,12 @@ type Source struct {
 
 	mu sync.Mutex
 	// services holds one API client per impersonated subject ("" when not
-	// impersonating), each with its own cached token.
+	// impersonating), each with its own cached token, and one per
+	// connected account (accounts.go).
 	services map[string]*calendar.Service
+	// connected names, per calendar read with a person's own token, the
+	// connection it is read with.
+	connected map[string]string
 	// busyOnly holds the calendars last seen sharing only free/busy, so
 	// that it is said once, not on every read.
 	busyOnly map[string]bool
@@ -110,7 +121,7 @@ type Source struct {
 // a secret.
 func New(ctx context.Context, cfg Config) (*Source, error) {
 	creds, err := loadCredentials(cfg)
-	if err != nil {
+	if err != nil && !(cfg.Accounts != nil && errors.Is(err, errNoCredentials)) {
 		return nil, fmt.Errorf("calendar: %w", err)
 	}
 	s := &Source{
@@ -121,6 +132,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		endpoint:   cmp.Or(cfg.Endpoint, DefaultEndpoint),
 		sleep:      cfg.Sleep,
 		services:   map[string]*calendar.Service{},
+		connected:  map[string]string{},
 		busyOnly:   map[string]bool{},
 	}
 	if s.sleep == nil {
@@ -139,7 +151,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	}
 	// Build the shared client now so that credentials oauth2 cannot use
 	// fail here rather than at the first read.
-	if _, err := s.service(ctx, ""); err != nil {
+	if _, err := s.credentialService(ctx, ""); s.creds.kind != "" && err != nil {
 		return nil, fmt.Errorf("calendar: %w", err)
 	}
 	return s, nil
@@ -154,9 +166,13 @@ func (s *Source) ServiceAccountEmail() string { return s.creds.clientEmail }
 // authorized-user credentials.
 func (s *Source) ServiceAccountClientID() string { return s.creds.clientID }
 
-// service returns the API client acting for calendarID: the calendar's
-// owner when impersonating, else the credentials' own identity.
-func (s *Source) service(ctx context.Context, calendarID string) (*calendar.Service, error) {
+// credentialService returns the API client of the credentials acting for
+// calendarID: the calendar's owner when impersonating, else the
+// credentials' own identity.
+func (s *Source) credentialService(ctx context.Context, calendarID string) (*calendar.Service, error) {
+	if s.creds.kind == "" {
+		return nil, errNotConnected(calendarID)
+	}
 	subject := ""
 	if s.cfg.Impersonate {
 		subject = calendarID
@@ -222,9 +238,10 @@ func (s *Source) busyOnlyFix(calendarID string) string {
 		calendarID, s.creds.clientEmail)
 }
 
-// forget drops the API client acting for calendarID, and with it the
-// cached token, so that the next read asks for a new one.
-func (s *Source) forget(calendarID string) {
+// forgetCredential drops the credentials' API client acting for
+// calendarID, and with it the cached token, so that the next read asks for
+// a new one.
+func (s *Source) forgetCredential(calendarID string) {
 	subject := ""
 	if s.cfg.Impersonate {
 		subject = calendarID

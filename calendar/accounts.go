@@ -1,0 +1,121 @@
+package calendar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/oauth2"
+	"google.golang.org/api/calendar/v3"
+	"google.golang.org/api/option"
+
+	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/outbound"
+)
+
+// Accounts are the Google accounts people connected to the bot (package
+// connect provides them). A calendar whose ID is the email of a connected
+// account is read with that account's own token: its reminders, agenda,
+// Home tab checks and push channels, and its requests count against that
+// person's per-user quota, not the service account's.
+type Accounts interface {
+	// Account returns the token source of the account connected whose
+	// own calendar calendarID is, and the connection's name, which
+	// changes when the person connects again. An error matching
+	// meetingbot.ErrNotConnected means none is in use: the calendar is
+	// read with the credentials, if any.
+	Account(ctx context.Context, calendarID string) (oauth2.TokenSource, string, error)
+	// Refused says the API refused the connection's token after a refresh
+	// (401 twice): the connection stops.
+	Refused(ctx context.Context, connection string, err error)
+}
+
+// errNoCredentials is loadCredentials's error when none are configured,
+// which Accounts make optional.
+var errNoCredentials = errors.New("no credentials")
+
+// errNotConnected is the error of a read of a calendar no connected
+// account and no credentials can read; explain says what to do.
+func errNotConnected(string) error { return meetingbot.Permanent(meetingbot.ErrNotConnected) }
+
+// service returns the API client to read calendarID with: its owner's own
+// connected account if they connected one, else the credentials'.
+func (s *Source) service(ctx context.Context, calendarID string) (*calendar.Service, error) {
+	if s.cfg.Accounts == nil || calendarID == "" {
+		return s.credentialService(ctx, calendarID)
+	}
+	ts, name, err := s.cfg.Accounts.Account(ctx, calendarID)
+	switch {
+	case errors.Is(err, meetingbot.ErrNotConnected):
+		s.mu.Lock()
+		delete(s.connected, calendarID)
+		s.mu.Unlock()
+		return s.credentialService(ctx, calendarID)
+	case err != nil:
+		return nil, err // transient: the store did not answer
+	}
+	key := "connected:" + name
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.connected[calendarID] = name
+	if svc := s.services[key]; svc != nil {
+		return svc, nil
+	}
+	// The token source keeps this context for its refreshes, which outlive
+	// this call.
+	tokenCtx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, s.httpClient)
+	client := oauth2.NewClient(tokenCtx, ts)
+	client.Timeout = s.httpClient.Timeout
+	client.CheckRedirect = outbound.CheckRedirect
+	svc, err := calendar.NewService(ctx, option.WithHTTPClient(client), option.WithEndpoint(s.endpoint))
+	if err != nil {
+		return nil, fmt.Errorf("new service: %w", err)
+	}
+	s.services[key] = svc
+	return svc, nil
+}
+
+// forget drops the API client reading calendarID, and with it the cached
+// token, so that the next read asks for a new one (a connected account's
+// is refreshed).
+func (s *Source) forget(calendarID string) {
+	s.mu.Lock()
+	name, ok := s.connected[calendarID]
+	if ok {
+		delete(s.services, "connected:"+name)
+	}
+	s.mu.Unlock()
+	if !ok {
+		s.forgetCredential(calendarID)
+	}
+}
+
+// reader names whose per-user quota a request for calendarID counts
+// against: the connected account that reads it (its email, the calendar
+// ID), else the credentials' principal (quotaPrincipal).
+func (s *Source) reader(ctx context.Context, calendarID string) string {
+	if s.cfg.Accounts != nil && calendarID != "" {
+		if _, _, err := s.cfg.Accounts.Account(ctx, calendarID); err == nil {
+			return strings.ToLower(calendarID)
+		}
+	}
+	return s.quotaPrincipal(calendarID)
+}
+
+// refused tells Accounts that a connected account's token was refused
+// after a refresh.
+func (s *Source) refused(ctx context.Context, calendarID string, err error) {
+	s.mu.Lock()
+	name, ok := s.connected[calendarID]
+	s.mu.Unlock()
+	if ok {
+		s.cfg.Accounts.Refused(ctx, name, err)
+	}
+}
+
+// connectedFix explains a read that no connected account can make any
+// more.
+func connectedFix(calendarID string) string {
+	return fmt.Sprintf("the Google account of %s is no longer connected (it was revoked, expired, or disconnected): its owner reconnects it with /meetingbot connect in Slack", calendarID)
+}
