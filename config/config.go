@@ -86,6 +86,12 @@ type Config struct {
 	// SlackAdmins is SLACK_ADMINS: Slack user IDs who may post any
 	// calendar's reminders in a channel.
 	SlackAdmins []string
+	// GoogleOAuth is GOOGLE_OAUTH_CLIENT_JSON's Web application client:
+	// people connect their own Google accounts (oauth.go). Nil when off.
+	// Secret.
+	GoogleOAuth *GoogleOAuthClient
+	// TokenKeys is TOKEN_ENCRYPTION_KEY, checked by package keyring. Secret.
+	TokenKeys string
 	// Demo is true when none of SLACK_BOT_TOKEN, Google credentials and
 	// CALENDARS is set (DemoWhen): there is nothing to run but the demo.
 	Demo bool
@@ -105,9 +111,9 @@ func (c Config) String() string {
 	if c.DatabaseURL != "" {
 		db = RedactURL(c.DatabaseURL)
 	}
-	return fmt.Sprintf("calendars=[%s] offsets=[%s] tick=%v db=%s http=%s metrics=%s slack=%s google=%s impersonate=%v %s public_url=%s resync=%v",
+	return fmt.Sprintf("calendars=[%s] offsets=[%s] tick=%v db=%s http=%s metrics=%s slack=%s google=%s impersonate=%v %s public_url=%s resync=%v %s",
 		strings.Join(ids, " "), strings.Join(offs, ","), c.TickInterval, db, c.HTTPAddr, c.MetricsAddr,
-		c.SlackAPIURL, c.GoogleEndpoint, c.Impersonate, c.selfServiceString(), c.PublicURL, c.ResyncInterval)
+		c.SlackAPIURL, c.GoogleEndpoint, c.Impersonate, c.selfServiceString(), c.PublicURL, c.ResyncInterval, c.oauthString())
 }
 
 // Problem is one thing wrong with the configuration.
@@ -174,9 +180,13 @@ func Parse(getenv func(string) string) (Config, error) {
 	c.ResyncInterval = p.resync("CALENDAR_RESYNC_INTERVAL", c.PublicURL != "", c.TickInterval)
 	c.CredentialsJSON = p.credentials(c.CredentialsFile, c.Impersonate)
 	p.selfService(&c)
+	p.oauth(&c)
 	c.DatabaseURL, c.DatabasePath = p.database()
 	hasCalendars := p.set("CALENDARS")
-	hasGoogle := p.set("GOOGLE_APPLICATION_CREDENTIALS") || p.set("GOOGLE_CREDENTIALS_JSON")
+	hasServiceAccount := p.set("GOOGLE_APPLICATION_CREDENTIALS") || p.set("GOOGLE_CREDENTIALS_JSON")
+	// People's own accounts can stand in for the service account, except
+	// for CALENDARS (below).
+	hasGoogle := hasServiceAccount || p.set("GOOGLE_OAUTH_CLIENT_JSON")
 	hasSlack := p.set("SLACK_BOT_TOKEN")
 	switch {
 	case !hasSlack && !hasGoogle && !hasCalendars && p.selfServiceSet():
@@ -195,6 +205,9 @@ func Parse(getenv func(string) string) (Config, error) {
 	}
 	if !p.reported("TICK_INTERVAL") && !p.reported("REMINDER_OFFSETS") {
 		p.tickFits(c.TickInterval, p.get("TICK_INTERVAL") == "", c.Offsets)
+	}
+	if hasCalendars && !hasServiceAccount && p.set("GOOGLE_OAUTH_CLIENT_JSON") {
+		p.add("CALENDARS", `is read with the bot's own Google credentials, and none are set (people's connected accounts read only their own calendars): set GOOGLE_APPLICATION_CREDENTIALS too, e.g. GOOGLE_APPLICATION_CREDENTIALS=/secrets/key.json, or unset CALENDARS and let people subscribe from Slack`)
 	}
 	if !c.Demo && (hasCalendars || !p.selfServiceSet()) {
 		// With self-service on, people subscribe from Slack and CALENDARS

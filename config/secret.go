@@ -5,11 +5,13 @@ import "regexp"
 // secretVars hold secrets: their values are never shown, so they need no
 // guard against one pasted there.
 var secretVars = map[string]bool{
-	"SLACK_BOT_TOKEN":         true,
-	"GOOGLE_CREDENTIALS_JSON": true,
-	"SLACK_SIGNING_SECRET":    true,
-	"SLACK_APP_TOKEN":         true,
-	"DATABASE_URL":            true,
+	"SLACK_BOT_TOKEN":          true,
+	"GOOGLE_CREDENTIALS_JSON":  true,
+	"SLACK_SIGNING_SECRET":     true,
+	"SLACK_APP_TOKEN":          true,
+	"DATABASE_URL":             true,
+	"GOOGLE_OAUTH_CLIENT_JSON": true,
+	"TOKEN_ENCRYPTION_KEY":     true,
 }
 
 // Signs that a value is a secret: a JSON document (a credentials file's
