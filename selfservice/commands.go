@@ -35,6 +35,10 @@ func (a *App) answer(ctx context.Context, cmd slack.SlashCommand) string {
 		return a.unsubscribe(ctx, cmd, req.calendar)
 	case verbList:
 		return a.list(ctx, cmd)
+	case verbConnect:
+		return a.connectGoogle(ctx, cmd.UserID)
+	case verbDisconnect:
+		return a.disconnectGoogle(ctx, cmd.UserID)
 	}
 	return a.help(ctx, cmd.UserID, req.unknown)
 }
@@ -387,6 +391,9 @@ func (a *App) help(ctx context.Context, userID, unknown string) string {
 		"• `%[1]s subscribe <calendar> [offsets]`: post that calendar's reminders in this channel\n"+
 		"• `%[1]s unsubscribe <calendar>`: stop posting it here\n"+
 		"• `%[1]s list`: this channel's subscriptions and mine\n", c)
+	if a.accounts != nil {
+		fmt.Fprintf(&b, "• `%[1]s connect` / `%[1]s disconnect`: let me read my calendar with my own Google account, or stop\n", c)
+	}
 	b.WriteString(a.settingsText(ctx, userID))
 	return b.String()
 }

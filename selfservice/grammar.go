@@ -22,6 +22,8 @@ const (
 	verbSubscribe   verb = "subscribe"
 	verbUnsubscribe verb = "unsubscribe"
 	verbList        verb = "list"
+	verbConnect     verb = "connect"
+	verbDisconnect  verb = "disconnect"
 )
 
 // request is one parsed /meetingbot text.
@@ -86,7 +88,7 @@ func parse(text, cmd string, lim Limits) (request, error) {
 	switch v := verb(word); v {
 	case verbHelp:
 		return request{verb: verbHelp}, nil
-	case verbOff, verbList:
+	case verbOff, verbList, verbConnect, verbDisconnect:
 		if len(args) > 0 {
 			return request{}, usage("`%s` takes nothing after it, so `%s` is not understood. For example: `%s %s`", v, rest, cmd, v)
 		}

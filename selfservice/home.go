@@ -134,6 +134,7 @@ func (a *App) homeBlocks(ctx context.Context, userID, notice string) []slack.Blo
 	}
 	blocks = append(blocks, section(agenda, nil), slack.NewActionBlock("agenda", controls...), slack.NewDividerBlock())
 
+	blocks = append(blocks, a.connectBlocks(ctx, userID)...)
 	blocks = append(blocks, a.calendarBlocks(ctx, calendar, on || isFixed, offsets, subs, p.TZ)...)
 	blocks = append(blocks, a.mutedBlocks(ctx, userID)...)
 	return append(blocks, slack.NewContextBlock("help", mrkdwn(fmt.Sprintf(
@@ -287,6 +288,10 @@ func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 			a.respond(ctx, cb.ResponseURL, cb.Channel.ID, user, msg)
 			notice = msg
 		default:
+			if n, ok := a.connectAction(ctx, cb, act); ok {
+				notice = n
+				break
+			}
 			a.log.Debug("unknown block action", "action", act.ActionID, "user", user)
 			continue
 		}
