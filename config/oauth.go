@@ -51,7 +51,9 @@ func (c Config) GoogleRedirectURI() string {
 
 // HasServiceAccount reports whether Google credentials of the bot's own
 // are set (GOOGLE_APPLICATION_CREDENTIALS or GOOGLE_CREDENTIALS_JSON).
-func (c Config) HasServiceAccount() bool { return c.CredentialsFile != "" || len(c.CredentialsJSON) > 0 }
+func (c Config) HasServiceAccount() bool {
+	return c.CredentialsFile != "" || len(c.CredentialsJSON) > 0
+}
 
 // Examples of the OAuth variables, for problems that cannot quote them.
 const (

@@ -197,8 +197,10 @@ func (a *Accounts) Enabled(provider meetingbot.Provider) bool { return a.provide
 
 // StartPath and CallbackPath are the flow's paths for provider, under
 // PUBLIC_URL.
-func StartPath(provider meetingbot.Provider) string    { return "/" + string(provider) + "/oauth/start" }
-func CallbackPath(provider meetingbot.Provider) string { return "/" + string(provider) + "/oauth/callback" }
+func StartPath(provider meetingbot.Provider) string { return "/" + string(provider) + "/oauth/start" }
+func CallbackPath(provider meetingbot.Provider) string {
+	return "/" + string(provider) + "/oauth/callback"
+}
 
 // RedirectURI is the callback's URL for provider under publicURL: the
 // redirect URI the provider's client must list.

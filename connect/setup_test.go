@@ -2,9 +2,9 @@ package connect_test
 
 import (
 	"context"
-	"html"
 	"crypto/rand"
 	"encoding/base64"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
