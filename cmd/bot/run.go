@@ -97,7 +97,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	// The clients first: they check the credentials without side effects,
 	// so a rejected key stops the bot before the database or the port.
 	mon := monitor.New(monitor.Options{Subscriptions: cfg.Subscriptions, Interval: cfg.TickInterval})
-	source, slack, err := clients(ctx, cfg, log, observers{calendar: mon.ObserveCalendar, slack: mon.ObserveSlack, quotaWait: mon.ObserveQuotaWait})
+	late := accountsFor(cfg)
+	source, slack, err := clients(ctx, cfg, log, observers{calendar: mon.ObserveCalendar, slack: mon.ObserveSlack, quotaWait: mon.ObserveQuotaWait}, late)
 	if err != nil {
 		return err
 	}
@@ -119,7 +120,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		}
 	}()
 
-	fromSlack, err := newSelfService(cfg, store, source, mon, slack.BotUserID(), log)
+	fromSlack, err := newSelfService(cfg, store, source, mon, slack.BotUserID(), log, late)
+	if err != nil {
+		return err
+	}
+	conns, err := newConnections(ctx, cfg, store, source, fromSlack, late, mon.Registerer(), log)
 	if err != nil {
 		return err
 	}
@@ -175,6 +180,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	}
 	if cfg.PublicURL != "" {
 		mountNotify(servers, mir.Handler(), log)
+	}
+	if conns != nil {
+		conns.mount(servers)
+		wg.Go(func() { conns.run(bg, ledgerRefresh) })
 	}
 	for _, s := range servers {
 		wg.Go(func() {

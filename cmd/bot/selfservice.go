@@ -50,7 +50,7 @@ const slackCallTimeout = 30 * time.Second
 // newSelfService builds self-service for cfg over the bot's store and
 // Calendar source, or returns nil when cfg leaves it off. botUserID is the
 // bot's Slack user ID ("" when auth.test has not answered).
-func newSelfService(cfg config.Config, store selfservice.Store, source *calendar.Source, mon *monitor.Monitor, botUserID string, log *slog.Logger) (*selfService, error) {
+func newSelfService(cfg config.Config, store selfservice.Store, source *calendar.Source, mon *monitor.Monitor, botUserID string, log *slog.Logger, late *lateAccounts) (*selfService, error) {
 	if !cfg.SelfService() {
 		return nil, nil
 	}
@@ -66,7 +66,7 @@ func newSelfService(cfg config.Config, store selfservice.Store, source *calendar
 	for i, s := range cfg.Subscriptions {
 		fixed[i] = selfservice.Fixed{ID: s.ID, CalendarID: s.CalendarID, Destination: s.Destination, Offsets: s.Offsets}
 	}
-	app, err := selfservice.New(selfservice.Config{
+	scfg := selfservice.Config{
 		Store:          store,
 		Calendars:      upcoming{source},
 		Slack:          api,
@@ -86,7 +86,11 @@ func newSelfService(cfg config.Config, store selfservice.Store, source *calendar
 		// response_urls are Slack's (hooks.slack.com); the same limits as
 		// every other call to Slack.
 		HTTPClient: outbound.Client(&http.Client{Timeout: 10 * time.Second}),
-	})
+	}
+	if late != nil {
+		scfg.Accounts = late // people's own accounts, see connect.go
+	}
+	app, err := selfservice.New(scfg)
 	if err != nil {
 		return nil, fmt.Errorf("self-service: %w", err)
 	}

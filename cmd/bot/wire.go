@@ -52,8 +52,8 @@ type observers struct {
 // clients builds the Calendar source and the Slack notifier for cfg. It
 // makes one request, auth.test, to fail fast on a token Slack rejects;
 // Slack being unreachable is only logged.
-func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs observers) (*calendar.Source, *notify.Slack, error) {
-	source, err := calendar.New(ctx, calendar.Config{
+func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs observers, late *lateAccounts) (*calendar.Source, *notify.Slack, error) {
+	ccfg := calendar.Config{
 		CredentialsFile: cfg.CredentialsFile,
 		CredentialsJSON: cfg.CredentialsJSON,
 		Endpoint:        cfg.GoogleEndpoint,
@@ -61,7 +61,11 @@ func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs obser
 		Logger:          log,
 		Observe:         obs.calendar,
 		QuotaWait:       obs.quotaWait,
-	})
+	}
+	if late != nil {
+		ccfg.Accounts = late // people's own accounts, see connect.go
+	}
+	source, err := calendar.New(ctx, ccfg)
 	if err != nil {
 		return nil, nil, rejectedConfig{err}
 	}
@@ -115,7 +119,8 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 				return audit.Deps{}, fmt.Errorf("DATABASE_PATH=%q: no ledger there; point it at the bot's database file", cfg.DatabasePath)
 			}
 		}
-		source, slack, err := clients(ctx, cfg, newLogger(cfg, stderr), observers{})
+		late := accountsFor(cfg)
+		source, slack, err := clients(ctx, cfg, newLogger(cfg, stderr), observers{}, late)
 		if err != nil {
 			return audit.Deps{}, err
 		}
@@ -124,6 +129,9 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 			return audit.Deps{}, err
 		}
 		store = ledger
+		if err := auditConnections(ctx, cfg, ledger, source, late, newLogger(cfg, stderr), stderr); err != nil {
+			return audit.Deps{}, err
+		}
 		return audit.Deps{
 			Subscriptions: cfg.Subscriptions, Source: source, Ledger: ledger, Slack: slack, Interval: cfg.TickInterval,
 			Agendas: auditAgendas(cfg, ledger, source, slack),

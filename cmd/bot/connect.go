@@ -1,0 +1,320 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/slack-go/slack"
+	"golang.org/x/oauth2"
+
+	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/calendar"
+	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/connect"
+	"github.com/meetingbot/meetingbot/keyring"
+	"github.com/meetingbot/meetingbot/outbound"
+	"github.com/meetingbot/meetingbot/selfservice"
+	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/postgres"
+)
+
+// People's own accounts (package connect) as the bot wires them: the
+// flow's endpoints on HTTP_ADDR, the tokens the calendar reads with, the
+// DMs and Home tab of self-service, the push channels stopped on
+// disconnection, the start-up check of TOKEN_ENCRYPTION_KEY and the
+// meetingbot_connections gauge.
+
+// Both stores keep connections, and the adapters provide what the
+// connections consume.
+var (
+	_ connect.Store        = (*storage.Store)(nil)
+	_ connect.Store        = (*postgres.Store)(nil)
+	_ calendar.Accounts    = (*connect.Accounts)(nil)
+	_ selfservice.Accounts = (*connect.Accounts)(nil)
+)
+
+// lateAccounts is the calendar source's Accounts before the store is
+// open: the source is built first, to check the credentials before
+// anything else starts, and reads no calendar until the accounts are set.
+type lateAccounts struct {
+	mu sync.Mutex
+	a  *connect.Accounts
+}
+
+func (l *lateAccounts) set(a *connect.Accounts) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.a = a
+}
+
+func (l *lateAccounts) get() *connect.Accounts {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.a
+}
+
+func (l *lateAccounts) Account(ctx context.Context, calendarID string) (oauth2.TokenSource, string, error) {
+	if a := l.get(); a != nil {
+		return a.Account(ctx, calendarID)
+	}
+	return nil, "", meetingbot.ErrNotConnected
+}
+
+func (l *lateAccounts) Refused(ctx context.Context, connection string, err error) {
+	if a := l.get(); a != nil {
+		a.Refused(ctx, connection, err)
+	}
+}
+
+// accountsFor returns the calendar source's Accounts for cfg: nil when
+// people cannot connect their own.
+func accountsFor(cfg config.Config) *lateAccounts {
+	if !cfg.GoogleConnect() {
+		return nil
+	}
+	return &lateAccounts{}
+}
+
+// connections is people's own accounts for a serving bot.
+type connections struct {
+	accounts *connect.Accounts
+	gauge    *prometheus.GaugeVec
+	log      *slog.Logger
+}
+
+// connectionStore is what the connections need of the bot's store.
+type connectionStore interface {
+	connect.Store
+	Channels(ctx context.Context) ([]meetingbot.PushChannel, error)
+	DeleteChannel(ctx context.Context, id string) error
+}
+
+// newConnections wires people's own Google accounts for cfg, or returns
+// nil when cfg leaves them off. It tells late (the calendar source's
+// Accounts), checks TOKEN_ENCRYPTION_KEY against the stored tokens and
+// logs what it cannot read.
+func newConnections(ctx context.Context, cfg config.Config, st store, source *calendar.Source, fromSlack *selfService, late *lateAccounts, reg prometheus.Registerer, log *slog.Logger) (*connections, error) {
+	if !cfg.GoogleConnect() || late == nil {
+		return nil, nil
+	}
+	cst, ok := st.(connectionStore)
+	if !ok {
+		return nil, errors.New("connect: the store keeps no connections")
+	}
+	ring, err := keyring.Parse(cfg.TokenKeys)
+	if err != nil {
+		return nil, rejectedConfig{fmt.Errorf("TOKEN_ENCRYPTION_KEY: %w", err)}
+	}
+	api := slack.New(cfg.SlackToken,
+		slack.OptionAPIURL(cfg.SlackAPIURL),
+		slack.OptionHTTPClient(outbound.Client(&http.Client{Timeout: slackCallTimeout})))
+	g, err := connect.NewGoogle(connect.GoogleConfig{
+		Client: connect.GoogleClient{
+			ID: cfg.GoogleOAuth.ID, Secret: cfg.GoogleOAuth.Secret,
+			AuthURI: cfg.GoogleOAuth.AuthURI, TokenURI: cfg.GoogleOAuth.TokenURI,
+		},
+		RedirectURI: cfg.GoogleRedirectURI(),
+		Email: func(ctx context.Context, userID string) (string, error) {
+			u, err := api.GetUserInfoContext(ctx, userID)
+			if err != nil {
+				return "", fmt.Errorf("users.info %s: %w", userID, err)
+			}
+			return u.Profile.Email, nil
+		},
+	})
+	if err != nil {
+		return nil, rejectedConfig{err}
+	}
+	if !cfg.GoogleOAuth.Registers(cfg.GoogleRedirectURI()) {
+		log.Warn("GOOGLE_OAUTH_CLIENT_JSON does not list the redirect URI, so Google will refuse people's sign-ins (redirect_uri_mismatch): add it to the client (Google Auth Platform > Clients > the client > Authorized redirect URIs)",
+			"redirect_uri", cfg.GoogleRedirectURI())
+	}
+	c := &connections{log: log, gauge: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "meetingbot_connections",
+		Help: "People's own connected accounts, by state: active ones are read with, broken ones (a revoked or expired grant) wait for their person to reconnect.",
+	}, []string{"state"})}
+	if err := reg.Register(c.gauge); err != nil {
+		return nil, err
+	}
+	acfg := connect.Config{
+		Store: cst, Keyring: ring, PublicURL: cfg.PublicURL, Providers: []connect.Provider{g},
+		HTTPClient: outbound.Client(&http.Client{Timeout: 30 * time.Second}),
+		Logger:     log,
+		Disconnecting: func(ctx context.Context, conn meetingbot.Connection) {
+			stopChannels(ctx, cst, source, conn.Account, log)
+		},
+	}
+	if fromSlack != nil {
+		acfg.Connected = func(ctx context.Context, conn meetingbot.Connection) {
+			fromSlack.app.Connected(ctx, conn)
+			c.count(ctx)
+		}
+		acfg.Broken = func(ctx context.Context, conn meetingbot.Connection) {
+			fromSlack.app.Broken(ctx, conn)
+			c.count(ctx)
+		}
+	}
+	if c.accounts, err = connect.New(acfg); err != nil {
+		return nil, err
+	}
+	late.set(c.accounts)
+	r, err := c.accounts.CheckKeys(ctx)
+	switch {
+	case err != nil:
+		log.Warn("cannot check the stored tokens against TOKEN_ENCRYPTION_KEY", "err", err)
+	case r.Unreadable > 0:
+		log.Error(fmt.Sprintf("TOKEN_ENCRYPTION_KEY cannot decrypt %d of the %d stored connections: put the key they were sealed with back in TOKEN_ENCRYPTION_KEY, after the new one (e.g. TOKEN_ENCRYPTION_KEY=<new>,<old>); until then those people's calendars are not read with their own accounts", r.Unreadable, r.Connections),
+			"unreadable", r.Unreadable, "connections", r.Connections)
+	case r.Resealed > 0:
+		log.Info("connections sealed under an old key were sealed again under the first key of TOKEN_ENCRYPTION_KEY", "resealed", r.Resealed, "connections", r.Connections)
+	}
+	c.count(ctx)
+	log.Info("people connect their own Google accounts: /meetingbot connect; Google sends them back to the redirect URI, which must reach HTTP_ADDR", "redirect_uri", cfg.GoogleRedirectURI())
+	return c, nil
+}
+
+// count refreshes the gauge from the store.
+func (c *connections) count(ctx context.Context) {
+	counts, err := c.accounts.Counts(ctx)
+	if err != nil {
+		c.log.Warn("cannot count the connections", "err", err)
+		return
+	}
+	totals := map[meetingbot.ConnectionState]int{meetingbot.ConnectionActive: 0, meetingbot.ConnectionBroken: 0}
+	for _, byState := range counts {
+		for s, n := range byState {
+			totals[s] += n
+		}
+	}
+	for s, n := range totals {
+		c.gauge.WithLabelValues(string(s)).Set(float64(n))
+	}
+}
+
+// run refreshes the gauge every interval until ctx ends: another replica
+// may have connected or lost some.
+func (c *connections) run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.count(ctx)
+		}
+	}
+}
+
+// mount serves the flow, GET /google/oauth/start and /callback, on the
+// HTTP_ADDR server (the first of servers).
+func (c *connections) mount(servers []*httpServer) {
+	srv := servers[0]
+	mux := http.NewServeMux()
+	mux.Handle("/google/oauth/", c.accounts.Handler())
+	mux.Handle("/", srv.srv.Handler)
+	srv.srv.Handler = mux
+	srv.what += " and the Google sign-in of people's own accounts (/google/oauth/start, /google/oauth/callback)"
+}
+
+// stopChannels stops the push channels open on calendarID, with the
+// token that opened them (the person's, still connected), and forgets
+// them: Google lets only the identity that opened a channel stop it.
+func stopChannels(ctx context.Context, st connectionStore, source *calendar.Source, calendarID string, log *slog.Logger) {
+	chs, err := st.Channels(ctx)
+	if err != nil {
+		log.Warn("cannot list the push channels to stop", "calendar", calendarID, "err", err)
+		return
+	}
+	for _, ch := range chs {
+		if !strings.EqualFold(ch.CalendarID, calendarID) {
+			continue
+		}
+		if err := source.StopChannel(ctx, ch.CalendarID, ch.ID, ch.ResourceID); err != nil {
+			log.Warn("cannot stop a push channel of a calendar being disconnected; it ends at its expiration", "calendar", ch.CalendarID, "channel", ch.ID, "err", err)
+		}
+		if err := st.DeleteChannel(ctx, ch.ID); err != nil {
+			log.Warn("cannot forget a stopped push channel", "calendar", ch.CalendarID, "channel", ch.ID, "err", err)
+		}
+	}
+}
+
+// pausedReminders writes, for bot audit, the subscriptions whose
+// calendar's connected account stopped: their reminders are paused until
+// the person reconnects. ledger is the audit's store.
+func pausedReminders(ctx context.Context, ledger any, w io.Writer) {
+	st, ok := ledger.(interface {
+		Connections(ctx context.Context) ([]meetingbot.Connection, error)
+		SlackSubscriptions(ctx context.Context) ([]meetingbot.SlackSubscription, error)
+	})
+	if !ok {
+		return
+	}
+	conns, err := st.Connections(ctx)
+	if err != nil {
+		return
+	}
+	subs, _ := st.SlackSubscriptions(ctx)
+	for _, c := range conns {
+		if c.Provider != meetingbot.ProviderGoogle || c.State != meetingbot.ConnectionBroken {
+			continue
+		}
+		var paused []string
+		for _, s := range subs {
+			if strings.EqualFold(s.CalendarID, c.Account) {
+				paused = append(paused, s.ID)
+			}
+		}
+		fmt.Fprintf(w, "paused: the Google connection of %s (Slack user %s) stopped at %s: %s; its reminders wait for a reconnection (/meetingbot connect): %s\n",
+			c.Account, c.UserID, c.UpdatedAt.UTC().Format(time.RFC3339), c.Reason, strings.Join(append([]string{}, paused...), ", "))
+	}
+}
+
+// Link, Connection and Disconnect serve self-service, which is built
+// before the accounts too.
+func (l *lateAccounts) Link(ctx context.Context, p meetingbot.Provider, userID string) (string, error) {
+	if a := l.get(); a != nil {
+		return a.Link(ctx, p, userID)
+	}
+	return "", errors.New("connect: starting")
+}
+
+func (l *lateAccounts) Connection(ctx context.Context, p meetingbot.Provider, userID string) (meetingbot.Connection, bool, error) {
+	if a := l.get(); a != nil {
+		return a.Connection(ctx, p, userID)
+	}
+	return meetingbot.Connection{}, false, nil
+}
+
+func (l *lateAccounts) Disconnect(ctx context.Context, p meetingbot.Provider, userID string) (meetingbot.Connection, bool, error) {
+	if a := l.get(); a != nil {
+		return a.Disconnect(ctx, p, userID)
+	}
+	return meetingbot.Connection{}, false, errors.New("connect: starting")
+}
+
+// auditConnections lets bot audit read connected calendars with their
+// people's own accounts, and writes to w which reminders are paused by a
+// stopped connection.
+func auditConnections(ctx context.Context, cfg config.Config, ledger any, source *calendar.Source, late *lateAccounts, log *slog.Logger, w io.Writer) error {
+	if late == nil {
+		return nil
+	}
+	st, ok := ledger.(store)
+	if !ok {
+		return nil
+	}
+	if _, err := newConnections(ctx, cfg, st, source, nil, late, prometheus.NewRegistry(), log); err != nil {
+		return err
+	}
+	pausedReminders(ctx, ledger, w)
+	return nil
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/meetingbot/meetingbot/notify/slacktest"
+)
+
+// End to end with people's own Google accounts: the built bot with
+// GOOGLE_OAUTH_CLIENT_JSON and no service account, behind an https front
+// as on Fly (an httptest TLS server proxying to HTTP_ADDR), Google's OAuth
+// server and Calendar emulated by calendartest, a person's browser played
+// by an HTTP client with a cookie jar.
+
+// httpsFront serves https on loopback and proxies every request to the
+// bot's plain HTTP_ADDR, as a platform's TLS-terminating edge does.
+func httpsFront(t *testing.T, addr string) *httptest.Server {
+	t.Helper()
+	target, _ := url.Parse("http://" + addr)
+	front := httptest.NewTLSServer(httputil.NewSingleHostReverseProxy(target))
+	t.Cleanup(front.Close)
+	return front
+}
+
+// connectEnv is w's environment with self-service, people's own Google
+// accounts, PUBLIC_URL at front, and no service account or CALENDARS.
+func (w *world) connectEnv(front *httptest.Server, addr string, overrides ...string) map[string]string {
+	key := make([]byte, 32)
+	rand.Read(key)
+	env := w.selfServiceEnv(append([]string{
+		"HTTP_ADDR=" + addr,
+		"PUBLIC_URL=" + front.URL,
+		"CALENDAR_RESYNC_INTERVAL=1s",
+		"TOKEN_ENCRYPTION_KEY=" + base64.StdEncoding.EncodeToString(key),
+		"GOOGLE_OAUTH_CLIENT_JSON=" + string(w.cal.OAuthClientJSON(front.URL+"/google/oauth/callback")),
+	}, overrides...)...)
+	delete(env, "GOOGLE_CREDENTIALS_JSON")
+	// Google's notifications reach the bot through the front too.
+	w.cal.SetNotifyClient(front.Client())
+	return env
+}
+
+var startLink = regexp.MustCompile(`<(https://[^|>]+/google/oauth/start\?t=[^|>]+)\|`)
+
+// browse opens the link of a /meetingbot connect reply in a browser of
+// its own and returns the page it ends on.
+func browse(t *testing.T, front *httptest.Server, reply string) (int, string) {
+	t.Helper()
+	m := startLink.FindStringSubmatch(reply)
+	if m == nil {
+		t.Fatalf("/meetingbot connect = %q, want a link to /google/oauth/start", reply)
+	}
+	jar, _ := cookiejar.New(nil)
+	b := &http.Client{Jar: jar, Transport: front.Client().Transport, Timeout: 20 * time.Second}
+	resp, err := b.Get(m[1])
+	if err != nil {
+		t.Fatalf("GET %s: %v", m[1], err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// Bob, whose calendar nobody shared and with no service account on the
+// bot, connects his Google account in the browser and is reminded from
+// his own calendar; after a restart the connection is still there and
+// opens his calendar's push channel; Google revokes the grant mid-run,
+// and he gets one DM with a Reconnect button while the gauge counts the
+// broken connection; he reconnects, then disconnects, which revokes the
+// grant and stops the push channel opened with his account.
+func TestConnectOwnGoogleAccount(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	addr := freeAddr(t)
+	front := httpsFront(t, addr)
+	env := w.connectEnv(front, addr, "REMINDER_OFFSETS=5s")
+	p := start(t, w.dir, env)
+	p.ready()
+
+	reply := w.slash(t, addr, bobID, bobDM, "on")
+	if !strings.Contains(reply, "/meetingbot connect") {
+		t.Errorf("/meetingbot on before connecting = %q, want to be told to connect", reply)
+	}
+	status, page := browse(t, front, w.slash(t, addr, bobID, bobDM, "connect"))
+	if status != http.StatusOK || !strings.Contains(page, "Connected bob@example.com: you can close this tab.") {
+		t.Fatalf("the flow ended with %d:\n%s", status, page)
+	}
+	eventually(t, 10*time.Second, "the DM saying Bob is connected", func() bool {
+		for _, m := range w.inChannel(bobDM) {
+			if strings.Contains(m.Text, "Connected bob@example.com") {
+				return true
+			}
+		}
+		return false
+	})
+
+	begins := at(12 * time.Second)
+	w.meetingIn(t, bob, "standup", "Bob's standup", begins)
+	if reply := w.slash(t, addr, bobID, bobDM, "on"); !strings.HasPrefix(reply, "On. Next reminder: *Bob's standup*") {
+		t.Fatalf("/meetingbot on after connecting = %q, want On and the next reminder", reply)
+	}
+	m := w.waitMessage(t, "Bob's standup", 30*time.Second)
+	if m.Channel != bobDM || !m.Posted.Before(begins) {
+		t.Errorf("reminder in %s at %v, want in %s before %v", m.Channel, m.Posted, bobDM, begins)
+	}
+	// A restart: the mirror opens the push channels of the calendars
+	// subscribed when it starts, Bob's with his own account.
+	p.signal(syscall.SIGTERM)
+	p.wait(15 * time.Second)
+	p = start(t, w.dir, env)
+	p.ready()
+	eventually(t, 20*time.Second, "a push channel on Bob's calendar", func() bool {
+		for _, ch := range w.cal.Channels() {
+			if ch.CalendarID == bob {
+				return true
+			}
+		}
+		return false
+	})
+	if v := metric(t, addr, `meetingbot_connections{state="active"}`); v != 1 {
+		t.Errorf(`meetingbot_connections{state="active"} = %v, want 1`, v)
+	}
+
+	// Bob removes the bot from his Google account.
+	w.cal.RevokeGrants(bob)
+	stopped := func() []slacktest.Message {
+		var out []slacktest.Message
+		for _, m := range w.inChannel(bobDM) {
+			if strings.Contains(m.Text, "Your reminders from bob@example.com stopped") {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	eventually(t, 20*time.Second, "the DM saying Bob's reminders stopped", func() bool { return len(stopped()) == 1 })
+	if b := string(stopped()[0].Blocks); !strings.Contains(b, "reconnect_google") {
+		t.Errorf("the DM has no Reconnect button: %s", b)
+	}
+	eventually(t, 20*time.Second, "the gauge counting the broken connection", func() bool {
+		return metric(t, addr, `meetingbot_connections{state="broken"}`) == 1
+	})
+	time.Sleep(3 * time.Second) // more syncs fail: still one DM
+	if n := len(stopped()); n != 1 {
+		t.Errorf("DMs saying the reminders stopped = %d, want 1", n)
+	}
+
+	status, page = browse(t, front, w.slash(t, addr, bobID, bobDM, "connect"))
+	if status != http.StatusOK || !strings.Contains(page, "Connected bob@example.com") {
+		t.Fatalf("reconnecting ended with %d:\n%s", status, page)
+	}
+	if reply := w.slash(t, addr, bobID, bobDM, "disconnect"); !strings.HasPrefix(reply, "Disconnected bob@example.com") {
+		t.Errorf("/meetingbot disconnect = %q", reply)
+	}
+	if n := w.cal.Grants(bob); n != 0 {
+		t.Errorf("Bob's live grants after disconnecting = %d, want 0", n)
+	}
+	for _, ch := range w.cal.Channels() {
+		if ch.CalendarID == bob {
+			t.Errorf("a push channel on Bob's calendar is still open after disconnecting: %s", ch.ID)
+		}
+	}
+}
