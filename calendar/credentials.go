@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
@@ -48,6 +49,12 @@ type keyFile struct {
 	ClientSecret string `json:"client_secret"`
 	RefreshToken string `json:"refresh_token"`
 	QuotaProject string `json:"quota_project_id"`
+	// Workload identity federation's (external_account).
+	Audience         string          `json:"audience"`
+	SubjectTokenType string          `json:"subject_token_type"`
+	TokenURL         string          `json:"token_url"`
+	Impersonation    string          `json:"service_account_impersonation_url"`
+	CredentialSource json.RawMessage `json:"credential_source"`
 }
 
 // loadCredentials reads and checks the configured credentials. Its errors
@@ -99,12 +106,27 @@ func loadCredentials(cfg Config) (credentials, error) {
 		if cfg.Impersonate {
 			return c, fmt.Errorf("%s: GOOGLE_IMPERSONATE=true needs a service-account key, not authorized-user credentials", c.source)
 		}
+	case google.ExternalAccount:
+		// Workload identity federation, for a bot on GKE, AWS or Azure
+		// without a long-lived key: the library exchanges the platform's
+		// token and, where the file names a service account, impersonates
+		// it; calendars are then shared with that account.
+		need("audience", f.Audience)
+		need("subject_token_type", f.SubjectTokenType)
+		need("token_url", f.TokenURL)
+		if len(f.CredentialSource) == 0 {
+			missing = append(missing, "credential_source")
+		}
+		c.clientEmail = impersonated(f.Impersonation)
+		if cfg.Impersonate {
+			return c, fmt.Errorf("%s: GOOGLE_IMPERSONATE=true needs a service-account key, which signs the delegation; workload identity federation credentials cannot", c.source)
+		}
 	default:
 		t := f.Type
 		if len(t) > 40 {
 			t = t[:40] + "…"
 		}
-		return c, fmt.Errorf("%s: credentials type %q is not supported: want \"service_account\" or \"authorized_user\"", c.source, t)
+		return c, fmt.Errorf("%s: credentials type %q is not supported: want \"service_account\", \"authorized_user\" or \"external_account\"", c.source, t)
 	}
 	if len(missing) > 0 {
 		return c, fmt.Errorf("%s: %s credentials lack %v", c.source, c.kind, missing)
@@ -123,6 +145,19 @@ func (c credentials) tokenSource(ctx context.Context, subject string) (oauth2.To
 		return nil, fmt.Errorf("%s: %w", c.source, err)
 	}
 	return creds.TokenSource, nil
+}
+
+// impersonated returns the service account a workload identity
+// federation file impersonates, from its
+// …/serviceAccounts/NAME@PROJECT.iam.gserviceaccount.com:generateAccessToken
+// URL; "" for none.
+func impersonated(url string) string {
+	_, rest, ok := strings.Cut(url, "/serviceAccounts/")
+	if !ok {
+		return ""
+	}
+	email, _, _ := strings.Cut(rest, ":")
+	return email
 }
 
 // userProject sends the credentials' quota project with every API request,

@@ -83,3 +83,12 @@ func TestGoogleConnectProblems(t *testing.T) {
 		}
 	}
 }
+
+// Workload identity federation credentials are the bot's own Google
+// credentials too.
+func TestExternalAccountAccepted(t *testing.T) {
+	fed := `{"type":"external_account","audience":"//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/q","subject_token_type":"urn:ietf:params:oauth:token-type:jwt","token_url":"https://sts.googleapis.com/v1/token","credential_source":{"file":"/var/run/token"}}`
+	c, err := config.Parse(env("SLACK_BOT_TOKEN="+secretToken, "CALENDARS=alice@example.com", "GOOGLE_CREDENTIALS_JSON="+fed))
+	require.NoError(t, err)
+	assert.True(t, c.HasServiceAccount())
+}

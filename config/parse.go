@@ -429,6 +429,11 @@ func (p *parser) credentials(file string, impersonate bool) []byte {
 		if impersonate {
 			p.add("GOOGLE_IMPERSONATE", "true needs service-account credentials, but "+name+" holds authorized-user ones, e.g. GOOGLE_IMPERSONATE=false")
 		}
+	case "external_account":
+		// Workload identity federation: no long-lived key.
+		if impersonate {
+			p.add("GOOGLE_IMPERSONATE", "true needs a service-account key, which signs the delegation; "+name+" holds workload identity federation credentials, which cannot, e.g. GOOGLE_IMPERSONATE=false")
+		}
 	case "":
 		switch {
 		case key.Installed != nil:
@@ -444,7 +449,7 @@ func (p *parser) credentials(file string, impersonate bool) []byte {
 		if looksSecret(key.Type) {
 			key.Type = "…"
 		}
-		p.add(name, fmt.Sprintf("%s has type %q; want service_account or authorized_user,%s", what, key.Type, example))
+		p.add(name, fmt.Sprintf("%s has type %q; want service_account, authorized_user or external_account,%s", what, key.Type, example))
 		return nil
 	}
 	if file != "" {

@@ -87,6 +87,10 @@ type Server struct {
 
 	// oauth is the state of people's own grants, see oauth.go.
 	oauth oauthState
+	// subjectToken is the platform token workload identity federation
+	// accepts, and federated the tokens the STS issued (federation.go).
+	subjectToken string
+	federated    map[string]bool
 }
 
 type calendarState struct {
@@ -130,6 +134,7 @@ func NewServer() *Server {
 		methodCounts:    map[string]int{},
 		getFaults:       map[string][]Fault{},
 		instancesFaults: map[string][]Fault{},
+		federated:       map[string]bool{},
 		delegation:      true,
 		refreshToken:    "1//refresh-" + rand.Text(),
 		userEmail:       "user@example.com",
@@ -149,6 +154,8 @@ func NewServer() *Server {
 	mux.HandleFunc("POST /token", s.serveToken)
 	mux.HandleFunc("GET "+authPath, s.serveAuth)
 	mux.HandleFunc("POST "+revokePath, s.serveRevoke)
+	mux.HandleFunc("POST "+stsPath, s.serveSTS)
+	mux.HandleFunc("POST "+impersonatePath+"{account}", s.serveImpersonate)
 	mux.HandleFunc("GET /calendar/v3/calendars/{calendarId}/events", s.api(MethodList, s.serveList))
 	mux.HandleFunc("GET /calendar/v3/calendars/{calendarId}/events/{eventId}", s.api(MethodGet, s.serveGet))
 	mux.HandleFunc("GET /calendar/v3/calendars/{calendarId}/events/{eventId}/instances", s.api(MethodInstances, s.serveInstances))
