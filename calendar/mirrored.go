@@ -55,15 +55,15 @@ func (g Mirrored) StopChannel(ctx context.Context, ch meetingbot.PushChannel) er
 
 func (Mirrored) ChannelID(h http.Header) string { return NotificationChannelID(h) }
 
-func (Mirrored) Verify(h http.Header, ch meetingbot.PushChannel) (state, refusal string) {
+func (Mirrored) Verify(h http.Header, ch meetingbot.PushChannel) (state string, number int64, refusal string) {
 	n, err := VerifyNotification(h, Channel{ID: ch.ID, CalendarID: ch.CalendarID, Token: ch.Token, ResourceID: ch.ResourceID})
 	var nerr *NotificationError
 	switch {
 	case err == nil:
-		return string(n.State), ""
+		return string(n.State), n.MessageNumber, ""
 	case errors.As(err, &nerr):
-		return "", string(nerr.Reason)
+		return "", 0, string(nerr.Reason)
 	default:
-		return "", "channel"
+		return "", 0, "channel"
 	}
 }

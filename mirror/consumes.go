@@ -37,10 +37,11 @@ type Push interface {
 	// ChannelID returns the channel ID a notification claims.
 	ChannelID(h http.Header) string
 	// Verify checks a notification's headers against ch, the channel it
-	// names, and returns its state ("sync", "exists", "not_exists") when
-	// it is genuine, else why it is refused ("channel", "token",
-	// "resource", "state", "message_number").
-	Verify(h http.Header, ch meetingbot.PushChannel) (state, refusal string)
+	// names, and returns its state ("sync", "exists", "not_exists") and
+	// its X-Goog-Message-Number (which grows with each notification of a
+	// channel) when it is genuine, else why it is refused ("channel",
+	// "token", "resource", "state", "message_number").
+	Verify(h http.Header, ch meetingbot.PushChannel) (state string, number int64, refusal string)
 }
 
 // Store keeps the mirror and the channels; storage.Store and
@@ -65,7 +66,8 @@ type Observer interface {
 	// follows).
 	Synced(kind string)
 	// Notified is called for each request on the notification endpoint:
-	// outcome is "accepted" or why it was refused.
+	// outcome is "accepted", "replayed" (a message number seen already:
+	// answered 200, nothing done) or why it was refused.
 	Notified(outcome string)
 	// ChannelsOpen is called with the number of push channels open, when
 	// the mirror looks at them.

@@ -115,6 +115,7 @@ type Mirror struct {
 	pending  map[string]bool                   // calendars notified and not synced yet
 	renewal  map[string]bool                   // channels opened to replace a live one, until their first notification
 	kick     chan struct{}                     // wakes Run for pending
+	pushes   pushSyncs                         // the syncs notifications asked for, coalesced
 }
 
 // New returns a Mirror reading cal and keeping the mirror in store.

@@ -23,6 +23,38 @@ const reloadEvery = time.Second
 // openAtOnce bounds the watches in flight.
 const openAtOnce = 16
 
+// PushGap is the least time between the starts of two syncs of one
+// calendar that notifications ask for. A change is synced at once when
+// its calendar's last push-triggered sync started PushGap ago or more,
+// the common case; notifications that arrive while a sync runs or within
+// the gap make one more sync, at the gap's end, whatever their number.
+// Google sends a notification per change, and an edit is often two or
+// three in as many seconds: 2 s keeps such a change planned within about
+// 2 s (and the fire-time check reads the calendar anyway), while someone
+// editing another person's calendar in a loop costs at most 30 syncs a
+// minute of it, not one per notification out of the service account's
+// 600 a minute.
+const PushGap = 2 * time.Second
+
+// pushSyncs coalesces the syncs notifications ask for: per calendar, at
+// most one running and one queued; per channel, the highest message
+// number seen, so that a replayed notification changes nothing. The
+// numbers are this process's: a replay to another replica costs that
+// replica one sync, within its own gap. m.mu guards it; the zero value
+// is ready.
+type pushSyncs struct {
+	cals    map[string]*pushState
+	numbers map[string]int64
+}
+
+// pushState is one calendar's push-triggered syncs.
+type pushState struct {
+	running bool          // a sync, or the wait for the gap before one, is in flight
+	queued  bool          // a notification came during it: sync once more after
+	started time.Duration // on the elapsed clock: when the last sync started
+	synced  bool          // one has started already
+}
+
 // serveNotify verifies one notification and, when it is genuine, marks
 // its calendar for Run to sync.
 func (m *Mirror) serveNotify(w http.ResponseWriter, r *http.Request) {
@@ -36,9 +68,9 @@ func (m *Mirror) serveNotify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ch, ok := m.channel(r.Context(), m.opts.Push.ChannelID(r.Header))
-	state, refusal := "", "channel"
+	state, number, refusal := "", int64(0), "channel"
 	if ok {
-		state, refusal = m.opts.Push.Verify(r.Header, ch)
+		state, number, refusal = m.opts.Push.Verify(r.Header, ch)
 	}
 	if refusal != "" {
 		m.notified(refusal)
@@ -50,8 +82,19 @@ func (m *Mirror) serveNotify(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, http.StatusText(status), status)
 		return
 	}
-	m.notified("accepted")
 	m.mu.Lock()
+	if !m.newNumber(ch.ID, number) {
+		m.mu.Unlock()
+		// Google numbers a channel's notifications in increasing order: a
+		// number seen already is a replay, or one overtaken by a later
+		// one, whose sync covers its change. Answered as accepted, so
+		// that Google has nothing to retry.
+		m.notified("replayed")
+		m.log.Debug("push notification replayed; nothing to do", "channel", ch.ID, "number", number)
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	m.notified("accepted")
 	// A renewed channel's first notification ("sync") says only that it
 	// is open; the channel it replaces was live all along, so there is
 	// nothing to catch up. A new channel's is worth a sync: a change made
@@ -151,10 +194,86 @@ func (m *Mirror) Run(ctx context.Context) error {
 				clear(m.pending)
 				m.mu.Unlock()
 				for _, c := range cals {
-					wg.Go(func() { m.pushed(ctx, c) })
+					if m.startPush(c) {
+						wg.Go(func() { m.pushSyncs(ctx, c) })
+					}
 				}
 			}
 		}
+	}
+}
+
+// newNumber records number as channel's latest message number and
+// reports whether it is above the one before. m.mu must be held.
+func (m *Mirror) newNumber(channel string, number int64) bool {
+	if m.pushes.numbers == nil {
+		m.pushes.numbers = map[string]int64{}
+	}
+	if last, ok := m.pushes.numbers[channel]; ok && number <= last {
+		return false
+	}
+	m.pushes.numbers[channel] = number
+	return true
+}
+
+// startPush reports whether a goroutine must start the push-triggered
+// syncs of calendarID (pushSyncs); when they run already, it queues one
+// more.
+func (m *Mirror) startPush(calendarID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.pushes.cals == nil {
+		m.pushes.cals = map[string]*pushState{}
+	}
+	st := m.pushes.cals[calendarID]
+	if st == nil {
+		st = &pushState{}
+		m.pushes.cals[calendarID] = st
+	}
+	if st.running {
+		st.queued = true
+		return false
+	}
+	st.running = true
+	return true
+}
+
+// pushSyncs syncs calendarID for its notifications until none is queued,
+// each sync starting PushGap at least after the one before, and waking
+// the scheduler after each.
+func (m *Mirror) pushSyncs(ctx context.Context, calendarID string) {
+	for {
+		m.mu.Lock()
+		st := m.pushes.cals[calendarID]
+		wait := time.Duration(0)
+		if st.synced {
+			wait = st.started + PushGap - m.clock.Elapsed()
+		}
+		m.mu.Unlock()
+		if wait > 0 {
+			done := make(chan struct{})
+			t := m.clock.AfterFunc(wait, func() { close(done) })
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				m.mu.Lock()
+				st.running, st.queued = false, false
+				m.mu.Unlock()
+				return
+			case <-done:
+			}
+		}
+		m.mu.Lock()
+		st.started, st.synced, st.queued = m.clock.Elapsed(), true, false
+		m.mu.Unlock()
+		m.pushed(ctx, calendarID)
+		m.mu.Lock()
+		if !st.queued || ctx.Err() != nil {
+			st.running, st.queued = false, false
+			m.mu.Unlock()
+			return
+		}
+		m.mu.Unlock()
 	}
 }
 
@@ -345,6 +464,7 @@ func (m *Mirror) stop(ctx context.Context, ch meetingbot.PushChannel, why string
 	}
 	m.mu.Lock()
 	delete(m.channels, ch.ID)
+	delete(m.pushes.numbers, ch.ID)
 	m.mu.Unlock()
 	m.log.Info("push channel stopped", "calendar", ch.CalendarID, "channel", ch.ID, "why", why)
 }

@@ -2,6 +2,7 @@ package mirror_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -77,7 +78,8 @@ func (p *pushWorld) start() {
 }
 
 // settle waits for the sync and wake-up the channel's first notification
-// ("sync") makes, so that a test starts from a quiet mirror.
+// ("sync") makes, and for mirror.PushGap after it, so that a test starts
+// from a quiet mirror whose next notification syncs at once.
 func (p *pushWorld) settle() {
 	p.t.Helper()
 	p.cal.FlushNotifications()
@@ -85,6 +87,7 @@ func (p *pushWorld) settle() {
 	for len(p.woken) > 0 {
 		<-p.woken
 	}
+	p.clock.Advance(mirror.PushGap)
 }
 
 // wake waits for the scheduler's wake-up of a calendar.
@@ -227,4 +230,71 @@ func TestRestartReusesTheChannel(t *testing.T) {
 	p.put("a", at(1))
 	cal, _ := p.wake()
 	assert.Equal(t, alice, cal, "calendar woken by the old channel's notification after a restart")
+}
+
+// Notifications coalesce: a burst of 20 during a slow sync of their
+// calendar makes one more sync after it, not 20, and push-triggered syncs
+// of one calendar start at least mirror.PushGap apart; the last change is
+// still planned.
+func TestNotificationsCoalesce(t *testing.T) {
+	p := newPushWorld(t, mirror.Options{})
+	s := sub("alice", alice)
+	p.settle()
+	lists := p.lists()
+	p.cal.SetLatency(200 * time.Millisecond)
+	for i := range 20 {
+		p.put(fmt.Sprintf("e%02d", i), at(1))
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.cal.FlushNotifications()
+	p.wake()
+	require.Never(t, func() bool { return p.lists() > lists+1 }, 500*time.Millisecond, 10*time.Millisecond,
+		"events.list calls for 20 notifications during a sync, within the gap")
+
+	p.clock.Advance(mirror.PushGap)
+	p.wake()
+	assert.Equal(t, lists+2, p.lists(), "events.list calls once the gap has passed: the burst's one sync after the first")
+	assert.Len(t, p.meetings(p.m, s, start, at(24)), 20, "meetings mirrored after the burst")
+	require.Never(t, func() bool { return p.lists() > lists+2 || len(p.woken) > 0 }, 300*time.Millisecond, 10*time.Millisecond,
+		"nothing more once the burst is synced")
+}
+
+// A notification whose X-Goog-Message-Number is not above the last one of
+// its channel (a replay of a captured one) changes nothing; one above it
+// syncs.
+func TestReplayedMessageNumberChangesNothing(t *testing.T) {
+	p := newPushWorld(t, mirror.Options{})
+	p.settle()
+	chs, err := p.store.Channels(t.Context())
+	require.NoError(t, err)
+	require.Len(t, chs, 1)
+	ch := chs[0]
+	post := func(number string) int {
+		req, err := http.NewRequest(http.MethodPost, p.srv.URL+"/google/notify", http.NoBody)
+		require.NoError(t, err)
+		req.Header = http.Header{
+			"X-Goog-Channel-Id": {ch.ID}, "X-Goog-Channel-Token": {ch.Token}, "X-Goog-Resource-Id": {ch.ResourceID},
+			"X-Goog-Resource-State": {"exists"}, "X-Goog-Message-Number": {number},
+		}
+		resp, err := p.srv.Client().Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	p.put("a", at(1))
+	p.wake()
+	lists := p.lists()
+	for _, n := range []string{"1", "2"} { // the sync message and the change's, seen already
+		assert.Equal(t, http.StatusOK, post(n), "a replay of message %s is answered as Google expects", n)
+	}
+	require.Never(t, func() bool { return p.lists() > lists || len(p.woken) > 0 }, 300*time.Millisecond, 10*time.Millisecond,
+		"syncs after replayed notifications")
+	p.obs.mu.Lock()
+	assert.Equal(t, 2, p.obs.notified["replayed"], "replays counted")
+	p.obs.mu.Unlock()
+
+	p.clock.Advance(mirror.PushGap)
+	assert.Equal(t, http.StatusOK, post("9"))
+	p.wake()
+	assert.Equal(t, lists+1, p.lists(), "a notification numbered above the last one syncs")
 }

@@ -18,7 +18,7 @@ func newPushMetrics(reg prometheus.Registerer) *pushMetrics {
 		}, []string{"kind"}),
 		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "meetingbot_push_notifications_total",
-			Help: "Requests on POST /google/notify, by outcome: accepted, or refused and why (channel: unknown; token; resource; state; message_number).",
+			Help: "Requests on POST /google/notify, by outcome: accepted, replayed (a message number of its channel seen already: nothing done), or refused and why (channel: unknown; token; resource; state; message_number).",
 		}, []string{"outcome"}),
 		channels: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "meetingbot_push_channels_open",
@@ -29,7 +29,7 @@ func newPushMetrics(reg prometheus.Registerer) *pushMetrics {
 	for _, k := range []string{"full", "incremental", "gone"} {
 		p.syncs.WithLabelValues(k)
 	}
-	for _, o := range []string{"accepted", "channel", "token"} {
+	for _, o := range []string{"accepted", "replayed", "channel", "token"} {
 		p.notifications.WithLabelValues(o)
 	}
 	return p
