@@ -232,3 +232,35 @@ func TestAgendaClaimsAreLeftToTheAgenda(t *testing.T) {
 	require.Len(t, orphans, 1, "orphans after a tick")
 	assert.Equal(t, en.Key, orphans[0].Key)
 }
+
+// A send ends a real margin before its claim's lease does, however long
+// the claim took to get there: another process (a replica whose clock is
+// a little off, or that judges the lease a moment late) takes the key
+// once the lease ends, and a send still in flight then is a duplicate.
+// Here an interrupted send is looked up in Slack for a minute before it
+// is sent again, which left exactly the send timeout of its lease.
+func TestSendEndsWellBeforeItsLease(t *testing.T) {
+	e := newEnv(t)
+	e.meeting(cal, "sync", at("09:00"))
+	e.slack.FailNext("alice", fmt.Errorf("slack: 503 after posting: %w", meetingbot.ErrUnconfirmed))
+	e.tickAt(at("08:50"))    // unconfirmed: released, looked up first next time
+	lease := 2 * time.Minute // the default
+	e.slack.beforeLookup = func(meetingbot.Reminder) {
+		e.slack.beforeLookup = nil
+		e.clock.Set(e.clock.Now().Add(lease / 2)) // a slow lookup: the default send timeout
+	}
+	var margin time.Duration
+	sent := false
+	e.slack.sending = func(ctx context.Context, r meetingbot.Reminder) {
+		deadline, ok := ctx.Deadline()
+		require.True(t, ok, "the send has a deadline")
+		rows, err := e.store.Entries(context.Background(), "alice", []string{r.Key})
+		require.NoError(t, err)
+		margin = rows[r.Key].LeaseUntil.Sub(e.clock.Now()) - time.Until(deadline)
+		sent = true
+	}
+	e.tickAt(at("08:51"))
+	require.True(t, sent, "the reminder was sent again after the lookup")
+	assert.GreaterOrEqual(t, margin, lease/4, "time between the send's deadline and its lease's end")
+	assert.Len(t, e.slack.Deliveries(), 1)
+}

@@ -143,8 +143,13 @@ type slack struct {
 	// before, if set, runs at the start of each Notify, outside the lock:
 	// a slow Slack, or another process acting while a send is in flight.
 	before func(r meetingbot.Reminder)
-	// lookupFail, if set, answers Delivered before it looks.
-	lookupFail []error
+	// sending, if set, runs at the start of each Notify and NotifyDigest
+	// with the send's context, before before.
+	sending func(ctx context.Context, r meetingbot.Reminder)
+	// lookupFail, if set, answers Delivered before it looks; beforeLookup,
+	// if set, runs at the start of each Delivered, outside the lock.
+	lookupFail   []error
+	beforeLookup func(r meetingbot.Reminder)
 	// edits are the edits made, in order; editCalls counts every Edit,
 	// failed ones too; editFail fails the next Edits, in order; beforeEdit,
 	// if set, runs at the start of each Edit, outside the lock.
@@ -171,6 +176,9 @@ func (s *slack) FailNext(sub string, errs ...error) {
 }
 
 func (s *slack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, error) {
+	if s.sending != nil {
+		s.sending(ctx, r)
+	}
 	if s.before != nil {
 		s.before(r)
 	}
@@ -188,6 +196,9 @@ func (s *slack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.R
 
 // NotifyDigest records one message holding every reminder of rs.
 func (s *slack) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (meetingbot.Receipt, error) {
+	if s.sending != nil {
+		s.sending(ctx, rs[0])
+	}
 	if s.before != nil {
 		s.before(rs[0])
 	}
@@ -207,6 +218,9 @@ func (s *slack) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (mee
 }
 
 func (s *slack) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, bool, error) {
+	if s.beforeLookup != nil {
+		s.beforeLookup(r)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.lookupFail) > 0 {

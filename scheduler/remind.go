@@ -157,13 +157,15 @@ func (s *Scheduler) post(ctx context.Context, cs []claim) bool {
 		}
 		return false
 	}
-	// The lease must cover the whole send, or another process could take
-	// a key over while Slack has the message.
+	// The lease must cover the whole send and a margin, or another
+	// process could take a key over while Slack has the message: one that
+	// judges the lease a moment late, or on a clock a little ahead.
 	all := true
+	margin := s.leaseMargin()
 	lease := now.Add(s.opts.Lease)
 	kept := cs[:0:0]
 	for _, c := range cs {
-		if c.lease.Sub(now) < s.opts.SendTimeout {
+		if c.lease.Sub(now) < s.opts.SendTimeout+margin {
 			c.lease = now.Add(s.opts.Lease)
 			if err := s.ledger.Renew(ctx, c.e, c.lease); err != nil {
 				c.log.Warn("renew claim before sending", "err", err)
@@ -177,7 +179,7 @@ func (s *Scheduler) post(ctx context.Context, cs []claim) bool {
 	if len(kept) == 0 {
 		return false
 	}
-	send, cancel := s.workContext(ctx, min(s.opts.SendTimeout, lease.Sub(now)))
+	send, cancel := s.workContext(ctx, min(s.opts.SendTimeout, lease.Sub(now)-margin))
 	var receipt meetingbot.Receipt
 	var err error
 	if len(kept) == 1 {
@@ -227,6 +229,12 @@ func (s *Scheduler) finish(ctx context.Context, c claim, n int, receipt meetingb
 	}
 	return s.record(ctx, log, e) && !e.Retryable
 }
+
+// leaseMargin is how long before its claim's lease ends a send must have
+// ended: a quarter of the lease. SendTimeout is at most half of it, so a
+// claim renewed just before its send keeps at least this margin, and one
+// whose lease has less left is renewed first.
+func (s *Scheduler) leaseMargin() time.Duration { return s.opts.Lease / 4 }
 
 func earlier(a, b time.Time) time.Time {
 	if a.Before(b) {

@@ -48,10 +48,14 @@ type Options struct {
 	// start; 30 days by default. It must exceed MaxCatchUp.
 	Retention time.Duration
 	// Lease is how long a claim keeps other processes off a key where
-	// liveness cannot be told; 2m by default.
+	// liveness cannot be told; 2m by default. Replicas on PostgreSQL take
+	// over a dead one's claims once its heartbeat and its claims' leases
+	// have run out, so there it is the heartbeat's span: a longer lease
+	// keeps a dead replica's reminders from going out.
 	Lease time.Duration
 	// SendTimeout bounds one delivery, retries included; Lease/2 by
-	// default, and never more, so a claim outlives the send it guards.
+	// default, and never more, so a claim outlives the send it guards by a
+	// margin (a quarter of the lease at least: see leaseMargin).
 	SendTimeout time.Duration
 	// ShutdownGrace is how long a send in flight may go on once the
 	// context ends; 5s by default.

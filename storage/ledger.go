@@ -93,6 +93,13 @@ func scanEntry(row interface{ Scan(...any) error }) (meetingbot.Entry, error) {
 // process is gone, or, where liveness cannot be told, its lease ran out. A
 // claim of this Store's own is free too: the caller knows whether it is
 // still working on it.
+//
+// Leases are written and judged on the callers' clock, which is right for
+// SQLite where it is not for PostgreSQL (whose store uses the database's):
+// every process that shares a SQLite file runs on the machine that holds
+// it (SQLite's own locking does not work over a network filesystem), so
+// they read one clock, and a step of it moves every process's now alike.
+// Where flock(2) tells liveness the lease is not even consulted.
 func (s *Store) Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error) {
 	s.write.Lock()
 	defer s.write.Unlock()

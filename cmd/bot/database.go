@@ -68,6 +68,22 @@ func openStore(ctx context.Context, cfg config.Config, mon *monitor.Monitor, log
 	return s, share, nil
 }
 
+// claimLease is how long a claim on a reminder keeps other processes off
+// its key when its owner cannot be told alive. With SQLite, where flock(2)
+// tells it, the scheduler's default. With PostgreSQL a replica's heartbeat
+// lasts postgres.LeaseTicks ticks, and so does the claim: a replica killed
+// mid-send leaves its claims, as its subscriptions, to the others within
+// that span (looked up in Slack, then sent late if the meeting has not
+// started), where a longer lease would keep them off the key past the
+// meeting's start. The send it guards ends a margin before it (the
+// scheduler's SendTimeout is at most half the lease).
+func claimLease(cfg config.Config) time.Duration {
+	if cfg.DatabaseURL == "" {
+		return 0
+	}
+	return postgres.LeaseTicks * cfg.TickInterval
+}
+
 // Start-up waits for a database it cannot reach, from startRetry to
 // maxStartRetry between attempts: replicas and their database often start
 // together, and a machine that exits instead is restarted only so many

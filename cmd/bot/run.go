@@ -133,6 +133,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	// to finish and be recorded, well within the 10 seconds promised.
 	opts := scheduler.Options{
 		Interval: cfg.TickInterval,
+		Lease:    claimLease(cfg),
 		Logger:   log,
 		Observer: mon,
 		Share:    share,

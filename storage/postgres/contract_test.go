@@ -19,12 +19,18 @@ func open(t testing.TB, url string, opts postgres.Options) *postgres.Store {
 	return s
 }
 
+// ownClock marks the PostgreSQL store as one that writes claims on the
+// database's clock (see postgres.Store.Claim).
+type ownClock struct{ *postgres.Store }
+
+func (ownClock) OwnClock() {}
+
 // TestContract runs the store contract on PostgreSQL: each test in a
 // schema of its own, each Store one replica on it.
 func TestContract(t *testing.T) {
 	pgtest.Server(t)
 	storetest.Run(t, func(t *testing.T) storetest.Opener {
 		url := pgtest.URL(t)
-		return func(t *testing.T) storetest.Store { return open(t, url, postgres.Options{}) }
+		return func(t *testing.T) storetest.Store { return ownClock{open(t, url, postgres.Options{})} }
 	})
 }

@@ -36,7 +36,9 @@ func (s *Store) Followed(ctx context.Context, subscription string, now time.Time
 }
 
 // ClaimEdit takes the edit of the message of e's sent entry for this Store
-// until leaseUntil, and returns the entry as it is now. It returns Claimed
+// for leaseUntil - now, written and judged on the database's clock as
+// Claim's leases are, and returns the entry as it is now (its edit lease
+// told on the caller's clock, leaseUntil). It returns Claimed
 // (the caller edits, then calls RecordEdit), Busy (another live replica is
 // editing it) or Done (nothing to edit: the entry is not a sent one, or
 // editing its message was given up for good).
@@ -59,12 +61,12 @@ func (s *Store) ClaimEdit(ctx context.Context, e meetingbot.Entry, now, leaseUnt
 		case cur.Outcome != meetingbot.Sent || cur.Edit.Code == meetingbot.ReasonPermanent:
 			status = meetingbot.Done
 			return nil
-		case s.editHeldByOther(cur, now):
+		case s.editHeldByOther(cur):
 			status = meetingbot.Busy
 			return nil
 		}
-		_, err = tx.Exec(ctx, `UPDATE ledger SET edit_owner = $1, edit_lease_until = $2 WHERE subscription = $3 AND key = $4`,
-			s.owner, ts(leaseUntil), e.Subscription, e.Key)
+		_, err = tx.Exec(ctx, `UPDATE ledger SET edit_owner = $2, edit_lease_until = `+dbNowMS+` + $3::bigint * interval '1 millisecond'
+			WHERE subscription = $4 AND key = $5`, s.now(), s.owner, leaseUntil.Sub(now).Milliseconds(), e.Subscription, e.Key)
 		return err
 	})
 	if err != nil {
@@ -78,14 +80,14 @@ func (s *Store) ClaimEdit(ctx context.Context, e meetingbot.Entry, now, leaseUnt
 
 // editHeldByOther reports whether an edit in flight belongs to another
 // replica that may still finish it; see heldByOther.
-func (s *Store) editHeldByOther(r row, now time.Time) bool {
+func (s *Store) editHeldByOther(r row) bool {
 	switch {
 	case r.Edit.Owner == "" || r.Edit.Owner == s.owner:
 		return false
 	case !r.registered:
 		return false
 	default:
-		return r.alive || r.Edit.LeaseUntil.After(now)
+		return r.alive || r.editLeaseRuns
 	}
 }
 

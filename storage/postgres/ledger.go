@@ -17,16 +17,20 @@ const entryColumns = `l.subscription, l.key, l.event_id, l.offset_ms, l.start_at
 	l.edit, l.edit_to, l.edits, l.edited_at, l.edit_code, l.edit_reason, l.edit_owner, l.edit_lease_until`
 
 // ownerColumns say, beside a ledger row, whether its owner has a row in
-// replicas (it has not closed) and whether its heartbeat is fresh.
-const ownerColumns = `r.owner IS NOT NULL, coalesce(r.alive_until > ` + dbNow + `, false)`
+// replicas (it has not closed), whether its heartbeat is fresh, and
+// whether the row's claim lease and its edit lease run, all by the
+// database's clock ($1, see dbNow).
+const ownerColumns = `r.owner IS NOT NULL, coalesce(r.alive_until > ` + dbNow + `, false),
+	coalesce(l.lease_until > ` + dbNow + `, false), coalesce(l.edit_lease_until > ` + dbNow + `, false)`
 
 // fromLedger joins each ledger row to its owner's replica row.
 const fromLedger = ` FROM ledger l LEFT JOIN replicas r ON r.owner = l.owner`
 
-// row is a ledger entry with what is known of its owner.
+// row is a ledger entry with what is known of its owner and its leases.
 type row struct {
 	meetingbot.Entry
-	registered, alive bool
+	registered, alive        bool
+	leaseRuns, editLeaseRuns bool
 }
 
 func scanEntry(r pgx.Row, extra ...any) (meetingbot.Entry, error) {
@@ -53,7 +57,7 @@ func scanEntry(r pgx.Row, extra ...any) (meetingbot.Entry, error) {
 func scanRow(r pgx.Row) (row, error) {
 	var out row
 	var err error
-	out.Entry, err = scanEntry(r, &out.registered, &out.alive)
+	out.Entry, err = scanEntry(r, &out.registered, &out.alive, &out.leaseRuns, &out.editLeaseRuns)
 	return out, err
 }
 
@@ -74,10 +78,19 @@ func ts(t time.Time) any {
 	return t.UTC().Truncate(time.Millisecond)
 }
 
-// Claim takes the key e.Key of e.Subscription for this Store until
-// leaseUntil, if it is free, and returns what it found (the previous entry,
-// if any) and whether the caller now holds the claim (Claimed or Orphaned).
-// now is the instant of the claim: leases start when they are taken.
+// Claim takes the key e.Key of e.Subscription for this Store for
+// leaseUntil - now, if it is free, and returns what it found (the previous
+// entry, if any) and whether the caller now holds the claim (Claimed or
+// Orphaned). now is the instant of the claim on the caller's clock: leases
+// start when they are taken.
+//
+// Leases are written and judged on the database's clock (its now(), or
+// Options.Now), as the subscription leases and the heartbeats are: the
+// claim's claimed_at is the database's now and its lease_until that plus
+// the lease's length, so that a replica whose clock runs ahead neither
+// writes a lease that lasts longer nor takes another's claim early. The
+// caller's instants count only as a length, and as this process's clock
+// for Renew (see skew).
 //
 // A claim in flight is another replica's while that replica's heartbeat
 // is fresh or the claim's lease runs (see the package comment); it is free
@@ -87,16 +100,20 @@ func ts(t time.Time) any {
 func (s *Store) Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error) {
 	ctx, cancel := s.op(ctx)
 	defer cancel()
+	lease := leaseUntil.Sub(now).Milliseconds()
 	// A new key, the common case, is one statement.
-	tag, err := s.exec(ctx, `INSERT INTO ledger (subscription, key, event_id, offset_ms, start_at, trigger_at,
+	var at time.Time
+	err := s.pool.QueryRow(ctx, `INSERT INTO ledger (subscription, key, event_id, offset_ms, start_at, trigger_at,
 			outcome, late, attempts, owner, lease_until, claimed_at)
-		VALUES ($1, $2, $3, $4, $5, $6, 'sending', $7, 1, $8, $9, $10) ON CONFLICT (subscription, key) DO NOTHING`,
-		e.Subscription, e.Key, e.EventID, e.Offset.Milliseconds(), ts(e.Start), ts(e.TriggerAt), e.Late, s.owner, ts(leaseUntil), ts(now))
-	if err != nil {
-		return 0, meetingbot.Entry{}, fmt.Errorf("postgres: claim %s: %w", e.Key, err)
-	}
-	if tag.RowsAffected() == 1 {
+		VALUES ($2, $3, $4, $5, $6, $7, 'sending', $8, 1, $9, `+dbNowMS+` + $10::bigint * interval '1 millisecond', `+dbNowMS+`)
+		ON CONFLICT (subscription, key) DO NOTHING RETURNING claimed_at`,
+		s.now(), e.Subscription, e.Key, e.EventID, e.Offset.Milliseconds(), ts(e.Start), ts(e.TriggerAt), e.Late, s.owner, lease).Scan(&at)
+	switch {
+	case err == nil:
+		s.noteSkew(at, now)
 		return meetingbot.Claimed, meetingbot.Entry{}, nil
+	case !errors.Is(err, pgx.ErrNoRows):
+		return 0, meetingbot.Entry{}, fmt.Errorf("postgres: claim %s: %w", e.Key, s.lost(err))
 	}
 	// A known key is judged under its row's lock.
 	status := meetingbot.Claimed
@@ -112,33 +129,52 @@ func (s *Store) Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil t
 		case prev.Final():
 			status = meetingbot.Done
 			return nil
-		case prev.Outcome == meetingbot.Sending && s.heldByOther(prev, now):
+		case prev.Outcome == meetingbot.Sending && s.heldByOther(prev):
 			status = meetingbot.Busy
 			return nil
 		case prev.Outcome == meetingbot.Sending:
 			status = meetingbot.Orphaned
 		}
-		_, err = tx.Exec(ctx, `UPDATE ledger SET outcome = 'sending', retryable = false, attempts = attempts + 1,
-			owner = $1, lease_until = $2, claimed_at = $3 WHERE subscription = $4 AND key = $5`,
-			s.owner, ts(leaseUntil), ts(now), e.Subscription, e.Key)
-		return err
+		return tx.QueryRow(ctx, `UPDATE ledger SET outcome = 'sending', retryable = false, attempts = attempts + 1,
+				owner = $2, lease_until = `+dbNowMS+` + $3::bigint * interval '1 millisecond', claimed_at = `+dbNowMS+`
+			WHERE subscription = $4 AND key = $5 RETURNING claimed_at`,
+			s.now(), s.owner, lease, e.Subscription, e.Key).Scan(&at)
 	})
 	if err != nil {
 		return 0, meetingbot.Entry{}, fmt.Errorf("postgres: claim %s: %w", e.Key, s.lost(err))
 	}
+	if status != meetingbot.Done && status != meetingbot.Busy {
+		s.noteSkew(at, now)
+	}
 	return status, prev.Entry, nil
+}
+
+// noteSkew remembers how far the database's clock (dbAt, the instant it
+// wrote a claim at) is ahead of the caller's (now, the instant the caller
+// gave the claim, read before it was sent): Renew moves a lease to an
+// instant of the caller's clock, which this turns into the database's.
+// The caller's now is read before the statement reaches the database, so
+// the skew errs towards a later instant, a lease a little longer, never a
+// shorter one.
+func (s *Store) noteSkew(dbAt, now time.Time) {
+	s.skew.Store(int64(dbAt.Sub(now)))
+}
+
+// onDBClock turns an instant of the caller's clock into the database's.
+func (s *Store) onDBClock(t time.Time) time.Time {
+	return t.Add(time.Duration(s.skew.Load()))
 }
 
 // heldByOther reports whether a claim in flight belongs to another replica
 // that may still finish it; see Claim.
-func (s *Store) heldByOther(r row, now time.Time) bool {
+func (s *Store) heldByOther(r row) bool {
 	switch {
 	case r.Owner == "" || r.Owner == s.owner:
 		return false
 	case !r.registered:
 		return false // it closed, its sends recorded, or it has been gone for an hour
 	default:
-		return r.alive || r.LeaseUntil.After(now)
+		return r.alive || r.leaseRuns
 	}
 }
 
@@ -155,14 +191,16 @@ func (s *Store) Record(ctx context.Context, e meetingbot.Entry, now time.Time) e
 	return claimHeld(tag, err, "record", e.Key)
 }
 
-// Renew extends a claim this Store holds to leaseUntil, so that a send
-// about to start is covered by its lease from start to end. It returns
-// meetingbot.ErrClaimLost if the claim is no longer this Store's.
+// Renew extends a claim this Store holds to leaseUntil, an instant of the
+// clock the claim's now was of, written on the database's (see Claim), so
+// that a send about to start is covered by its lease from start to end.
+// It returns meetingbot.ErrClaimLost if the claim is no longer this
+// Store's.
 func (s *Store) Renew(ctx context.Context, e meetingbot.Entry, leaseUntil time.Time) error {
 	ctx, cancel := s.op(ctx)
 	defer cancel()
 	tag, err := s.exec(ctx, `UPDATE ledger SET lease_until = $1
-		WHERE subscription = $2 AND key = $3 AND outcome = 'sending' AND owner = $4`, ts(leaseUntil), e.Subscription, e.Key, s.owner)
+		WHERE subscription = $2 AND key = $3 AND outcome = 'sending' AND owner = $4`, ts(s.onDBClock(leaseUntil)), e.Subscription, e.Key, s.owner)
 	return claimHeld(tag, err, "renew", e.Key)
 }
 
@@ -206,7 +244,8 @@ func (s *Store) Entries(ctx context.Context, subscription string, keys []string)
 // Orphans returns the claims of subscription (of every subscription when
 // it is empty) still in flight that no other live replica may finish (see
 // Claim): this Store's own, released ones, and those of replicas gone.
-// The caller skips its own claims that it is still working on.
+// The caller skips its own claims that it is still working on. Leases
+// and heartbeats are judged by the database's clock, not by now.
 func (s *Store) Orphans(ctx context.Context, subscription string, now time.Time) ([]meetingbot.Entry, error) {
 	ctx, cancel := s.op(ctx)
 	defer cancel()
@@ -222,7 +261,7 @@ func (s *Store) Orphans(ctx context.Context, subscription string, now time.Time)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: orphans: %w", s.lost(err))
 		}
-		if !s.heldByOther(r, now) {
+		if !s.heldByOther(r) {
 			out = append(out, r.Entry)
 		}
 	}

@@ -29,27 +29,70 @@ func claimAt(t *testing.T, s *postgres.Store, e meetingbot.Entry, now time.Time)
 }
 
 // A killed replica's claim stays its own while its heartbeat is fresh or
-// the claim's lease runs, whichever ends later: the lease covers the send
-// it guards, so a replica only cut off from the database cannot be
-// sending still when another takes the key.
+// the claim's lease runs, whichever ends later, both by the database's
+// clock: the lease covers the send it guards, so a replica only cut off
+// from the database cannot be sending still when another takes the key.
 func TestKilledReplicasClaimWaitsForItsHeartbeatAndItsLease(t *testing.T) {
 	url := pgtest.URL(t)
 	db := clock.NewFake(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)) // the database's clock
 	a := open(t, url, postgres.Options{Interval: tick, Now: db.Now})
 	b := open(t, url, postgres.Options{Interval: tick, Now: db.Now})
 	e := entry("k1")
-	require.Equal(t, meetingbot.Claimed, claimAt(t, a, e, t0))
+	st, _, err := a.Claim(t.Context(), e, t0, t0.Add(postgres.LeaseTicks*tick+time.Minute)) // a lease past the heartbeat
+	require.NoError(t, err)
+	require.Equal(t, meetingbot.Claimed, st)
 	postgres.Crash(a)
 
-	pastLease := t0.Add(3 * time.Minute)
-	assert.Equal(t, meetingbot.Busy, claimAt(t, b, e, t0.Add(time.Minute)), "heartbeat fresh, lease running")
-	assert.Equal(t, meetingbot.Busy, claimAt(t, b, e, pastLease), "heartbeat fresh, lease over")
+	assert.Equal(t, meetingbot.Busy, claimAt(t, b, e, t0.Add(time.Hour)), "heartbeat fresh, lease running")
 	db.Advance(postgres.LeaseTicks*tick + time.Second)
-	assert.Equal(t, meetingbot.Busy, claimAt(t, b, e, t0.Add(time.Minute)), "heartbeat over, lease running")
-	orphans, err := b.Orphans(t.Context(), "", pastLease)
+	assert.Equal(t, meetingbot.Busy, claimAt(t, b, e, t0.Add(time.Hour)), "heartbeat over, lease running")
+	orphans, err := b.Orphans(t.Context(), "", t0.Add(time.Hour))
+	require.NoError(t, err)
+	assert.Empty(t, orphans, "Orphans while the lease runs")
+	db.Advance(time.Minute)
+	orphans, err = b.Orphans(t.Context(), "", t0)
 	require.NoError(t, err)
 	assert.Len(t, orphans, 1, "Orphans once both are over")
-	assert.Equal(t, meetingbot.Orphaned, claimAt(t, b, e, pastLease), "heartbeat over, lease over: look in Slack first")
+	assert.Equal(t, meetingbot.Orphaned, claimAt(t, b, e, t0), "heartbeat over, lease over: look in Slack first")
+}
+
+// Claim leases are written and judged on the database's clock, whatever
+// the replicas' clocks say: a replica whose clock runs 50 minutes ahead
+// writes the database's instants, and one whose clock runs 5 minutes
+// ahead of that one's does not take its claim while the lease runs by the
+// database's clock, though by its own the lease is long over (the send it
+// guards could still be in flight: a duplicate).
+func TestClaimLeasesAreOnTheDatabasesClock(t *testing.T) {
+	url := pgtest.URL(t)
+	dbStart := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	db := clock.NewFake(dbStart)
+	a := open(t, url, postgres.Options{Interval: tick, Now: db.Now})
+	b := open(t, url, postgres.Options{Interval: tick, Now: db.Now})
+	e := entry("k1")
+	aNow := dbStart.Add(50 * time.Minute) // a's clock
+	lease := postgres.LeaseTicks*tick + 30*time.Second
+	st, _, err := a.Claim(t.Context(), e, aNow, aNow.Add(lease))
+	require.NoError(t, err)
+	require.Equal(t, meetingbot.Claimed, st)
+	got, err := b.Entries(t.Context(), e.Subscription, []string{e.Key})
+	require.NoError(t, err)
+	assert.Equal(t, dbStart, got[e.Key].ClaimedAt, "claimed_at: the database's now, not the replica's")
+	assert.Equal(t, dbStart.Add(lease), got[e.Key].LeaseUntil, "lease_until: the database's now plus the lease")
+
+	require.NoError(t, a.Renew(t.Context(), e, aNow.Add(lease+10*time.Second)))
+	got, err = b.Entries(t.Context(), e.Subscription, []string{e.Key})
+	require.NoError(t, err)
+	assert.Equal(t, dbStart.Add(lease+10*time.Second), got[e.Key].LeaseUntil, "lease_until after Renew, on the database's clock")
+
+	postgres.Crash(a) // its heartbeat stops; its send may go on
+	db.Advance(postgres.LeaseTicks*tick + time.Second)
+	bNow := aNow.Add(db.Now().Sub(dbStart) + 5*time.Minute) // b's clock, 5 minutes ahead of a's
+	assert.Equal(t, meetingbot.Busy, claimAt(t, b, e, bNow), "a claim whose lease runs by the database's clock, taken by a replica 5 minutes ahead of its owner")
+	orphans, err := b.Orphans(t.Context(), "", bNow)
+	require.NoError(t, err)
+	assert.Empty(t, orphans, "Orphans of a replica 5 minutes ahead while the lease runs")
+	db.Advance(lease)
+	assert.Equal(t, meetingbot.Orphaned, claimAt(t, b, e, bNow), "once the lease is over by the database's clock")
 }
 
 // The heartbeat keeps a running replica's claims its own for as long as
@@ -61,7 +104,9 @@ func TestHeartbeatKeepsARunningReplicasClaims(t *testing.T) {
 	a := open(t, url, postgres.Options{Interval: interval})
 	b := open(t, url, postgres.Options{Interval: interval})
 	e := entry("k1")
-	require.Equal(t, meetingbot.Claimed, claimAt(t, a, e, t0)) // a lease long over by the database's clock
+	st, _, err := a.Claim(t.Context(), e, t0, t0.Add(time.Millisecond)) // a lease over at once
+	require.NoError(t, err)
+	require.Equal(t, meetingbot.Claimed, st)
 	time.Sleep(postgres.LeaseTicks*interval + 200*time.Millisecond)
 	assert.Equal(t, meetingbot.Busy, claimAt(t, b, e, t0.Add(time.Hour)), "claim of a running replica, past its lease and past one heartbeat's span")
 	postgres.Crash(a)

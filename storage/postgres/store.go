@@ -34,6 +34,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -100,6 +101,9 @@ type Store struct {
 	beating sync.WaitGroup
 	closing sync.Once
 	closed  error
+	// skew is how far the database's clock is ahead of the callers' (in
+	// nanoseconds), as the last claim saw it: see noteSkew.
+	skew atomic.Int64
 }
 
 // Open connects to the database at rawURL (postgres://user:password@host:
@@ -243,6 +247,10 @@ func (s *Store) op(ctx context.Context) (context.Context, context.CancelFunc) {
 // dbNow is the SQL for the instant that decides heartbeats and leases: the
 // Options.Now override passed as $1, or the database's clock.
 const dbNow = `coalesce($1::timestamptz, now())`
+
+// dbNowMS is dbNow to the millisecond, as every instant of the ledger is
+// kept (SQLite keeps them so).
+const dbNowMS = `date_trunc('milliseconds', ` + dbNow + `)`
 
 // now returns the Options.Now override as a query argument, nil for the
 // database's clock.

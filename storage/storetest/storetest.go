@@ -69,6 +69,22 @@ type Store interface {
 	Remember(ctx context.Context, key string, now, expires time.Time) (bool, error)
 }
 
+// OwnClock is a Store that writes and judges claims' instants (ClaimedAt,
+// LeaseUntil) on a clock of its own, the database's, rather than on the
+// instants its callers give, which then count only as lengths: the
+// PostgreSQL store, whose replicas' clocks may disagree. The contract
+// checks such a store's lengths, not its instants.
+type OwnClock interface {
+	Store
+	// OwnClock is only a mark.
+	OwnClock()
+}
+
+func ownClock(s Store) bool {
+	_, ok := s.(OwnClock)
+	return ok
+}
+
 // Opener opens a Store on one database, as another process would, and
 // closes it when the test ends (Close may also be called by the test).
 type Opener func(t *testing.T) Store
