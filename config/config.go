@@ -92,6 +92,10 @@ type Config struct {
 	GoogleOAuth *GoogleOAuthClient
 	// TokenKeys is TOKEN_ENCRYPTION_KEY, checked by package keyring. Secret.
 	TokenKeys string
+	// SlackClientID and SlackClientSecret are SLACK_CLIENT_ID and
+	// SLACK_CLIENT_SECRET: people connect their own Slack user, for their
+	// status during meetings (oauth.go). The secret is secret.
+	SlackClientID, SlackClientSecret string
 	// Demo is true when none of SLACK_BOT_TOKEN, Google credentials and
 	// CALENDARS is set (DemoWhen): there is nothing to run but the demo.
 	Demo bool

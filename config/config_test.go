@@ -35,6 +35,7 @@ func env(lines ...string) func(string) string {
 // withoutNames drops the variable names from s: SLACK_SIGNING_SECRET
 // names a secret without being one.
 func withoutNames(s string) string {
+	s = strings.ReplaceAll(s, "SLACK_CLIENT_SECRET", "SLACK_CLIENT_…")
 	return strings.ReplaceAll(s, "SLACK_SIGNING_SECRET", "SLACK_SIGNING_…")
 }
 

@@ -3,8 +3,10 @@ package config
 import (
 	"encoding/json"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/meetingbot/meetingbot/keyring"
 	"github.com/meetingbot/meetingbot/outbound"
@@ -72,6 +74,7 @@ func (p *parser) oauth(c *Config) {
 			c.TokenKeys = strings.TrimSpace(keys)
 		}
 	}
+	p.slackOAuth(c)
 	if !p.set("GOOGLE_OAUTH_CLIENT_JSON") {
 		return
 	}
@@ -158,7 +161,76 @@ func (p *parser) oauthClient(name string) (GoogleOAuthClient, bool) {
 // secrets.
 func (c Config) oauthString() string {
 	if c.GoogleOAuth == nil {
-		return "google_connect=off"
+		return "google_connect=off " + c.slackOAuthString()
 	}
-	return "google_connect=on redirect_uri=" + c.GoogleRedirectURI()
+	return "google_connect=on redirect_uri=" + c.GoogleRedirectURI() + " " + c.slackOAuthString()
 }
+
+// slackOAuthString describes the Slack connection settings for String.
+func (c Config) slackOAuthString() string {
+	if !c.SlackConnect() {
+		return "slack_connect=off"
+	}
+	return "slack_connect=on client_id=" + c.SlackClientID
+}
+
+// SlackCallbackPath is where Slack sends a person back, under PUBLIC_URL.
+const SlackCallbackPath = "/slack/oauth/callback"
+
+// SlackConnect reports whether people may connect their own Slack user,
+// for their status during meetings.
+func (c Config) SlackConnect() bool { return c.SlackClientID != "" }
+
+// SlackRedirectURI is the redirect URL the Slack app must list:
+// PUBLIC_URL/slack/oauth/callback; "" without PUBLIC_URL.
+func (c Config) SlackRedirectURI() string {
+	if c.PublicURL == "" {
+		return ""
+	}
+	return c.PublicURL + SlackCallbackPath
+}
+
+// exampleSlackClient are valid SLACK_CLIENT_ID and SLACK_CLIENT_SECRET
+// values, Slack's documentation's shape.
+const exampleSlackClient = "SLACK_CLIENT_ID=1234567890.0987654321 SLACK_CLIENT_SECRET=<Client Secret, from Basic Information > App Credentials>"
+
+// slackOAuth reads SLACK_CLIENT_ID and SLACK_CLIENT_SECRET, which turn on
+// people's own Slack users (status), and checks what they need.
+func (p *parser) slackOAuth(c *Config) {
+	id, secret := p.get("SLACK_CLIENT_ID"), strings.TrimSpace(p.getenv("SLACK_CLIENT_SECRET"))
+	switch {
+	case id == "" && secret == "":
+		return
+	case id == "":
+		p.add("SLACK_CLIENT_SECRET", "is set, but SLACK_CLIENT_ID is not: set both (Basic Information > App Credentials) or neither, e.g. "+exampleSlackClient)
+		return
+	case secret == "":
+		p.add("SLACK_CLIENT_ID", "is set, but its Client Secret is not: set both (Basic Information > App Credentials) or neither, e.g. "+exampleSlackClient)
+		return
+	case !slackClientID.MatchString(id):
+		p.bad("SLACK_CLIENT_ID", id, "is not a Slack app's Client ID (digits, a dot, digits), e.g. "+exampleSlackClient)
+		return
+	case strings.IndexFunc(secret, unicode.IsSpace) >= 0 || strings.HasPrefix(secret, "xox"):
+		p.add("SLACK_CLIENT_SECRET", "must be the app's Client Secret (Basic Information > App Credentials), not a token, without spaces (the value is secret and not shown), e.g. "+exampleSlackClient)
+		return
+	}
+	ok := true
+	if !p.set("PUBLIC_URL") {
+		p.add("SLACK_CLIENT_ID", "is set, but PUBLIC_URL is not: Slack sends people back to PUBLIC_URL"+SlackCallbackPath+", which must be an https URL reaching HTTP_ADDR, e.g. PUBLIC_URL="+examplePublicURL)
+		ok = false
+	}
+	if !p.set("TOKEN_ENCRYPTION_KEY") {
+		p.add("TOKEN_ENCRYPTION_KEY", "missing: SLACK_CLIENT_ID is set, so people's Slack tokens are stored, encrypted with it, e.g. "+keyring.Example)
+		ok = false
+	}
+	if !p.selfServiceSet() {
+		p.add("SLACK_CLIENT_ID", "is set, but self-service from Slack is off, so nobody can ask to connect: set SLACK_SIGNING_SECRET (request URLs) or SLACK_APP_TOKEN (Socket Mode) too, e.g. "+exampleSigningSecret)
+		ok = false
+	}
+	if ok {
+		c.SlackClientID, c.SlackClientSecret = id, secret
+	}
+}
+
+// slackClientID is the shape of a Slack app's Client ID.
+var slackClientID = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)

@@ -92,3 +92,32 @@ func TestExternalAccountAccepted(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, c.HasServiceAccount())
 }
+
+func TestSlackConnect(t *testing.T) {
+	withSA := func(extra ...string) func(string) string {
+		return env(append([]string{"SLACK_BOT_TOKEN=" + secretToken, "GOOGLE_CREDENTIALS_JSON=" + saJSON, signing, connectPublic, tokenKey}, extra...)...)
+	}
+	c, err := config.Parse(withSA("SLACK_CLIENT_ID=1234567890.0987654321", "SLACK_CLIENT_SECRET=HIDDENclientsecret"))
+	require.NoError(t, err)
+	assert.True(t, c.SlackConnect())
+	assert.Equal(t, "https://meetingbot.fly.dev/slack/oauth/callback", c.SlackRedirectURI())
+	assert.NotContains(t, c.String(), "HIDDEN")
+	tests := []struct {
+		name string
+		env  func(string) string
+		want string
+	}{
+		{"no secret", withSA("SLACK_CLIENT_ID=1234567890.0987654321"), "SLACK_CLIENT_ID: is set, but its Client Secret is not"},
+		{"no ID", withSA("SLACK_CLIENT_SECRET=HIDDENclientsecret"), "SLACK_CLIENT_SECRET: is set, but SLACK_CLIENT_ID is not"},
+		{"a token for a secret", withSA("SLACK_CLIENT_ID=1234567890.0987654321", "SLACK_CLIENT_SECRET=xoxb-HIDDEN"), "SLACK_CLIENT_SECRET: must be the app's Client Secret"},
+		{"bad ID", withSA("SLACK_CLIENT_ID=A0123", "SLACK_CLIENT_SECRET=HIDDENclientsecret"), `SLACK_CLIENT_ID="A0123": is not a Slack app's Client ID`},
+		{"no public url", env("SLACK_BOT_TOKEN="+secretToken, "GOOGLE_CREDENTIALS_JSON="+saJSON, signing, tokenKey, "SLACK_CLIENT_ID=1234567890.0987654321", "SLACK_CLIENT_SECRET=HIDDENx"), "SLACK_CLIENT_ID: is set, but PUBLIC_URL is not"},
+		{"no key", env("SLACK_BOT_TOKEN="+secretToken, "GOOGLE_CREDENTIALS_JSON="+saJSON, signing, connectPublic, "SLACK_CLIENT_ID=1234567890.0987654321", "SLACK_CLIENT_SECRET=HIDDENx"), "TOKEN_ENCRYPTION_KEY: missing: SLACK_CLIENT_ID is set"},
+	}
+	for _, tt := range tests {
+		_, err := config.Parse(tt.env)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(withoutNames(err.Error()), "HIDDEN") {
+			t.Errorf("%s: Parse = %v, want %q without the secret", tt.name, err, tt.want)
+		}
+	}
+}

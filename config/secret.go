@@ -12,6 +12,7 @@ var secretVars = map[string]bool{
 	"DATABASE_URL":             true,
 	"GOOGLE_OAUTH_CLIENT_JSON": true,
 	"TOKEN_ENCRYPTION_KEY":     true,
+	"SLACK_CLIENT_SECRET":      true,
 }
 
 // Signs that a value is a secret: a JSON document (a credentials file's
@@ -89,6 +90,7 @@ var examples = map[string]string{
 	"SLACK_ADMINS":                   "U0123ABCD,U0456EFGH",
 	"PUBLIC_URL":                     examplePublicURL,
 	"CALENDAR_RESYNC_INTERVAL":       "5m",
+	"SLACK_CLIENT_ID":                "1234567890.0987654321",
 }
 
 // secretProblem is the problem of a secret-looking value in variable name:

@@ -178,8 +178,12 @@ func (a *Accounts) callback(w http.ResponseWriter, r *http.Request, name meeting
 		return
 	}
 	now := a.now()
+	account := grant.Account
+	if name == meetingbot.ProviderGoogle {
+		account = strings.ToLower(account) // an email; a Slack user ID keeps its case
+	}
 	c := meetingbot.Connection{
-		Provider: name, UserID: st.UserID, Account: strings.ToLower(grant.Account), Scopes: sortedScopes(grant.Scopes),
+		Provider: name, UserID: st.UserID, Account: account, Scopes: sortedScopes(grant.Scopes),
 		State: meetingbot.ConnectionActive, CreatedAt: now, UpdatedAt: now,
 	}
 	if c.Token, err = a.seal(c, grant.Token); err == nil {
@@ -196,8 +200,12 @@ func (a *Accounts) callback(w http.ResponseWriter, r *http.Request, name meeting
 	if a.cfg.Connected != nil {
 		a.cfg.Connected(ctx, c)
 	}
-	render(w, http.StatusOK, page{OK: true, Heading: "Connected " + c.Account,
-		What: fmt.Sprintf("Connected %s: you can close this tab.", c.Account), Fix: connectedFix(p)})
+	who := c.Account
+	if name == meetingbot.ProviderSlack {
+		who = "your Slack user"
+	}
+	render(w, http.StatusOK, page{OK: true, Heading: "Connected " + who,
+		What: fmt.Sprintf("Connected %s: you can close this tab.", who), Fix: connectedFix(p)})
 }
 
 func wrongAccount(p Provider, got, want string) (what, fix string) {

@@ -20,6 +20,7 @@ import (
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/connect"
 	"github.com/meetingbot/meetingbot/keyring"
+	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/storage"
 )
 
@@ -31,6 +32,7 @@ var emails = map[string]string{"U1": "Alice@Example.com", "U2": "bob@example.com
 type rig struct {
 	t       *testing.T
 	google  *calendartest.Server
+	slack   *slacktest.Server
 	path    string
 	key     string
 	front   *httptest.Server
@@ -77,6 +79,8 @@ func newRig(t *testing.T, n int) *rig {
 	r := &rig{t: t, google: calendartest.NewServer(), path: filepath.Join(t.TempDir(), "bot.db"), key: newKey(),
 		clock: &clock{now: time.Now()}, connected: make(chan meetingbot.Connection, 10), broken: make(chan meetingbot.Connection, 10), stopped: make(chan meetingbot.Connection, 10)}
 	t.Cleanup(r.google.Close)
+	r.slack = slacktest.NewServer()
+	t.Cleanup(r.slack.Close)
 	r.front = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		i := int(r.turn.Add(1)-1) % len(r.replica)
 		r.mu.Lock()
@@ -86,6 +90,7 @@ func newRig(t *testing.T, n int) *rig {
 	}))
 	r.front.StartTLS()
 	t.Cleanup(r.front.Close)
+	r.slack.RegisterRedirect(connect.RedirectURI(r.front.URL, meetingbot.ProviderSlack))
 	for range n {
 		r.addReplica(r.key)
 	}
@@ -124,8 +129,15 @@ func (r *rig) accounts(st *storage.Store, keys string) *connect.Accounts {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sl, err := connect.NewSlack(connect.SlackConfig{
+		ClientID: slacktest.ClientID, ClientSecret: slacktest.ClientSecret, APIURL: r.slack.URL(),
+		RedirectURI: connect.RedirectURI(r.front.URL, meetingbot.ProviderSlack), TeamID: slacktest.TeamID, Now: r.clock.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	a, err := connect.New(connect.Config{
-		Store: st, Keyring: ring, PublicURL: r.front.URL, Providers: []connect.Provider{g},
+		Store: st, Keyring: ring, PublicURL: r.front.URL, Providers: []connect.Provider{g, sl},
 		HTTPClient:    r.google.Client(),
 		Connected:     func(_ context.Context, c meetingbot.Connection) { r.connected <- c },
 		Broken:        func(_ context.Context, c meetingbot.Connection) { r.broken <- c },

@@ -22,11 +22,16 @@ const lookupTTL = 30 * time.Second
 // refreshTimeout bounds one token refresh.
 const refreshTimeout = 30 * time.Second
 
-// Reasons a connection stopped, as its person is told.
-const (
-	reasonRevoked = "Google stopped accepting the access you gave: it was revoked (from your Google account or by an admin), your password changed, or it expired"
-	reasonRefused = "Google refused the token even after a refresh"
-)
+// revoked and refused are the reasons a connection stopped, as its
+// person is told.
+func revoked(p Provider) string {
+	if p.Name() == meetingbot.ProviderSlack {
+		return "Slack stopped accepting the access you gave: it was revoked (from your Slack account or by an admin) or it expired"
+	}
+	return "Google stopped accepting the access you gave: it was revoked (from your Google account or by an admin), your password changed, or it expired"
+}
+
+func refused(p Provider) string { return p.Title() + " refused the token even after a refresh" }
 
 // Account returns the token source of the Google account connected whose
 // own calendar calendarID is (its email), and the name of the connection,
@@ -84,7 +89,7 @@ func (a *Accounts) Refused(ctx context.Context, connection string, err error) {
 		return
 	}
 	a.log.Warn("the API refused a connection's fresh token: it is stopped", "provider", c.Provider, "user", c.UserID, "account", c.Account, "err", err)
-	a.breakConnection(ctx, c, reasonRefused)
+	a.breakConnection(ctx, c, refused(s.p))
 }
 
 // breakConnection marks c broken; the one replica that did tells the
@@ -165,7 +170,7 @@ func (s *source) Token() (*oauth2.Token, error) {
 	var rerr *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &rerr) && rerr.ErrorCode == "invalid_grant":
-		a.breakConnection(ctx, c, reasonRevoked)
+		a.breakConnection(ctx, c, revoked(s.p))
 		return nil, notConnected("refresh refused", err)
 	case err != nil:
 		return nil, err // transient, or the caller's to explain
@@ -181,4 +186,67 @@ func (s *source) Token() (*oauth2.Token, error) {
 	}
 	s.handed = fresh.AccessToken
 	return fresh, nil
+}
+
+// UserToken returns the token source of userID's connection to provider
+// (a Slack user token, for status) and the connection's name. An error
+// matching meetingbot.ErrNotConnected means none is in use.
+func (a *Accounts) UserToken(ctx context.Context, provider meetingbot.Provider, userID string) (oauth2.TokenSource, string, error) {
+	p := a.providers[provider]
+	if p == nil {
+		return nil, "", meetingbot.ErrNotConnected
+	}
+	c, ok, err := a.cfg.Store.Connection(ctx, provider, userID)
+	switch {
+	case err != nil:
+		return nil, "", fmt.Errorf("connect: connection of %s: %w", userID, err)
+	case !ok || c.State != meetingbot.ConnectionActive:
+		return nil, "", meetingbot.ErrNotConnected
+	}
+	n := name(c)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sources[n]
+	if s == nil {
+		s = &source{a: a, p: p, provider: provider, user: userID, created: c.CreatedAt}
+		a.sources[n] = s
+	}
+	return s, n, nil
+}
+
+// Forget deletes userID's connection to provider without revoking it: the
+// provider said it was revoked already (Slack's tokens_revoked). It
+// reports whether there was one.
+func (a *Accounts) Forget(ctx context.Context, provider meetingbot.Provider, userID string) (bool, error) {
+	c, ok, err := a.cfg.Store.Connection(ctx, provider, userID)
+	if err != nil || !ok {
+		return false, err
+	}
+	if _, err := a.cfg.Store.DeleteConnection(ctx, provider, userID); err != nil {
+		return false, fmt.Errorf("connect: forget: %w", err)
+	}
+	a.drop(c)
+	a.log.Info("connection revoked at the provider: deleted", "provider", provider, "user", userID)
+	return true, nil
+}
+
+// ForgetAll deletes every connection to provider without revoking them:
+// the app was uninstalled, which revoked them all. It returns how many.
+func (a *Accounts) ForgetAll(ctx context.Context, provider meetingbot.Provider) (int, error) {
+	cs, err := a.cfg.Store.Connections(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("connect: forget all: %w", err)
+	}
+	n := 0
+	for _, c := range cs {
+		if c.Provider != provider {
+			continue
+		}
+		if ok, err := a.Forget(ctx, provider, c.UserID); err != nil {
+			return n, err
+		} else if ok {
+			n++
+		}
+	}
+	return n, nil
 }

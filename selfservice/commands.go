@@ -39,6 +39,11 @@ func (a *App) answer(ctx context.Context, cmd slack.SlashCommand) string {
 		return a.connectGoogle(ctx, cmd.UserID)
 	case verbDisconnect:
 		return a.disconnectGoogle(ctx, cmd.UserID)
+	case verbStatus:
+		if req.on {
+			return a.statusOn(ctx, cmd.UserID)
+		}
+		return a.statusOff(ctx, cmd.UserID)
 	}
 	return a.help(ctx, cmd.UserID, req.unknown)
 }
@@ -393,6 +398,9 @@ func (a *App) help(ctx context.Context, userID, unknown string) string {
 		"• `%[1]s list`: this channel's subscriptions and mine\n", c)
 	if a.accounts != nil {
 		fmt.Fprintf(&b, "• `%[1]s connect` / `%[1]s disconnect`: let me read my calendar with my own Google account, or stop\n", c)
+	}
+	if a.statusEnabled() {
+		fmt.Fprintf(&b, "• `%[1]s status on` / `%[1]s status off`: set my Slack status while I'm in a meeting, or stop\n", c)
 	}
 	b.WriteString(a.settingsText(ctx, userID))
 	return b.String()

@@ -17,6 +17,10 @@ type Accounts interface {
 	Link(ctx context.Context, provider meetingbot.Provider, userID string) (string, error)
 	Connection(ctx context.Context, provider meetingbot.Provider, userID string) (meetingbot.Connection, bool, error)
 	Disconnect(ctx context.Context, provider meetingbot.Provider, userID string) (meetingbot.Connection, bool, error)
+	// Forget and ForgetAll delete without revoking: the provider said it
+	// revoked them (Slack's tokens_revoked, app_uninstalled).
+	Forget(ctx context.Context, provider meetingbot.Provider, userID string) (bool, error)
+	ForgetAll(ctx context.Context, provider meetingbot.Provider) (int, error)
 }
 
 // Action IDs of the connection's controls: the Home tab's Connect (a link
@@ -116,6 +120,9 @@ func (a *App) connectBlocks(ctx context.Context, userID string) []slack.Block {
 // another action.
 func (a *App) connectAction(ctx context.Context, cb slack.InteractionCallback, act *slack.BlockAction) (notice string, handled bool) {
 	user := cb.User.ID
+	if n, ok := a.statusAction(ctx, user, act.ActionID); ok {
+		return n, true
+	}
 	switch act.ActionID {
 	case actionConnect:
 		return "", true // a link button: the browser opened it; the Home tab gets a fresh one
@@ -132,7 +139,9 @@ func (a *App) connectAction(ctx context.Context, cb slack.InteractionCallback, a
 // Connected tells a person their Google account is connected: a DM, and
 // their Home tab.
 func (a *App) Connected(ctx context.Context, c meetingbot.Connection) {
-	if c.Provider != meetingbot.ProviderGoogle {
+	if c.Provider == meetingbot.ProviderSlack {
+		a.dm(ctx, c.UserID, fmt.Sprintf("Status on: I set your Slack status while you are in a meeting, until its end, and never over one you set yourself. `%s status off` stops it.", a.command), nil)
+		a.publishHome(ctx, c.UserID, "")
 		return
 	}
 	a.dm(ctx, c.UserID, fmt.Sprintf("Connected %s: your reminders and agenda now read your calendar with your own access. `%s disconnect` undoes it.", escape(c.Account), a.command), nil)
@@ -142,7 +151,9 @@ func (a *App) Connected(ctx context.Context, c meetingbot.Connection) {
 // Broken tells a person, once, that their connection stopped and why: a
 // DM with a Reconnect button, and their Home tab.
 func (a *App) Broken(ctx context.Context, c meetingbot.Connection) {
-	if c.Provider != meetingbot.ProviderGoogle {
+	if c.Provider == meetingbot.ProviderSlack {
+		a.dm(ctx, c.UserID, fmt.Sprintf(":warning: I can't set your Slack status during meetings any more: %s. `%s status on` allows it again.", escape(strings.TrimSuffix(c.Reason, ".")), a.command), nil)
+		a.publishHome(ctx, c.UserID, "")
 		return
 	}
 	text := fmt.Sprintf(":warning: Your reminders from %s stopped: %s. Reconnect your Google account to get them again.", escape(c.Account), escape(strings.TrimSuffix(c.Reason, ".")))

@@ -31,18 +31,27 @@ func (a *accounts) Link(_ context.Context, p meetingbot.Provider, userID string)
 	return l, nil
 }
 
-func (a *accounts) Connection(_ context.Context, _ meetingbot.Provider, userID string) (meetingbot.Connection, bool, error) {
+// key is a connection's key in conns: the user for Google, "slack:" and
+// the user for Slack.
+func key(p meetingbot.Provider, userID string) string {
+	if p == meetingbot.ProviderSlack {
+		return "slack:" + userID
+	}
+	return userID
+}
+
+func (a *accounts) Connection(_ context.Context, p meetingbot.Provider, userID string) (meetingbot.Connection, bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	c, ok := a.conns[userID]
+	c, ok := a.conns[key(p, userID)]
 	return c, ok, nil
 }
 
-func (a *accounts) Disconnect(_ context.Context, _ meetingbot.Provider, userID string) (meetingbot.Connection, bool, error) {
+func (a *accounts) Disconnect(_ context.Context, p meetingbot.Provider, userID string) (meetingbot.Connection, bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	c, ok := a.conns[userID]
-	delete(a.conns, userID)
+	c, ok := a.conns[key(p, userID)]
+	delete(a.conns, key(p, userID))
 	if ok {
 		a.revoked = append(a.revoked, userID)
 	}
@@ -143,4 +152,25 @@ func TestUnreadableSaysConnect(t *testing.T) {
 	reply := e.command(alice, aliceD, "on")
 	assert.Contains(t, reply, "I read only the calendars of people who connected their own Google account: if it is yours, `/meetingbot connect`")
 	assert.NotContains(t, reply, "Share it")
+}
+
+func (a *accounts) Forget(_ context.Context, p meetingbot.Provider, userID string) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.conns[key(p, userID)]
+	delete(a.conns, key(p, userID))
+	return ok, nil
+}
+
+func (a *accounts) ForgetAll(_ context.Context, p meetingbot.Provider) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for k := range a.conns {
+		if strings.HasPrefix(k, "slack:") {
+			delete(a.conns, k)
+			n++
+		}
+	}
+	return n, nil
 }

@@ -24,6 +24,7 @@ const (
 	verbList        verb = "list"
 	verbConnect     verb = "connect"
 	verbDisconnect  verb = "disconnect"
+	verbStatus      verb = "status"
 )
 
 // request is one parsed /meetingbot text.
@@ -37,6 +38,8 @@ type request struct {
 	calendar string
 	// unknown is the word of an unknown subcommand, shown with the help.
 	unknown string
+	// on is status's on (true) or off.
+	on bool
 }
 
 // usageError is bad input: a sentence for the person who typed it, saying
@@ -88,6 +91,11 @@ func parse(text, cmd string, lim Limits) (request, error) {
 	switch v := verb(word); v {
 	case verbHelp:
 		return request{verb: verbHelp}, nil
+	case verbStatus:
+		if len(args) != 1 || (!strings.EqualFold(args[0], "on") && !strings.EqualFold(args[0], "off")) {
+			return request{}, usage("`status` takes `on` or `off`, e.g. `%s status on`.", cmd)
+		}
+		return request{verb: v, on: strings.EqualFold(args[0], "on")}, nil
 	case verbOff, verbList, verbConnect, verbDisconnect:
 		if len(args) > 0 {
 			return request{}, usage("`%s` takes nothing after it, so `%s` is not understood. For example: `%s %s`", v, rest, cmd, v)

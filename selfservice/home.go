@@ -135,6 +135,7 @@ func (a *App) homeBlocks(ctx context.Context, userID, notice string) []slack.Blo
 	blocks = append(blocks, section(agenda, nil), slack.NewActionBlock("agenda", controls...), slack.NewDividerBlock())
 
 	blocks = append(blocks, a.connectBlocks(ctx, userID)...)
+	blocks = append(blocks, a.statusBlocks(ctx, userID)...)
 	blocks = append(blocks, a.calendarBlocks(ctx, calendar, on || isFixed, offsets, subs, p.TZ)...)
 	blocks = append(blocks, a.mutedBlocks(ctx, userID)...)
 	return append(blocks, slack.NewContextBlock("help", mrkdwn(fmt.Sprintf(

@@ -201,6 +201,9 @@ func (a *App) event(ctx context.Context, ev slackevents.EventsAPIEvent) {
 	if !a.firstDelivery(ctx, eventID(ev)) {
 		return
 	}
+	if a.revokedEvent(ctx, ev.InnerEvent.Data) {
+		return
+	}
 	switch e := ev.InnerEvent.Data.(type) {
 	case *slackevents.AppHomeOpenedEvent:
 		if e.Tab == "home" {

@@ -74,10 +74,10 @@ func (l *lateAccounts) Refused(ctx context.Context, connection string, err error
 	}
 }
 
-// accountsFor returns the calendar source's Accounts for cfg: nil when
-// people cannot connect their own.
+// accountsFor returns the late Accounts for cfg: nil when people cannot
+// connect their own accounts.
 func accountsFor(cfg config.Config) *lateAccounts {
-	if !cfg.GoogleConnect() {
+	if !cfg.GoogleConnect() && !cfg.SlackConnect() {
 		return nil
 	}
 	return &lateAccounts{}
@@ -102,7 +102,7 @@ type connectionStore interface {
 // Accounts), checks TOKEN_ENCRYPTION_KEY against the stored tokens and
 // logs what it cannot read.
 func newConnections(ctx context.Context, cfg config.Config, st store, source *calendar.Source, fromSlack *selfService, late *lateAccounts, reg prometheus.Registerer, log *slog.Logger) (*connections, error) {
-	if !cfg.GoogleConnect() || late == nil {
+	if late == nil {
 		return nil, nil
 	}
 	cst, ok := st.(connectionStore)
@@ -116,26 +116,9 @@ func newConnections(ctx context.Context, cfg config.Config, st store, source *ca
 	api := slack.New(cfg.SlackToken,
 		slack.OptionAPIURL(cfg.SlackAPIURL),
 		slack.OptionHTTPClient(outbound.Client(&http.Client{Timeout: slackCallTimeout})))
-	g, err := connect.NewGoogle(connect.GoogleConfig{
-		Client: connect.GoogleClient{
-			ID: cfg.GoogleOAuth.ID, Secret: cfg.GoogleOAuth.Secret,
-			AuthURI: cfg.GoogleOAuth.AuthURI, TokenURI: cfg.GoogleOAuth.TokenURI,
-		},
-		RedirectURI: cfg.GoogleRedirectURI(),
-		Email: func(ctx context.Context, userID string) (string, error) {
-			u, err := api.GetUserInfoContext(ctx, userID)
-			if err != nil {
-				return "", fmt.Errorf("users.info %s: %w", userID, err)
-			}
-			return u.Profile.Email, nil
-		},
-	})
+	providers, err := providersFor(ctx, cfg, api, log)
 	if err != nil {
-		return nil, rejectedConfig{err}
-	}
-	if !cfg.GoogleOAuth.Registers(cfg.GoogleRedirectURI()) {
-		log.Warn("GOOGLE_OAUTH_CLIENT_JSON does not list the redirect URI, so Google will refuse people's sign-ins (redirect_uri_mismatch): add it to the client (Google Auth Platform > Clients > the client > Authorized redirect URIs)",
-			"redirect_uri", cfg.GoogleRedirectURI())
+		return nil, err
 	}
 	c := &connections{log: log, gauge: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "meetingbot_connections",
@@ -145,7 +128,7 @@ func newConnections(ctx context.Context, cfg config.Config, st store, source *ca
 		return nil, err
 	}
 	acfg := connect.Config{
-		Store: cst, Keyring: ring, PublicURL: cfg.PublicURL, Providers: []connect.Provider{g},
+		Store: cst, Keyring: ring, PublicURL: cfg.PublicURL, Providers: providers,
 		HTTPClient: outbound.Client(&http.Client{Timeout: 30 * time.Second}),
 		Logger:     log,
 		Disconnecting: func(ctx context.Context, conn meetingbot.Connection) {
@@ -177,8 +160,59 @@ func newConnections(ctx context.Context, cfg config.Config, st store, source *ca
 		log.Info("connections sealed under an old key were sealed again under the first key of TOKEN_ENCRYPTION_KEY", "resealed", r.Resealed, "connections", r.Connections)
 	}
 	c.count(ctx)
-	log.Info("people connect their own Google accounts: /meetingbot connect; Google sends them back to the redirect URI, which must reach HTTP_ADDR", "redirect_uri", cfg.GoogleRedirectURI())
 	return c, nil
+}
+
+// providersFor builds the providers cfg turns on. The Slack one refuses a
+// grant for another workspace than the bot's (auth.test's team_id).
+func providersFor(ctx context.Context, cfg config.Config, api *slack.Client, log *slog.Logger) ([]connect.Provider, error) {
+	var out []connect.Provider
+	if cfg.GoogleConnect() {
+		g, err := connect.NewGoogle(connect.GoogleConfig{
+			Client: connect.GoogleClient{
+				ID: cfg.GoogleOAuth.ID, Secret: cfg.GoogleOAuth.Secret,
+				AuthURI: cfg.GoogleOAuth.AuthURI, TokenURI: cfg.GoogleOAuth.TokenURI,
+			},
+			RedirectURI: cfg.GoogleRedirectURI(),
+			Email: func(ctx context.Context, userID string) (string, error) {
+				u, err := api.GetUserInfoContext(ctx, userID)
+				if err != nil {
+					return "", fmt.Errorf("users.info %s: %w", userID, err)
+				}
+				return u.Profile.Email, nil
+			},
+		})
+		if err != nil {
+			return nil, rejectedConfig{err}
+		}
+		if !cfg.GoogleOAuth.Registers(cfg.GoogleRedirectURI()) {
+			log.Warn("GOOGLE_OAUTH_CLIENT_JSON does not list the redirect URI, so Google will refuse people's sign-ins (redirect_uri_mismatch): add it to the client (Google Auth Platform > Clients > the client > Authorized redirect URIs)",
+				"redirect_uri", cfg.GoogleRedirectURI())
+		}
+		log.Info("people connect their own Google accounts: /meetingbot connect; Google sends them back to the redirect URI, which must reach HTTP_ADDR", "redirect_uri", cfg.GoogleRedirectURI())
+		out = append(out, g)
+	}
+	if cfg.SlackConnect() {
+		team := ""
+		check, cancel := context.WithTimeout(ctx, checkTimeout)
+		if who, err := api.AuthTestContext(check); err == nil {
+			team = who.TeamID
+		} else {
+			log.Warn("auth.test did not answer: people's Slack connections are not checked against the bot's workspace", "err", err)
+		}
+		cancel()
+		s, err := connect.NewSlack(connect.SlackConfig{
+			ClientID: cfg.SlackClientID, ClientSecret: cfg.SlackClientSecret, APIURL: cfg.SlackAPIURL,
+			RedirectURI: cfg.SlackRedirectURI(), TeamID: team,
+			HTTPClient: outbound.Client(&http.Client{Timeout: slackCallTimeout}),
+		})
+		if err != nil {
+			return nil, rejectedConfig{err}
+		}
+		log.Info("people let the bot set their Slack status: /meetingbot status on; Slack sends them back to the redirect URL, which the app lists and must reach HTTP_ADDR", "redirect_uri", cfg.SlackRedirectURI())
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // count refreshes the gauge from the store.
@@ -219,10 +253,14 @@ func (c *connections) run(ctx context.Context, interval time.Duration) {
 func (c *connections) mount(servers []*httpServer) {
 	srv := servers[0]
 	mux := http.NewServeMux()
-	mux.Handle("/google/oauth/", c.accounts.Handler())
+	for _, p := range []meetingbot.Provider{meetingbot.ProviderGoogle, meetingbot.ProviderSlack} {
+		if c.accounts.Enabled(p) {
+			mux.Handle("/"+string(p)+"/oauth/", c.accounts.Handler())
+			srv.what += fmt.Sprintf(" and the %s sign-in of people's own accounts (%s, %s)", p, connect.StartPath(p), connect.CallbackPath(p))
+		}
+	}
 	mux.Handle("/", srv.srv.Handler)
 	srv.srv.Handler = mux
-	srv.what += " and the Google sign-in of people's own accounts (/google/oauth/start, /google/oauth/callback)"
 }
 
 // stopChannels stops the push channels open on calendarID, with the
@@ -317,4 +355,18 @@ func auditConnections(ctx context.Context, cfg config.Config, ledger any, source
 	}
 	pausedReminders(ctx, ledger, w)
 	return nil
+}
+
+func (l *lateAccounts) Forget(ctx context.Context, p meetingbot.Provider, userID string) (bool, error) {
+	if a := l.get(); a != nil {
+		return a.Forget(ctx, p, userID)
+	}
+	return false, nil
+}
+
+func (l *lateAccounts) ForgetAll(ctx context.Context, p meetingbot.Provider) (int, error) {
+	if a := l.get(); a != nil {
+		return a.ForgetAll(ctx, p)
+	}
+	return 0, nil
 }

@@ -52,7 +52,7 @@ func (w *world) connectEnv(front *httptest.Server, addr string, overrides ...str
 	return env
 }
 
-var startLink = regexp.MustCompile(`<(https://[^|>]+/google/oauth/start\?t=[^|>]+)\|`)
+var startLink = regexp.MustCompile(`<(https://[^|>]+/(?:google|slack)/oauth/start\?t=[^|>]+)\|`)
 
 // browse opens the link of a /meetingbot connect reply in a browser of
 // its own and returns the page it ends on.
@@ -171,4 +171,43 @@ func TestConnectOwnGoogleAccount(t *testing.T) {
 			t.Errorf("a push channel on Bob's calendar is still open after disconnecting: %s", ch.ID)
 		}
 	}
+}
+
+// Bob lets the bot set his Slack status: /meetingbot status on, Slack's
+// authorize page, the callback, a DM; Slack's tokens_revoked then deletes
+// the connection.
+func TestConnectSlackForStatus(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	addr := freeAddr(t)
+	front := httpsFront(t, addr)
+	key := make([]byte, 32)
+	rand.Read(key)
+	w.slack.RegisterRedirect(front.URL + "/slack/oauth/callback")
+	w.slack.SignIn(bobID)
+	env := w.selfServiceEnv("HTTP_ADDR="+addr, "PUBLIC_URL="+front.URL, "TOKEN_ENCRYPTION_KEY="+base64.StdEncoding.EncodeToString(key),
+		"SLACK_CLIENT_ID="+slacktest.ClientID, "SLACK_CLIENT_SECRET="+slacktest.ClientSecret)
+	w.cal.SetNotifyClient(front.Client())
+	p := start(t, w.dir, env)
+	p.ready()
+
+	status, page := browse(t, front, w.slash(t, addr, bobID, bobDM, "status on"))
+	if status != http.StatusOK || !strings.Contains(page, "Connected your Slack user: you can close this tab.") {
+		t.Fatalf("the Slack flow ended with %d:\n%s", status, page)
+	}
+	eventually(t, 10*time.Second, "the DM saying status is on", func() bool {
+		for _, m := range w.inChannel(bobDM) {
+			if strings.HasPrefix(m.Text, "Status on:") {
+				return true
+			}
+		}
+		return false
+	})
+	if n := w.slack.UserTokens(bobID); n != 1 {
+		t.Errorf("Bob's user tokens = %d, want 1", n)
+	}
+	sendEvent(t, addr, "Ev0REVOKEBOB", map[string]any{"type": "tokens_revoked", "tokens": map[string]any{"oauth": []string{bobID}, "bot": []string{}}, "event_ts": "1"})
+	eventually(t, 10*time.Second, "the connection deleted", func() bool {
+		return strings.Contains(w.slash(t, addr, bobID, bobDM, "status off"), "I don't set your status")
+	})
 }

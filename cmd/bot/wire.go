@@ -62,7 +62,7 @@ func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs obser
 		Observe:         obs.calendar,
 		QuotaWait:       obs.quotaWait,
 	}
-	if late != nil {
+	if late != nil && cfg.GoogleConnect() {
 		ccfg.Accounts = late // people's own accounts, see connect.go
 	}
 	source, err := calendar.New(ctx, ccfg)

@@ -75,6 +75,7 @@ type extension struct {
 	responses  []Response
 	urls       map[string]*responseURL // by path
 	socket     socketHub
+	oauth      oauthState // people's own users, see oauth.go
 }
 
 type responseURL struct {
@@ -89,6 +90,7 @@ func (s *Server) registerExtension(mux *http.ServeMux) {
 	mux.HandleFunc("/response/", s.serveResponseURL)
 	mux.HandleFunc("/api/apps.connections.open", s.openConnection)
 	mux.HandleFunc("/link/", s.serveSocket)
+	s.registerOAuth(mux)
 }
 
 // dispatchExtension answers the Web API methods of this file.
