@@ -250,3 +250,15 @@ func (a *Accounts) ForgetAll(ctx context.Context, provider meetingbot.Provider) 
 	}
 	return n, nil
 }
+
+// Stop stops userID's connection to provider: the provider refused its
+// token where it is used (Slack's token_revoked on users.profile.set). Its
+// person is told once.
+func (a *Accounts) Stop(ctx context.Context, provider meetingbot.Provider, userID string) {
+	p := a.providers[provider]
+	c, ok, err := a.cfg.Store.Connection(ctx, provider, userID)
+	if p == nil || err != nil || !ok || c.State != meetingbot.ConnectionActive {
+		return
+	}
+	a.breakConnection(ctx, c, revoked(p))
+}

@@ -396,7 +396,7 @@ func (a *App) help(ctx context.Context, userID, unknown string) string {
 		"• `%[1]s subscribe <calendar> [offsets]`: post that calendar's reminders in this channel\n"+
 		"• `%[1]s unsubscribe <calendar>`: stop posting it here\n"+
 		"• `%[1]s list`: this channel's subscriptions and mine\n", c)
-	if a.accounts != nil {
+	if a.googleEnabled() {
 		fmt.Fprintf(&b, "• `%[1]s connect` / `%[1]s disconnect`: let me read my calendar with my own Google account, or stop\n", c)
 	}
 	if a.statusEnabled() {

@@ -14,6 +14,8 @@ import (
 // reads their calendar with their own access; package connect provides
 // it. Links are short-lived and work once: give each to its person only.
 type Accounts interface {
+	// Enabled reports whether people may connect an account of provider.
+	Enabled(provider meetingbot.Provider) bool
 	Link(ctx context.Context, provider meetingbot.Provider, userID string) (string, error)
 	Connection(ctx context.Context, provider meetingbot.Provider, userID string) (meetingbot.Connection, bool, error)
 	Disconnect(ctx context.Context, provider meetingbot.Provider, userID string) (meetingbot.Connection, bool, error)
@@ -33,8 +35,13 @@ const (
 )
 
 // connectGoogle answers "/meetingbot connect": a link for the caller only.
+// googleEnabled reports whether people may connect their Google account.
+func (a *App) googleEnabled() bool {
+	return a.accounts != nil && a.accounts.Enabled(meetingbot.ProviderGoogle)
+}
+
 func (a *App) connectGoogle(ctx context.Context, userID string) string {
-	if a.accounts == nil {
+	if !a.googleEnabled() {
 		return "Connecting your own Google account is not set up on this bot (whoever runs it sets GOOGLE_OAUTH_CLIENT_JSON). " + a.shareHint()
 	}
 	c, ok, err := a.accounts.Connection(ctx, meetingbot.ProviderGoogle, userID)
@@ -54,7 +61,7 @@ func (a *App) connectGoogle(ctx context.Context, userID string) string {
 
 // disconnectGoogle answers "/meetingbot disconnect".
 func (a *App) disconnectGoogle(ctx context.Context, userID string) string {
-	if a.accounts == nil {
+	if !a.googleEnabled() {
 		return "No Google account is connected: connecting one is not set up on this bot."
 	}
 	c, ok, err := a.accounts.Disconnect(ctx, meetingbot.ProviderGoogle, userID)
@@ -83,7 +90,7 @@ func (a *App) shareHint() string {
 // account: connected (with Disconnect), stopped (with Reconnect), or not
 // (with Connect), each link made for this Home tab and valid for minutes.
 func (a *App) connectBlocks(ctx context.Context, userID string) []slack.Block {
-	if a.accounts == nil {
+	if !a.googleEnabled() {
 		return nil
 	}
 	c, ok, err := a.accounts.Connection(ctx, meetingbot.ProviderGoogle, userID)

@@ -17,10 +17,16 @@ import (
 // accounts is an in-memory Accounts: connections by user, and the links
 // given.
 type accounts struct {
+	// slack turns the Slack provider on beside Google's.
+	slack   bool
 	mu      sync.Mutex
 	conns   map[string]meetingbot.Connection
 	links   []string
 	revoked []string
+}
+
+func (a *accounts) Enabled(p meetingbot.Provider) bool {
+	return p == meetingbot.ProviderGoogle || a.slack
 }
 
 func (a *accounts) Link(_ context.Context, p meetingbot.Provider, userID string) (string, error) {
@@ -58,6 +64,12 @@ func (a *accounts) Disconnect(_ context.Context, p meetingbot.Provider, userID s
 	return c, ok, nil
 }
 
+func (a *accounts) set(key string, c meetingbot.Connection) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.conns[key] = c
+}
+
 func (a *accounts) lastLink() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -76,7 +88,7 @@ func TestConnectAndDisconnectCommands(t *testing.T) {
 	assert.Contains(t, reply, "works once, for 10 minutes")
 
 	assert.Contains(t, e.command(alice, aliceD, "disconnect"), "No Google account of yours is connected, so nothing changed")
-	acc.conns[alice] = meetingbot.Connection{Provider: meetingbot.ProviderGoogle, UserID: alice, Account: "alice@example.com", State: meetingbot.ConnectionActive}
+	acc.set(alice, meetingbot.Connection{Provider: meetingbot.ProviderGoogle, UserID: alice, Account: "alice@example.com", State: meetingbot.ConnectionActive})
 	assert.Contains(t, e.command(alice, aliceD, "connect"), "You are connected as alice@example.com already")
 	reply = e.command(alice, aliceD, "disconnect")
 	assert.Contains(t, reply, "Disconnected alice@example.com: I gave its access back to Google and deleted it")
@@ -104,7 +116,7 @@ func TestHomeTabAndBrokenConnection(t *testing.T) {
 	assert.Contains(t, home, acc.lastLink(), "the Connect button opens a fresh link")
 
 	c := meetingbot.Connection{Provider: meetingbot.ProviderGoogle, UserID: alice, Account: "alice@example.com", State: meetingbot.ConnectionActive}
-	acc.conns[alice] = c
+	acc.set(alice, c)
 	e.app.Connected(t.Context(), c)
 	home = e.home(alice, 2)
 	assert.Contains(t, home, "connected as alice@example.com")
@@ -113,7 +125,7 @@ func TestHomeTabAndBrokenConnection(t *testing.T) {
 	assert.Contains(t, e.slack.Messages()[0].Text, "Connected alice@example.com: your reminders and agenda now read your calendar with your own access")
 
 	c.State, c.Reason = meetingbot.ConnectionBroken, "Google stopped accepting the access you gave: it was revoked."
-	acc.conns[alice] = c
+	acc.set(alice, c)
 	e.app.Broken(t.Context(), c)
 	home = e.home(alice, 3)
 	assert.Contains(t, home, "the connection of alice@example.com stopped: Google stopped accepting the access you gave: it was revoked")
@@ -135,11 +147,15 @@ func TestHomeTabAndBrokenConnection(t *testing.T) {
 	}, 5*time.Second, 5*time.Millisecond, "the Reconnect click answers with a fresh link")
 
 	// Disconnect from the Home tab.
-	acc.conns[alice] = meetingbot.Connection{Provider: meetingbot.ProviderGoogle, UserID: alice, Account: "alice@example.com", State: meetingbot.ConnectionActive}
+	acc.set(alice, meetingbot.Connection{Provider: meetingbot.ProviderGoogle, UserID: alice, Account: "alice@example.com", State: meetingbot.ConnectionActive})
 	e.interact(alice, false, map[string]any{"action_id": "disconnect_google", "value": "disconnect", "type": "button"})
 	require.Eventually(t, func() bool {
-		views := e.slack.HomeViews()
-		return strings.Contains(string(views[len(views)-1].Blocks), "Disconnected alice@example.com")
+		for _, v := range e.slack.HomeViews() {
+			if strings.Contains(string(v.Blocks), "Disconnected alice@example.com") {
+				return true
+			}
+		}
+		return false
 	}, 10*time.Second, 5*time.Millisecond, "the Home tab after Disconnect")
 }
 

@@ -127,9 +127,9 @@ func (a *App) unreadable(calendarID, retry string, err error) string {
 		fix = fmt.Sprintf("Share it, with *See all event details*, with the Google account the bot signs in as, then try %s again.", retry)
 	}
 	switch {
-	case a.accounts != nil && a.access.ServiceAccount == "" && !a.access.Impersonate:
+	case a.googleEnabled() && a.access.ServiceAccount == "" && !a.access.Impersonate:
 		fix = fmt.Sprintf("I read only the calendars of people who connected their own Google account: if it is yours, `%s connect`, then try %s again.", a.command, retry)
-	case a.accounts != nil:
+	case a.googleEnabled():
 		fix = fmt.Sprintf("If it is your own calendar, connect your Google account and I read it with your own access: `%s connect`. Or: %s", a.command, fix)
 	}
 	return fmt.Sprintf("I can't read the calendar %s. %s Nothing changed.\n_Google said: %s_", escape(calendarID), fix, escape(short(err)))

@@ -24,7 +24,9 @@ const (
 )
 
 // statusEnabled reports whether people may connect their Slack user.
-func (a *App) statusEnabled() bool { return a.accounts != nil && a.slackStatus }
+func (a *App) statusEnabled() bool {
+	return a.accounts != nil && a.accounts.Enabled(meetingbot.ProviderSlack)
+}
 
 // statusOn answers "/meetingbot status on": a link for the caller only.
 func (a *App) statusOn(ctx context.Context, userID string) string {

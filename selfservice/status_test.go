@@ -15,7 +15,8 @@ import (
 )
 
 func withStatus(acc *accounts) func(*selfservice.Config) {
-	return func(c *selfservice.Config) { c.Accounts, c.SlackStatus = acc, true }
+	acc.slack = true
+	return func(c *selfservice.Config) { c.Accounts = acc }
 }
 
 // event sends an Events API callback with inner event ev.
@@ -37,7 +38,7 @@ func TestStatusOnAndOff(t *testing.T) {
 	assert.Contains(t, e.command(alice, aliceD, "status maybe"), "`status` takes `on` or `off`")
 	assert.Contains(t, e.command(alice, aliceD, "help"), "status on` / `/meetingbot status off`")
 
-	acc.conns["slack:"+alice] = meetingbot.Connection{Provider: meetingbot.ProviderSlack, UserID: alice, Account: alice, State: meetingbot.ConnectionActive}
+	acc.set("slack:"+alice, meetingbot.Connection{Provider: meetingbot.ProviderSlack, UserID: alice, Account: alice, State: meetingbot.ConnectionActive})
 	e.openHome(alice)
 	assert.Contains(t, e.home(alice, 1), "*Status during meetings:* on")
 	assert.Contains(t, e.command(alice, aliceD, "status off"), "Status off: I gave the access back to Slack")
@@ -51,7 +52,7 @@ func TestRevokedTokensEvents(t *testing.T) {
 	acc := &accounts{conns: map[string]meetingbot.Connection{}}
 	e := newEnv(t, withStatus(acc))
 	for _, u := range []string{alice, bob, carol} {
-		acc.conns["slack:"+u] = meetingbot.Connection{Provider: meetingbot.ProviderSlack, UserID: u, Account: u, State: meetingbot.ConnectionActive}
+		acc.set("slack:"+u, meetingbot.Connection{Provider: meetingbot.ProviderSlack, UserID: u, Account: u, State: meetingbot.ConnectionActive})
 	}
 	e.event("Ev0REVOKED01", map[string]any{"type": "tokens_revoked", "tokens": map[string]any{"oauth": []string{alice}, "bot": []string{}}, "event_ts": "1"})
 	require.Eventually(t, func() bool {

@@ -45,8 +45,9 @@ var (
 // open: the source is built first, to check the credentials before
 // anything else starts, and reads no calendar until the accounts are set.
 type lateAccounts struct {
-	mu sync.Mutex
-	a  *connect.Accounts
+	enabled map[meetingbot.Provider]bool
+	mu      sync.Mutex
+	a       *connect.Accounts
 }
 
 func (l *lateAccounts) set(a *connect.Accounts) {
@@ -80,12 +81,13 @@ func accountsFor(cfg config.Config) *lateAccounts {
 	if !cfg.GoogleConnect() && !cfg.SlackConnect() {
 		return nil
 	}
-	return &lateAccounts{}
+	return &lateAccounts{enabled: map[meetingbot.Provider]bool{meetingbot.ProviderGoogle: cfg.GoogleConnect(), meetingbot.ProviderSlack: cfg.SlackConnect()}}
 }
 
 // connections is people's own accounts for a serving bot.
 type connections struct {
 	accounts *connect.Accounts
+	store    connectionStore
 	gauge    *prometheus.GaugeVec
 	log      *slog.Logger
 }
@@ -120,7 +122,7 @@ func newConnections(ctx context.Context, cfg config.Config, st store, source *ca
 	if err != nil {
 		return nil, err
 	}
-	c := &connections{log: log, gauge: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	c := &connections{store: cst, log: log, gauge: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "meetingbot_connections",
 		Help: "People's own connected accounts, by state: active ones are read with, broken ones (a revoked or expired grant) wait for their person to reconnect.",
 	}, []string{"state"})}
@@ -315,6 +317,9 @@ func pausedReminders(ctx context.Context, ledger any, w io.Writer) {
 			c.Account, c.UserID, c.UpdatedAt.UTC().Format(time.RFC3339), c.Reason, strings.Join(append([]string{}, paused...), ", "))
 	}
 }
+
+// Enabled says which providers cfg turned on, before the accounts are.
+func (l *lateAccounts) Enabled(p meetingbot.Provider) bool { return l.enabled[p] }
 
 // Link, Connection and Disconnect serve self-service, which is built
 // before the accounts too.

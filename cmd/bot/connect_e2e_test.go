@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 )
 
@@ -174,9 +175,11 @@ func TestConnectOwnGoogleAccount(t *testing.T) {
 }
 
 // Bob lets the bot set his Slack status: /meetingbot status on, Slack's
-// authorize page, the callback, a DM; Slack's tokens_revoked then deletes
-// the connection.
-func TestConnectSlackForStatus(t *testing.T) {
+// authorize page, the callback, a DM. At his meeting's start his status
+// says he is in a meeting, until the end of the back-to-back meeting
+// after it, when Slack clears it; Lisa's own status is left alone.
+// Slack's tokens_revoked then deletes Bob's connection.
+func TestSlackStatusDuringMeetings(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	addr := freeAddr(t)
@@ -186,7 +189,7 @@ func TestConnectSlackForStatus(t *testing.T) {
 	w.slack.RegisterRedirect(front.URL + "/slack/oauth/callback")
 	w.slack.SignIn(bobID)
 	env := w.selfServiceEnv("HTTP_ADDR="+addr, "PUBLIC_URL="+front.URL, "TOKEN_ENCRYPTION_KEY="+base64.StdEncoding.EncodeToString(key),
-		"SLACK_CLIENT_ID="+slacktest.ClientID, "SLACK_CLIENT_SECRET="+slacktest.ClientSecret)
+		"SLACK_CLIENT_ID="+slacktest.ClientID, "SLACK_CLIENT_SECRET="+slacktest.ClientSecret, "CALENDAR_RESYNC_INTERVAL=1s")
 	w.cal.SetNotifyClient(front.Client())
 	p := start(t, w.dir, env)
 	p.ready()
@@ -195,6 +198,67 @@ func TestConnectSlackForStatus(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(page, "Connected your Slack user: you can close this tab.") {
 		t.Fatalf("the Slack flow ended with %d:\n%s", status, page)
 	}
+	w.slack.SignIn(lisaID)
+	if status, page := browse(t, front, w.slash(t, addr, lisaID, "D0LISA0001", "status on")); status != http.StatusOK {
+		t.Fatalf("Lisa's Slack flow ended with %d:\n%s", status, page)
+	}
+	own := slacktest.Status{Text: "Vacation", Emoji: ":palm_tree:"}
+	w.slack.SetStatus(lisaID, own)
+
+	first := at(8 * time.Second)
+	second := first.Add(6 * time.Second)
+	end := second.Add(6 * time.Second)
+	w.cal.AddCalendar("lisa@example.com")
+	for _, m := range []struct {
+		cal, id    string
+		start, end time.Time
+	}{{bob, "one", first, second}, {bob, "two", second, end}, {"lisa@example.com", "lisas", first, end}} {
+		if err := w.cal.Put(m.cal, calendartest.NewEvent(m.id, "Meeting "+m.id, m.start, m.end)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 30*time.Second, "Bob's status set at his meeting's start", func() bool {
+		return w.slack.StatusOf(bobID).Emoji == ":spiral_calendar_pad:"
+	})
+	var set slacktest.StatusSet
+	for _, s := range w.slack.StatusSets() {
+		if s.User == bobID {
+			set = s
+			break
+		}
+	}
+	if set.At.Before(first) || set.At.After(first.Add(time.Second)) {
+		t.Errorf("Bob's status set at %v, want within a second of the start %v", set.At, first)
+	}
+	if got := w.slack.StatusOf(bobID); got.Text != "In a meeting" || !got.Expiration.Equal(end) {
+		t.Errorf("Bob's status = %+v, want In a meeting until the back-to-back meeting's end %v", got, end)
+	}
+	sleepUntil(second.Add(2 * time.Second))
+	if n := len(w.slack.StatusSets()); n != 1 {
+		t.Errorf("statuses set by the second meeting's start = %d, want 1 (no flicker between back-to-back meetings)", n)
+	}
+	if got := w.slack.StatusOf(lisaID); got != own {
+		t.Errorf("Lisa's status = %+v, want her own %+v left alone", got, own)
+	}
+	sleepUntil(end.Add(time.Second))
+	if got := w.slack.StatusOf(bobID); got != (slacktest.Status{}) {
+		t.Errorf("Bob's status after the meetings = %+v, want cleared by its expiration", got)
+	}
+
+	// A meeting cancelled while its status shows: the bot clears it.
+	third := at(4 * time.Second)
+	if err := w.cal.Put(bob, calendartest.NewEvent("three", "Meeting three", third, third.Add(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "Bob's status set for the third meeting", func() bool {
+		return w.slack.StatusOf(bobID).Expiration.Equal(third.Add(time.Hour))
+	})
+	if err := w.cal.Delete(bob, "three"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "Bob's status cleared after the meeting was cancelled", func() bool {
+		return w.slack.StatusOf(bobID) == (slacktest.Status{})
+	})
 	eventually(t, 10*time.Second, "the DM saying status is on", func() bool {
 		for _, m := range w.inChannel(bobDM) {
 			if strings.HasPrefix(m.Text, "Status on:") {

@@ -22,7 +22,7 @@ var _ scheduler.FreshSource = (*mirror.Mirror)(nil)
 // calendars are those of CALENDARS and, with self-service, those people
 // subscribed in Slack.
 func newMirror(cfg config.Config, source *calendar.Source, st store, selfService bool, mon *monitor.Monitor, log *slog.Logger,
-	wake func(ctx context.Context, calendarID string)) (*mirror.Mirror, error) {
+	wake func(ctx context.Context, calendarID string), extra func(ctx context.Context) ([]string, error)) (*mirror.Mirror, error) {
 	calendars := func(ctx context.Context) ([]string, error) {
 		seen := map[string]bool{}
 		var out []string
@@ -42,6 +42,15 @@ func newMirror(cfg config.Config, source *calendar.Source, st store, selfService
 			}
 			for _, s := range made {
 				add(s.CalendarID)
+			}
+		}
+		if extra != nil { // the calendars of people's statuses
+			more, err := extra(ctx)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range more {
+				add(c)
 			}
 		}
 		return out, nil

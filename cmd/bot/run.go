@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/mirror"
 	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/meetingbot/meetingbot/scheduler"
 )
@@ -141,16 +143,29 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	if fromSlack != nil {
 		opts.Subscriptions = fromSlack.subscriptions
 	}
+	// People's Slack status during meetings: subscriptions of their own,
+	// routed to the status setter (status.go).
+	var mir *mirror.Mirror
+	stat, setter := newStatuses(cfg, conns, func(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
+		return mir.Meetings(ctx, sub, from, to)
+	}, log)
+	var notifier scheduler.Notifier = slack
+	var extraCalendars func(ctx context.Context) ([]string, error)
+	if stat != nil {
+		notifier = routed{slack: slack, status: setter}
+		opts.Subscriptions = withStatuses(opts.Subscriptions, stat, cfg.Subscriptions, mon)
+		extraCalendars = stat.calendars
+	}
 	// The sweeps plan from a mirror of each calendar, kept by incremental
 	// sync and, with PUBLIC_URL, by push notifications, which wake the
 	// scheduler for the calendar that changed.
 	var sched *scheduler.Scheduler
-	mir, err := newMirror(cfg, source, store, fromSlack != nil, mon, log,
-		func(ctx context.Context, calendarID string) { sched.SweepCalendar(ctx, calendarID) })
+	mir, err = newMirror(cfg, source, store, fromSlack != nil, mon, log,
+		func(ctx context.Context, calendarID string) { sched.SweepCalendar(ctx, calendarID) }, extraCalendars)
 	if err != nil {
 		return err
 	}
-	sched, err = scheduler.New(cfg.Subscriptions, mir, slack, store, opts)
+	sched, err = scheduler.New(cfg.Subscriptions, mir, notifier, store, opts)
 	if err != nil {
 		return err
 	}
@@ -185,6 +200,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	if conns != nil {
 		conns.mount(servers)
 		wg.Go(func() { conns.run(bg, ledgerRefresh) })
+	}
+	if stat != nil {
+		wg.Go(func() { stat.keep(bg, store, mir.Meetings, setter) })
 	}
 	for _, s := range servers {
 		wg.Go(func() {

@@ -89,7 +89,6 @@ func newSelfService(cfg config.Config, store selfservice.Store, source *calendar
 	}
 	if late != nil {
 		scfg.Accounts = late // people's own accounts, see connect.go
-		scfg.SlackStatus = cfg.SlackConnect()
 	}
 	app, err := selfservice.New(scfg)
 	if err != nil {

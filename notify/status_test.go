@@ -1,0 +1,96 @@
+package notify_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify"
+	"github.com/meetingbot/meetingbot/notify/slacktest"
+)
+
+// userToken runs Slack's OAuth v2 for userID against srv and returns the
+// user token.
+func userToken(t *testing.T, srv *slacktest.Server, userID string) string {
+	t.Helper()
+	const redirect = "https://bot.example.com/slack/oauth/callback"
+	srv.RegisterRedirect(redirect)
+	srv.SignIn(userID)
+	base, _ := url.Parse(srv.URL())
+	q := url.Values{"client_id": {slacktest.ClientID}, "user_scope": {"users.profile:read,users.profile:write"}, "redirect_uri": {redirect}, "state": {"s"}}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(base.Scheme + "://" + base.Host + "/oauth/v2/authorize?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	got, err := slack.GetOAuthV2ResponseContext(t.Context(), http.DefaultClient, slacktest.ClientID, slacktest.ClientSecret, loc.Query().Get("code"), redirect, slack.OAuthOptionAPIURL(srv.URL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.AuthedUser.AccessToken
+}
+
+func TestStatusSetKeptAndRevoked(t *testing.T) {
+	srv := slacktest.NewServer()
+	defer srv.Close()
+	tok := userToken(t, srv, "U1")
+	var revoked []string
+	set := notify.NewStatus(notify.StatusConfig{
+		APIURL:  srv.URL(),
+		Token:   func(context.Context, string) (string, error) { return tok, nil },
+		Revoked: func(_ context.Context, user string, _ error) { revoked = append(revoked, user) },
+	})
+	start := time.Now().Truncate(time.Second)
+	m := meetingbot.Meeting{ID: "m", Start: start, End: start.Add(30 * time.Minute)}
+	sub := meetingbot.Subscription{ID: "status:U1", Destination: notify.StatusDestination("U1"), Offsets: []time.Duration{0}}
+	r := meetingbot.Reminder{Key: "m:0s", Subscription: sub, Meeting: m}
+
+	if _, ok, err := set.Delivered(t.Context(), r); ok || err != nil {
+		t.Errorf("Delivered before Notify = %v, %v; want false", ok, err)
+	}
+	if _, err := set.Notify(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.StatusOf("U1"); got.Text != notify.StatusText || got.Emoji != notify.StatusEmoji || !got.Expiration.Equal(m.End) {
+		t.Errorf("status = %+v, want In a meeting until %v", got, m.End)
+	}
+	if _, ok, err := set.Delivered(t.Context(), r); !ok || err != nil {
+		t.Errorf("Delivered after Notify = %v, %v; want true (a crash before the ledger's record resends nothing)", ok, err)
+	}
+	if err := set.Edit(t.Context(), meetingbot.Follow{Reminder: r, Kind: meetingbot.EditCancelled}); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.StatusOf("U1"); got != (slacktest.Status{}) {
+		t.Errorf("status after its meeting was cancelled = %+v, want cleared", got)
+	}
+
+	own := slacktest.Status{Text: "Dentist", Emoji: ":tooth:"}
+	srv.SetStatus("U1", own)
+	if rc, err := set.Notify(t.Context(), r); err != nil || rc.TS == "" {
+		t.Fatalf("Notify over the person's own status = %v, %v", rc, err)
+	}
+	if got := srv.StatusOf("U1"); got != own {
+		t.Errorf("the person's own status became %+v", got)
+	}
+	if err := set.Edit(t.Context(), meetingbot.Follow{Reminder: r, Kind: meetingbot.EditCancelled}); err != nil || srv.StatusOf("U1") != own {
+		t.Errorf("Edit cleared the person's own status (%v)", err)
+	}
+
+	srv.RevokeUserTokens("U1")
+	srv.SetStatus("U1", slacktest.Status{})
+	_, err := set.Notify(t.Context(), r)
+	if !meetingbot.IsPermanent(err) || len(revoked) != 1 {
+		t.Errorf("Notify with a revoked token: %v (revoked %v), want permanent and the connection stopped", err, revoked)
+	}
+	if errors.Is(err, meetingbot.ErrUnconfirmed) {
+		t.Errorf("a refused token is not an unconfirmed send")
+	}
+}
