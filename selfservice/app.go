@@ -168,6 +168,7 @@ type App struct {
 	horizon  time.Duration
 	refused  func(Refusal)
 	refusals *refusals
+	reads    reads
 	people   *people
 	// answered keeps a DM from being answered twice by person within
 	// dmQuiet; event IDs handled are remembered in the store.

@@ -90,7 +90,7 @@ func (a *App) turnOn(ctx context.Context, userID string, offsets []time.Duration
 	if err != nil {
 		return a.failed(err, userID)
 	}
-	meetings, err := a.upcoming(ctx, p.Email, muted, 20)
+	meetings, err := a.upcoming(ctx, userID, p.Email, true, muted, 20)
 	if err != nil {
 		a.log.Info("calendar not readable", "user", userID, "calendar", p.Email, "err", err)
 		return a.unreadable(p.Email, retry, err)
@@ -262,7 +262,7 @@ func (a *App) subscribe(ctx context.Context, cmd slack.SlashCommand, req request
 	if err != nil {
 		return a.failed(err, cmd.UserID)
 	}
-	meetings, err := a.upcoming(ctx, req.calendar, muted, 20)
+	meetings, err := a.upcoming(ctx, cmd.UserID, req.calendar, true, muted, 20)
 	if err != nil {
 		a.log.Info("calendar not readable", "user", cmd.UserID, "calendar", req.calendar, "err", err)
 		return a.unreadable(req.calendar, "`"+a.command+" subscribe "+escape(req.calendar)+"`", err)

@@ -65,6 +65,9 @@ func (a *App) disconnectGoogle(ctx context.Context, userID string) string {
 		return "No Google account is connected: connecting one is not set up on this bot."
 	}
 	c, ok, err := a.accounts.Disconnect(ctx, meetingbot.ProviderGoogle, userID)
+	if ok {
+		a.reads.forget(c.Account)
+	}
 	switch {
 	case err != nil:
 		return a.failed(err, userID)
@@ -151,6 +154,7 @@ func (a *App) Connected(ctx context.Context, c meetingbot.Connection) {
 		a.publishHome(ctx, c.UserID, "")
 		return
 	}
+	a.reads.forget(c.Account) // read with the new access from now on
 	a.dm(ctx, c.UserID, fmt.Sprintf("Connected %s: your reminders and agenda now read your calendar with your own access. `%s disconnect` undoes it.", escape(c.Account), a.command), nil)
 	a.publishHome(ctx, c.UserID, "")
 }
@@ -163,6 +167,7 @@ func (a *App) Broken(ctx context.Context, c meetingbot.Connection) {
 		a.publishHome(ctx, c.UserID, "")
 		return
 	}
+	a.reads.forget(c.Account)
 	text := fmt.Sprintf(":warning: Your reminders from %s stopped: %s. Reconnect your Google account to get them again.", escape(c.Account), escape(strings.TrimSuffix(c.Reason, ".")))
 	blocks := []slack.Block{section(text, button(actionReconnect, "reconnect", "Reconnect", slack.StylePrimary))}
 	a.dm(ctx, c.UserID, text, blocks)

@@ -3,6 +3,7 @@ package selfservice
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,7 +47,13 @@ const (
 // publishHome publishes the caller's Home tab; notice, if any, heads it:
 // the outcome of what they just did.
 func (a *App) publishHome(ctx context.Context, userID, notice string) {
-	blocks := a.homeBlocks(ctx, userID, notice)
+	a.publishHomeRead(ctx, userID, notice, false)
+}
+
+// publishHomeRead is publishHome, reading the caller's calendar afresh
+// (within their reads) when check: "Check again".
+func (a *App) publishHomeRead(ctx context.Context, userID, notice string, check bool) {
+	blocks := a.homeBlocks(ctx, userID, notice, check)
 	_, err := a.api.PublishViewContext(ctx, slack.PublishViewContextRequest{
 		UserID: userID,
 		View:   slack.HomeTabViewRequest{Type: slack.VTHomeTab, Blocks: slack.Blocks{BlockSet: blocks}},
@@ -83,7 +90,7 @@ func button(actionID, value, text string, style slack.Style) *slack.ButtonBlockE
 // homeBlocks builds the Home tab: the caller's settings with controls,
 // whether the bot can read their calendar (and how to fix it), their next
 // reminders, and the series they muted.
-func (a *App) homeBlocks(ctx context.Context, userID, notice string) []slack.Block {
+func (a *App) homeBlocks(ctx context.Context, userID, notice string, check bool) []slack.Block {
 	blocks := []slack.Block{slack.NewHeaderBlock(plain("Meeting reminders"))}
 	if notice != "" {
 		blocks = append(blocks, section(notice, nil))
@@ -136,7 +143,7 @@ func (a *App) homeBlocks(ctx context.Context, userID, notice string) []slack.Blo
 
 	blocks = append(blocks, a.connectBlocks(ctx, userID)...)
 	blocks = append(blocks, a.statusBlocks(ctx, userID)...)
-	blocks = append(blocks, a.calendarBlocks(ctx, calendar, on || isFixed, offsets, subs, p.TZ)...)
+	blocks = append(blocks, a.calendarBlocks(ctx, userID, calendar, check, on || isFixed, offsets, subs, p.TZ)...)
 	blocks = append(blocks, a.mutedBlocks(ctx, userID)...)
 	return append(blocks, slack.NewContextBlock("help", mrkdwn(fmt.Sprintf(
 		"In a channel, `%[1]s subscribe <calendar>` posts a calendar's reminders there. `%[1]s help` lists everything.", a.command))))
@@ -179,7 +186,7 @@ func sorted(offs []time.Duration) []time.Duration {
 }
 
 // calendarBlocks say whether the bot can read calendar and what is next.
-func (a *App) calendarBlocks(ctx context.Context, calendar string, on bool, offsets []time.Duration, subs []meetingbot.SlackSubscription, tz string) []slack.Block {
+func (a *App) calendarBlocks(ctx context.Context, userID, calendar string, check, on bool, offsets []time.Duration, subs []meetingbot.SlackSubscription, tz string) []slack.Block {
 	if calendar == "" {
 		return []slack.Block{section("*Your calendar:* "+noEmail, nil)}
 	}
@@ -187,7 +194,10 @@ func (a *App) calendarBlocks(ctx context.Context, calendar string, on bool, offs
 	for _, s := range subs {
 		muted = append(muted, s.Muted...)
 	}
-	meetings, err := a.upcoming(ctx, calendar, muted, 20)
+	meetings, err := a.upcoming(ctx, userID, calendar, check, muted, 20)
+	if errors.Is(err, errTooSoon) {
+		return []slack.Block{section(fmt.Sprintf(":hourglass: *Your calendar:* I read %s moments ago, more than once; *Check again* in a minute.", escape(calendar)), button(actionRefresh, "check", "Check again", ""))}
+	}
 	if err != nil {
 		return []slack.Block{section(":warning: *Your calendar:* "+a.unreadable(calendar, "*Check again*", err), button(actionRefresh, "check", "Check again", ""))}
 	}
@@ -259,6 +269,7 @@ func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 	}
 	user := cb.User.ID
 	var notice string
+	check := false
 	for _, act := range cb.ActionCallback.BlockActions {
 		switch act.ActionID {
 		case actionOn:
@@ -282,6 +293,7 @@ func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 		case actionAgendaOff:
 			notice = a.setAgenda(ctx, user, "")
 		case actionRefresh:
+			check = true
 		case actionUnmute:
 			notice = a.unmute(ctx, user, act.Value)
 		case meetingbot.ActionMuteSeries:
@@ -297,5 +309,5 @@ func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 			continue
 		}
 	}
-	a.publishHome(ctx, user, notice)
+	a.publishHomeRead(ctx, user, notice, check)
 }

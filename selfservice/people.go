@@ -112,6 +112,9 @@ func permanent(err error) bool {
 // unreadable explains why calendarID cannot be read and what to do, for
 // the person who asked; retry says how to try again ("`/meetingbot on`").
 func (a *App) unreadable(calendarID, retry string, err error) string {
+	if errors.Is(err, errTooSoon) {
+		return fmt.Sprintf("I read %s moments ago, more than once; try %s again in a minute. Nothing changed.", escape(calendarID), retry)
+	}
 	if !permanent(err) {
 		return fmt.Sprintf("I couldn't reach Google Calendar just now to read %s (%s). Nothing changed; try again in a minute.", escape(calendarID), escape(short(err)))
 	}

@@ -73,16 +73,6 @@ func (a *App) offsetsFor(set meetingbot.SlackSettings) []time.Duration {
 	return a.defaults
 }
 
-// upcoming reads calendarID's next meetings, with muted series left out.
-func (a *App) upcoming(ctx context.Context, calendarID string, muted []string, limit int) ([]Meeting, error) {
-	now := a.now()
-	ms, err := a.cals.Upcoming(ctx, calendarID, now, now.Add(a.horizon), limit)
-	if err != nil {
-		return nil, err
-	}
-	return slices.DeleteFunc(ms, func(m Meeting) bool { return m.Series != "" && slices.Contains(muted, m.Series) }), nil
-}
-
 // reminder is one reminder to come: a meeting and when it is reminded.
 type reminder struct {
 	Meeting Meeting
