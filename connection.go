@@ -125,3 +125,13 @@ func (st OAuthState) Check() error {
 	}
 	return nil
 }
+
+// StatusSettings are how one person wants their Slack status during
+// meetings.
+type StatusSettings struct {
+	UserID string
+	// Titles shows the meeting's title instead of "In a meeting", except
+	// for a private event.
+	Titles    bool
+	UpdatedAt time.Time
+}

@@ -56,6 +56,9 @@ type StatusConfig struct {
 	// Meetings reads the meetings of sub's calendar starting in (from,
 	// to], to chain back-to-back and overlapping ones.
 	Meetings func(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error)
+	// Titles, when set, reports whether userID chose to show the meeting's
+	// title (never for a private event).
+	Titles func(ctx context.Context, userID string) bool
 	// Revoked is told that Slack refused userID's token (token_revoked,
 	// invalid_auth): their connection stops.
 	Revoked    func(ctx context.Context, userID string, err error)
@@ -109,8 +112,21 @@ func (s *Status) classify(ctx context.Context, userID, call string, err error) e
 	return fmt.Errorf("status of %s: %s: %w", userID, call, err) // rate limited, network: the next sweep retries within the grace
 }
 
-// ours reports whether a status is the one the bot sets.
-func ours(text, emoji string) bool { return emoji == StatusEmoji && text == StatusText }
+// ours reports whether a status is one the bot sets: its emoji, with "In
+// a meeting" or a meeting's title.
+func ours(_, emoji string) bool { return emoji == StatusEmoji }
+
+// text is the status shown for m: its title when userID chose titles and
+// m is not private, else StatusText. Slack keeps at most 100 characters.
+func (s *Status) text(ctx context.Context, userID string, m meetingbot.Meeting) string {
+	if m.Private || m.Title == "" || s.cfg.Titles == nil || !s.cfg.Titles(ctx, userID) {
+		return StatusText
+	}
+	if r := []rune(m.Title); len(r) > 100 {
+		return string(r[:99]) + "…"
+	}
+	return m.Title
+}
 
 // Notify sets the person's status for r's meeting, until the end of the
 // meetings that follow on from it without a gap (back-to-back or
@@ -159,7 +175,7 @@ func (s *Status) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (me
 			end = later(end, current)
 		}
 	}
-	if err := api.SetUserCustomStatusContext(ctx, StatusText, StatusEmoji, end.Unix()); err != nil {
+	if err := api.SetUserCustomStatusContext(ctx, s.text(ctx, user, r.Meeting), StatusEmoji, end.Unix()); err != nil {
 		return meetingbot.Receipt{}, s.classify(ctx, user, "users.profile.set", err)
 	}
 	receipt.TS = strconv.FormatInt(end.Unix(), 10)
@@ -259,10 +275,12 @@ func (s *Status) Reconsider(ctx context.Context, sub meetingbot.Subscription, no
 		return "kept", err
 	}
 	var end time.Time
+	var current meetingbot.Meeting
 	start := now
 	for _, m := range ms {
 		if m.End.After(now) {
 			end, start = later(end, m.End), earlier(start, m.Start)
+			current = m
 		}
 	}
 	if !end.IsZero() {
@@ -279,7 +297,7 @@ func (s *Status) Reconsider(ctx context.Context, sub meetingbot.Subscription, no
 	if !ours(p.StatusText, p.StatusEmoji) || int64(p.StatusExpiration) == end.Unix() {
 		return "kept", nil
 	}
-	what, text, emoji, exp := "moved", StatusText, StatusEmoji, end.Unix()
+	what, text, emoji, exp := "moved", s.text(ctx, user, current), StatusEmoji, end.Unix()
 	if end.IsZero() {
 		what, text, emoji, exp = "cleared", "", "", 0
 	}

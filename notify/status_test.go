@@ -94,3 +94,33 @@ func TestStatusSetKeptAndRevoked(t *testing.T) {
 		t.Errorf("a refused token is not an unconfirmed send")
 	}
 }
+
+// With titles chosen, the status is the meeting's title; a private
+// meeting's is "In a meeting".
+func TestStatusTitles(t *testing.T) {
+	srv := slacktest.NewServer()
+	defer srv.Close()
+	tok := userToken(t, srv, "U1")
+	set := notify.NewStatus(notify.StatusConfig{
+		APIURL: srv.URL(),
+		Token:  func(context.Context, string) (string, error) { return tok, nil },
+		Titles: func(context.Context, string) bool { return true },
+	})
+	start := time.Now().Truncate(time.Second)
+	sub := meetingbot.Subscription{ID: "status:U1", Destination: notify.StatusDestination("U1"), Offsets: []time.Duration{0}}
+	for _, tt := range []struct {
+		m    meetingbot.Meeting
+		want string
+	}{
+		{meetingbot.Meeting{ID: "a", Title: "Budget review", Start: start, End: start.Add(time.Minute)}, "Budget review"},
+		{meetingbot.Meeting{ID: "b", Title: "Interview: Jane", Private: true, Start: start, End: start.Add(2 * time.Minute)}, notify.StatusText},
+	} {
+		srv.SetStatus("U1", slacktest.Status{})
+		if _, err := set.Notify(t.Context(), meetingbot.Reminder{Key: tt.m.ID, Subscription: sub, Meeting: tt.m}); err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.StatusOf("U1").Text; got != tt.want {
+			t.Errorf("status of %q (private %v) = %q, want %q", tt.m.Title, tt.m.Private, got, tt.want)
+		}
+	}
+}

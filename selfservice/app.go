@@ -145,6 +145,8 @@ type Config struct {
 	// Accounts, when set, lets people connect their own Google account
 	// (/meetingbot connect, the Home tab); see connect.go.
 	Accounts Accounts
+	// StatusSettings keeps "/meetingbot status titles"; see status.go.
+	StatusSettings StatusSettings
 }
 
 // App handles what people do in Slack. Create it with New; serve it with
@@ -176,10 +178,11 @@ type App struct {
 
 	// self is the bot's workspace and app once Slack named them;
 	// selfFailed is when asking last failed.
-	selfMu     sync.Mutex
-	self       identity
-	selfFailed time.Time
-	accounts   Accounts
+	selfMu         sync.Mutex
+	self           identity
+	selfFailed     time.Time
+	accounts       Accounts
+	statusSettings StatusSettings
 
 	mu      sync.Mutex
 	closing bool
@@ -204,18 +207,19 @@ func New(cfg Config) (*App, error) {
 	a := &App{
 		store: cfg.Store, cals: cfg.Calendars, api: cfg.Slack,
 		defaults: sorted(cfg.DefaultOffsets), limits: lim, operator: cfg.Operator, access: cfg.Access,
-		command:  cmp.Or(cfg.Command, "/meetingbot"),
-		botUser:  cfg.BotUserID,
-		now:      cfg.Now,
-		log:      cmp.Or(cfg.Logger, slog.Default()),
-		http:     cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 10 * time.Second}),
-		ackIn:    cmp.Or(max(cfg.AckWithin, 0), 2*time.Second),
-		workIn:   cmp.Or(max(cfg.WorkTimeout, 0), time.Minute),
-		horizon:  cmp.Or(max(cfg.Horizon, 0), 7*24*time.Hour),
-		refused:  cfg.Refused,
-		accounts: cfg.Accounts,
-		admins:   map[string]bool{},
-		stop:     make(chan struct{}),
+		command:        cmp.Or(cfg.Command, "/meetingbot"),
+		botUser:        cfg.BotUserID,
+		now:            cfg.Now,
+		log:            cmp.Or(cfg.Logger, slog.Default()),
+		http:           cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 10 * time.Second}),
+		ackIn:          cmp.Or(max(cfg.AckWithin, 0), 2*time.Second),
+		workIn:         cmp.Or(max(cfg.WorkTimeout, 0), time.Minute),
+		horizon:        cmp.Or(max(cfg.Horizon, 0), 7*24*time.Hour),
+		refused:        cfg.Refused,
+		accounts:       cfg.Accounts,
+		statusSettings: cfg.StatusSettings,
+		admins:         map[string]bool{},
+		stop:           make(chan struct{}),
 
 		answered: newRecent(dmQuiet),
 	}

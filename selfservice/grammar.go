@@ -38,8 +38,9 @@ type request struct {
 	calendar string
 	// unknown is the word of an unknown subcommand, shown with the help.
 	unknown string
-	// on is status's on (true) or off.
-	on bool
+	// on is status's on (true) or off; titles says it is about showing
+	// the meetings' titles.
+	on, titles bool
 }
 
 // usageError is bad input: a sentence for the person who typed it, saying
@@ -92,10 +93,13 @@ func parse(text, cmd string, lim Limits) (request, error) {
 	case verbHelp:
 		return request{verb: verbHelp}, nil
 	case verbStatus:
-		if len(args) != 1 || (!strings.EqualFold(args[0], "on") && !strings.EqualFold(args[0], "off")) {
-			return request{}, usage("`status` takes `on` or `off`, e.g. `%s status on`.", cmd)
+		switch strings.ToLower(rest) {
+		case "on", "off":
+			return request{verb: v, on: strings.EqualFold(rest, "on")}, nil
+		case "titles", "titles on", "titles off":
+			return request{verb: v, titles: true, on: !strings.EqualFold(rest, "titles off")}, nil
 		}
-		return request{verb: v, on: strings.EqualFold(args[0], "on")}, nil
+		return request{}, usage("`status` takes `on`, `off`, `titles` or `titles off`, e.g. `%s status on`.", cmd)
 	case verbOff, verbList, verbConnect, verbDisconnect:
 		if len(args) > 0 {
 			return request{}, usage("`%s` takes nothing after it, so `%s` is not understood. For example: `%s %s`", v, rest, cmd, v)

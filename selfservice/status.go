@@ -121,3 +121,24 @@ func (a *App) revokedEvent(ctx context.Context, data any) bool {
 	}
 	return false
 }
+
+// StatusSettings keeps how people want their status; the stores provide
+// it.
+type StatusSettings interface {
+	StatusSettingsOf(ctx context.Context, userID string) (meetingbot.StatusSettings, bool, error)
+	PutStatusSettings(ctx context.Context, set meetingbot.StatusSettings) error
+}
+
+// statusTitles answers "/meetingbot status titles" and "status titles off".
+func (a *App) statusTitles(ctx context.Context, userID string, on bool) string {
+	if !a.statusEnabled() || a.statusSettings == nil {
+		return "Setting your Slack status during meetings is not set up on this bot."
+	}
+	if err := a.statusSettings.PutStatusSettings(ctx, meetingbot.StatusSettings{UserID: userID, Titles: on, UpdatedAt: a.now()}); err != nil {
+		return a.failed(err, userID)
+	}
+	if on {
+		return fmt.Sprintf("Your status will show the meeting's title (\"In a meeting\" for a private one). `%s status titles off` goes back.", a.command)
+	}
+	return "Your status will say \"In a meeting\", without the title."
+}

@@ -16,7 +16,21 @@ import (
 
 func withStatus(acc *accounts) func(*selfservice.Config) {
 	acc.slack = true
-	return func(c *selfservice.Config) { c.Accounts = acc }
+	return func(c *selfservice.Config) { c.Accounts, c.StatusSettings = acc, nil }
+}
+
+// Titles are a choice kept in the store.
+func TestStatusTitles(t *testing.T) {
+	acc := &accounts{conns: map[string]meetingbot.Connection{}, slack: true}
+	var e *env
+	e = newEnv(t, func(c *selfservice.Config) { c.Accounts = acc; c.StatusSettings = c.Store.(selfservice.StatusSettings) })
+	assert.Contains(t, e.command(alice, aliceD, "status titles"), "Your status will show the meeting's title")
+	set, ok, err := e.store.StatusSettingsOf(t.Context(), alice)
+	require.NoError(t, err)
+	assert.True(t, ok && set.Titles, "titles stored")
+	assert.Contains(t, e.command(alice, aliceD, "status titles off"), "without the title")
+	set, _, _ = e.store.StatusSettingsOf(t.Context(), alice)
+	assert.False(t, set.Titles, "titles off stored")
 }
 
 // event sends an Events API callback with inner event ev.
@@ -35,7 +49,7 @@ func TestStatusOnAndOff(t *testing.T) {
 	assert.Contains(t, reply, "<"+acc.lastLink()+"|Allow it in Slack>")
 	assert.Contains(t, acc.lastLink(), "/slack/oauth/start?t=")
 	assert.Contains(t, e.command(alice, aliceD, "status off"), "I don't set your status, so nothing changed")
-	assert.Contains(t, e.command(alice, aliceD, "status maybe"), "`status` takes `on` or `off`")
+	assert.Contains(t, e.command(alice, aliceD, "status maybe"), "`status` takes `on`, `off`, `titles` or `titles off`")
 	assert.Contains(t, e.command(alice, aliceD, "help"), "status on` / `/meetingbot status off`")
 
 	acc.set("slack:"+alice, meetingbot.Connection{Provider: meetingbot.ProviderSlack, UserID: alice, Account: alice, State: meetingbot.ConnectionActive})

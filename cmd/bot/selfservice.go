@@ -89,6 +89,9 @@ func newSelfService(cfg config.Config, store selfservice.Store, source *calendar
 	}
 	if late != nil {
 		scfg.Accounts = late // people's own accounts, see connect.go
+		if ss, ok := store.(selfservice.StatusSettings); ok {
+			scfg.StatusSettings = ss
+		}
 	}
 	app, err := selfservice.New(scfg)
 	if err != nil {

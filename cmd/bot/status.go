@@ -121,6 +121,16 @@ func newStatuses(cfg config.Config, conns *connections, source func(ctx context.
 			return tok.AccessToken, nil
 		},
 		Meetings: source,
+		Titles: func(ctx context.Context, userID string) bool {
+			ss, ok := conns.store.(interface {
+				StatusSettingsOf(ctx context.Context, userID string) (meetingbot.StatusSettings, bool, error)
+			})
+			if !ok {
+				return false
+			}
+			set, _, err := ss.StatusSettingsOf(ctx, userID)
+			return err == nil && set.Titles
+		},
 		Revoked: func(ctx context.Context, userID string, err error) {
 			a.Stop(ctx, meetingbot.ProviderSlack, userID)
 		},

@@ -168,3 +168,34 @@ func (s *Store) PruneOAuthStates(ctx context.Context, before time.Time) (int64, 
 	}
 	return tag.RowsAffected(), nil
 }
+
+// StatusSettingsOf returns userID's status settings, and whether they set
+// any.
+func (s *Store) StatusSettingsOf(ctx context.Context, userID string) (meetingbot.StatusSettings, bool, error) {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	set := meetingbot.StatusSettings{UserID: userID}
+	err := s.pool.QueryRow(ctx, `SELECT titles, updated_at FROM status_settings WHERE user_id = $1`, userID).Scan(&set.Titles, &set.UpdatedAt)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return meetingbot.StatusSettings{UserID: userID}, false, nil
+	case err != nil:
+		return set, false, fmt.Errorf("postgres: status settings of %s: %w", userID, s.lost(err))
+	}
+	set.UpdatedAt = set.UpdatedAt.UTC()
+	return set, true, nil
+}
+
+// PutStatusSettings stores set.
+func (s *Store) PutStatusSettings(ctx context.Context, set meetingbot.StatusSettings) error {
+	if set.UserID == "" {
+		return fmt.Errorf("postgres: status settings: no user: %w", meetingbot.ErrInvalid)
+	}
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	if _, err := s.exec(ctx, `INSERT INTO status_settings (user_id, titles, updated_at) VALUES ($1, $2, $3)
+		ON CONFLICT (user_id) DO UPDATE SET titles = excluded.titles, updated_at = excluded.updated_at`, set.UserID, set.Titles, milli(set.UpdatedAt)); err != nil {
+		return fmt.Errorf("postgres: put status settings of %s: %w", set.UserID, err)
+	}
+	return nil
+}

@@ -27,6 +27,8 @@ type ConnectionStore interface {
 	PutOAuthState(ctx context.Context, st meetingbot.OAuthState) error
 	TakeOAuthState(ctx context.Context, id string) (meetingbot.OAuthState, bool, error)
 	PruneOAuthStates(ctx context.Context, before time.Time) (int64, error)
+	StatusSettingsOf(ctx context.Context, userID string) (meetingbot.StatusSettings, bool, error)
+	PutStatusSettings(ctx context.Context, set meetingbot.StatusSettings) error
 }
 
 // ConnectionOpener opens a ConnectionStore on one database, as another
@@ -46,6 +48,7 @@ func RunConnections(t *testing.T, fresh func(t *testing.T) ConnectionOpener) {
 		{"OneOfManyBreaksAConnection", testBreakOnce},
 		{"AStepIsTakenOnceByOneOfMany", testTakeOnce},
 		{"WritesRefuseWhatCannotBeUsed", testConnectionWritesRefuse},
+		{"StatusSettingsSurviveRestart", testStatusSettings},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -260,4 +263,25 @@ func testConnectionWritesRefuse(t *testing.T, open ConnectionOpener) {
 	all, err := s.Connections(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, all, "Connections after refused writes")
+}
+
+func testStatusSettings(t *testing.T, open ConnectionOpener) {
+	ctx := t.Context()
+	s := open(t)
+	got, ok, err := s.StatusSettingsOf(ctx, "U1")
+	require.NoError(t, err)
+	assert.False(t, ok, "StatusSettingsOf(U1) of a new store: found")
+	assert.Equal(t, meetingbot.StatusSettings{UserID: "U1"}, got, "the settings of someone who set none")
+	set := meetingbot.StatusSettings{UserID: "U1", Titles: true, UpdatedAt: connectedAt}
+	require.NoError(t, s.PutStatusSettings(ctx, set))
+	got, ok, err = open(t).StatusSettingsOf(ctx, "U1")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, set, got, "StatusSettingsOf after a restart")
+	set.Titles, set.UpdatedAt = false, connectedAt.Add(time.Minute)
+	require.NoError(t, s.PutStatusSettings(ctx, set))
+	got, _, err = s.StatusSettingsOf(ctx, "U1")
+	require.NoError(t, err)
+	assert.Equal(t, set, got, "StatusSettingsOf after turning titles off")
+	assert.True(t, errors.Is(s.PutStatusSettings(ctx, meetingbot.StatusSettings{}), meetingbot.ErrInvalid), "PutStatusSettings without a user")
 }
