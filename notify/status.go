@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+	"golang.org/x/time/rate"
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/outbound"
@@ -61,10 +62,18 @@ type StatusConfig struct {
 	Titles func(ctx context.Context, userID string) bool
 	// Revoked is told that Slack refused userID's token (token_revoked,
 	// invalid_auth): their connection stops.
-	Revoked    func(ctx context.Context, userID string, err error)
+	Revoked func(ctx context.Context, userID string, err error)
+	// PerMinute paces users.profile.set, a Tier 3 method ("50+ per
+	// minute", per app and workspace, https://docs.slack.dev/apis/web-api/rate-limits):
+	// a company's 09:00 starts go out at that pace rather than in a burst
+	// answered 429. DefaultStatusPerMinute by default.
+	PerMinute  int
 	HTTPClient *http.Client
 	Logger     *slog.Logger
 }
+
+// DefaultStatusPerMinute is Tier 3's pace.
+const DefaultStatusPerMinute = 50
 
 // Status sets and clears people's status; it provides the scheduler's
 // Notifier and Editor for status subscriptions.
@@ -72,14 +81,44 @@ type Status struct {
 	cfg  StatusConfig
 	http *http.Client
 	log  *slog.Logger
+	pace *rate.Limiter
 }
 
 // NewStatus returns a Status.
 func NewStatus(cfg StatusConfig) *Status {
+	n := cmp.Or(max(cfg.PerMinute, 0), DefaultStatusPerMinute)
 	return &Status{
 		cfg:  cfg,
 		http: outbound.Client(cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second})),
 		log:  cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		// Evenly, one at a time: a burst at 09:00 is what Slack refuses.
+		pace: rate.NewLimiter(rate.Limit(float64(n)/60), 1),
+	}
+}
+
+// set calls users.profile.set at the pace, once more after a 429's
+// Retry-After when ctx allows it.
+func (s *Status) set(ctx context.Context, api *slack.Client, user, text, emoji string, exp int64) error {
+	for attempt := 1; ; attempt++ {
+		if err := s.pace.Wait(ctx); err != nil {
+			return fmt.Errorf("status of %s: waiting for users.profile.set's pace: %w", user, err)
+		}
+		err := api.SetUserCustomStatusContext(ctx, text, emoji, exp)
+		var rl *slack.RateLimitedError
+		if !errors.As(err, &rl) || attempt == 2 {
+			if err != nil {
+				return s.classify(ctx, user, "users.profile.set", err)
+			}
+			return nil
+		}
+		s.log.Warn("users.profile.set rate limited; waiting as Slack asks", "user", user, "retry_after", rl.RetryAfter)
+		t := time.NewTimer(rl.RetryAfter)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("status of %s: users.profile.set rate limited: %w", user, ctx.Err())
+		case <-t.C:
+		}
 	}
 }
 
@@ -175,8 +214,8 @@ func (s *Status) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (me
 			end = later(end, current)
 		}
 	}
-	if err := api.SetUserCustomStatusContext(ctx, s.text(ctx, user, r.Meeting), StatusEmoji, end.Unix()); err != nil {
-		return meetingbot.Receipt{}, s.classify(ctx, user, "users.profile.set", err)
+	if err := s.set(ctx, api, user, s.text(ctx, user, r.Meeting), StatusEmoji, end.Unix()); err != nil {
+		return meetingbot.Receipt{}, err
 	}
 	receipt.TS = strconv.FormatInt(end.Unix(), 10)
 	s.log.Debug("status set", "user", user, "key", r.Key, "until", end)
@@ -253,8 +292,8 @@ func (s *Status) Edit(ctx context.Context, f meetingbot.Follow) error {
 	if !ours(p.StatusText, p.StatusEmoji) {
 		return nil
 	}
-	if err := api.SetUserCustomStatusContext(ctx, "", "", 0); err != nil {
-		return s.classify(ctx, user, "users.profile.set", err)
+	if err := s.set(ctx, api, user, "", "", 0); err != nil {
+		return err
 	}
 	s.log.Info("status cleared: its meeting changed", "user", user, "key", f.Reminder.Key, "kind", f.Kind)
 	return nil
@@ -301,8 +340,8 @@ func (s *Status) Reconsider(ctx context.Context, sub meetingbot.Subscription, no
 	if end.IsZero() {
 		what, text, emoji, exp = "cleared", "", "", 0
 	}
-	if err := api.SetUserCustomStatusContext(ctx, text, emoji, exp); err != nil {
-		return "kept", s.classify(ctx, user, "users.profile.set", err)
+	if err := s.set(ctx, api, user, text, emoji, exp); err != nil {
+		return "kept", err
 	}
 	s.log.Info("status follows its meetings", "user", user, "did", what, "until", end)
 	return what, nil

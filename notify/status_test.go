@@ -124,3 +124,43 @@ func TestStatusTitles(t *testing.T) {
 		}
 	}
 }
+
+// Many people's meetings starting at once are set at users.profile.set's
+// pace, none refused with 429.
+func TestStatusPaced(t *testing.T) {
+	srv := slacktest.NewServer()
+	defer srv.Close()
+	// Slack's limit scaled from a minute to half a second: 6 calls in
+	// each, against a pace of 600 a minute (5 each half second).
+	const people, perMinute = 30, 600
+	srv.SetStatusRateLimit(6, 500*time.Millisecond)
+	tokens := map[string]string{}
+	for i := range people {
+		u := "U" + string(rune('A'+i/26)) + string(rune('A'+i%26))
+		tokens[u] = userToken(t, srv, u)
+	}
+	set := notify.NewStatus(notify.StatusConfig{
+		APIURL: srv.URL(), PerMinute: perMinute,
+		Token: func(_ context.Context, u string) (string, error) { return tokens[u], nil },
+	})
+	start := time.Now().Truncate(time.Second)
+	done := make(chan error, people)
+	for u := range tokens {
+		go func() {
+			sub := meetingbot.Subscription{ID: "status:" + u, Destination: notify.StatusDestination(u), Offsets: []time.Duration{0}}
+			_, err := set.Notify(t.Context(), meetingbot.Reminder{Key: "m", Subscription: sub, Meeting: meetingbot.Meeting{ID: "m", Start: start, End: start.Add(time.Hour)}})
+			done <- err
+		}()
+	}
+	for range people {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	if n := srv.StatusRateLimited(); n != 0 {
+		t.Errorf("users.profile.set refused %d times with 429, want 0 at the pace", n)
+	}
+	if n := len(srv.StatusSets()); n != people {
+		t.Errorf("statuses set = %d, want %d", n, people)
+	}
+}

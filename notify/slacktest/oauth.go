@@ -58,6 +58,13 @@ type oauthState struct {
 	revoked   map[string]bool
 	statuses  map[string]Status
 	sets      []StatusSet
+	// perMinute is users.profile.set's limit in each span (0: none);
+	// window and used count the calls of the current span, limited the
+	// ones refused.
+	perMinute     int
+	span          time.Duration
+	window        time.Time
+	used, limited int
 }
 
 // Status is a user's custom status as users.profile.set wrote it.
@@ -92,6 +99,24 @@ func (s *Server) RegisterRedirect(uri string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ext.oauth.redirects = append(s.ext.oauth.redirects, uri)
+}
+
+// SetStatusRateLimit limits users.profile.set to n calls in each fixed
+// span of the server's clock (Slack's is a minute; a test may scale it
+// down), answering more with 429 and Retry-After as Slack's rate limits
+// do (https://docs.slack.dev/apis/web-api/rate-limits); 0 removes it.
+func (s *Server) SetStatusRateLimit(n int, span time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ext.oauth.perMinute, s.ext.oauth.span = n, span
+}
+
+// StatusRateLimited returns how many users.profile.set calls were refused
+// with 429.
+func (s *Server) StatusRateLimited() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ext.oauth.limited
 }
 
 // SignIn makes userID the one who approves on the authorize page.
@@ -312,6 +337,10 @@ func (s *Server) userMethod(h func(user, token string, form url.Values) response
 			writeJSON(w, slackErr("invalid_auth"))
 		case s.ext.oauth.revoked[token]:
 			writeJSON(w, slackErr("token_revoked"))
+		case method == "users.profile.set" && s.overLimit():
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			w.Write([]byte(`{"ok":false,"error":"ratelimited"}`))
 		default:
 			writeJSON(w, h(user, token, form))
 		}
@@ -360,4 +389,22 @@ func (s *Server) profileSet(user, _ string, form url.Values) response {
 	s.ext.oauth.statuses[user] = st
 	s.ext.oauth.sets = append(s.ext.oauth.sets, StatusSet{User: user, Status: st, At: s.now()})
 	return ok200(map[string]any{"profile": map[string]any{"status_text": st.Text, "status_emoji": st.Emoji}})
+}
+
+// overLimit counts one users.profile.set call and reports whether it is
+// over the limit. s.mu must be held.
+func (s *Server) overLimit() bool {
+	o := &s.ext.oauth
+	if o.perMinute <= 0 {
+		return false
+	}
+	if now := s.now().Truncate(o.span); !now.Equal(o.window) {
+		o.window, o.used = now, 0
+	}
+	o.used++
+	if o.used > o.perMinute {
+		o.limited++
+		return true
+	}
+	return false
 }
