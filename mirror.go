@@ -65,3 +65,10 @@ var ErrSyncTokenGone = errors.New("sync token no longer valid, a full sync is re
 // has a push channel with that ID (400 channelIdNotUnique): the caller
 // watches again with a new ID.
 var ErrChannelIDTaken = errors.New("channel ID already in use")
+
+// ErrPushAddressUnverified is what a watch's error matches when Google
+// refuses to post notifications to its address because the address's
+// domain is not verified for the project ("Unauthorized WebHook callback
+// channel", reason push.webhookUrlUnauthorized): every watch to that
+// address is refused alike until the operator verifies the domain.
+var ErrPushAddressUnverified = errors.New("the notification address's domain is not verified for the Google Cloud project")

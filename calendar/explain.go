@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/outbound"
@@ -29,7 +30,39 @@ func (s *Source) explain(calendarID string, err error) error {
 	if errors.As(err, &rerr) {
 		err = tokenError{rerr}
 	}
+	if addressUnverified(err) {
+		return meetingbot.Permanent(fmt.Errorf("calendar %s: %s: %w: %w", calendarID, fix, meetingbot.ErrPushAddressUnverified, concise(err)))
+	}
 	return meetingbot.Permanent(fmt.Errorf("calendar %s: %s: %w", calendarID, fix, concise(err)))
+}
+
+// addressUnverified reports whether err is Google refusing a watch's
+// address for its domain: reason push.webhookUrlUnauthorized, message
+// "Unauthorized WebHook callback channel: <address>", HTTP 401 as the
+// Cloud Storage JSON API lists it
+// (https://cloud.google.com/storage/docs/json_api/v1/status-codes) and
+// googleapis/google-api-php-client#569 saw it for a Calendar watch; one
+// report has it as a 403. Either way it is about the address, not the
+// credentials.
+func addressUnverified(err error) bool {
+	var gerr *googleapi.Error
+	return errors.As(err, &gerr) && hasReason(gerr, "push.webhookUrlUnauthorized")
+}
+
+// addressFix says how to have Google post notifications to address:
+// verify its domain for the project. Older Google guides to push
+// notifications required it (a domain verified in Search Console, then
+// added under the Cloud console's Domain verification), and a 2026
+// report still meets the refusal.
+func addressFix(address string) string {
+	host := address
+	if u, err := url.Parse(address); err == nil && u.Hostname() != "" {
+		host = u.Hostname()
+	}
+	return fmt.Sprintf("Google refuses to post push notifications to %s (PUBLIC_URL) because the domain %s is not verified for the project: "+
+		"verify %s in Google Search Console (https://search.google.com/search-console, as an owner), then add it in the Google Cloud console of the project of the credentials, "+
+		"APIs & Services > Domain verification (https://console.cloud.google.com/apis/credentials/domainverification); "+
+		"until then every calendar is synced every CALENDAR_RESYNC_INTERVAL instead", address, host, host)
 }
 
 // tokenError words a token endpoint's refusal on one line; oauth2's own
@@ -75,6 +108,8 @@ func (s *Source) fix(calendarID string, err error) string {
 		return "cannot build the API client"
 	}
 	switch {
+	case hasReason(gerr, "push.webhookUrlUnauthorized"):
+		return addressFix(watchAddress(gerr))
 	case hasReasonPrefix(gerr, "push.webhookUrl"):
 		// events.watch: push.webhookUrlNotHttps, push.webhookUrlUnauthorized …
 		return "Google refused the notification address of the watch: PUBLIC_URL must be an https URL that Google can reach, with a valid certificate"
@@ -126,4 +161,24 @@ func (s *Source) clientIDOrUnknown() string {
 		return s.creds.clientID
 	}
 	return "(the service account's client_id)"
+}
+
+// watchAddress is the address Google's refusal names ("Unauthorized
+// WebHook callback channel: <address>"), or "PUBLIC_URL's address" when
+// it names none.
+func watchAddress(gerr *googleapi.Error) string {
+	for _, m := range append([]string{gerr.Message}, reasonMessages(gerr)...) {
+		if _, addr, ok := strings.Cut(m, "callback channel: "); ok && strings.TrimSpace(addr) != "" {
+			return strings.TrimSpace(addr)
+		}
+	}
+	return "PUBLIC_URL's address"
+}
+
+func reasonMessages(gerr *googleapi.Error) []string {
+	out := make([]string, 0, len(gerr.Errors))
+	for _, e := range gerr.Errors {
+		out = append(out, e.Message)
+	}
+	return out
 }

@@ -291,18 +291,23 @@ func TestWatchRefuses(t *testing.T) {
 }
 
 func TestWatchAddressRefusedByGoogle(t *testing.T) {
-	srv := newServer(t)
-	srv.AddCalendar(alice)
-	// Reported for an address Google would not post to; a 401, so the
-	// client renews its access token once first.
-	refused := calendartest.Fault{
-		Status: http.StatusUnauthorized, Domain: "global", Reason: "push.webhookUrlUnauthorized", Message: "Unauthorized WebHook callback channel: https://bot.example.com/google/notify",
-	}
-	srv.QueueWatchFaults(alice, refused, refused)
-	src, _ := newSource(t, srv, nil)
-	_, err := src.Watch(context.Background(), alice, "c1", "t", "https://bot.example.com/google/notify", time.Hour)
-	if !meetingbot.IsPermanent(err) || !strings.Contains(err.Error(), "PUBLIC_URL") {
-		t.Errorf("Watch(address refused) error = %v, want a permanent error naming PUBLIC_URL", err)
+	// Reported for an address Google would not post to, as a 401 and,
+	// once, as a 403: either is about the address, so the client renews
+	// no token for it.
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		srv := newServer(t)
+		srv.AddCalendar(alice)
+		srv.QueueWatchFaults(alice, calendartest.Fault{
+			Status: status, Domain: "global", Reason: "push.webhookUrlUnauthorized", Message: "Unauthorized WebHook callback channel: https://bot.example.com/google/notify",
+		})
+		src, _ := newSource(t, srv, nil)
+		_, err := src.Watch(context.Background(), alice, "c1", "t", "https://bot.example.com/google/notify", time.Hour)
+		if !meetingbot.IsPermanent(err) || !errors.Is(err, meetingbot.ErrPushAddressUnverified) || !strings.Contains(err.Error(), "PUBLIC_URL") {
+			t.Errorf("Watch(address refused with %d) error = %v, want a permanent ErrPushAddressUnverified naming PUBLIC_URL", status, err)
+		}
+		if n := srv.RequestsTo(calendartest.MethodWatch); n != 1 {
+			t.Errorf("events.watch calls refused with %d = %d, want 1", status, n)
+		}
 	}
 }
 

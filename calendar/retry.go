@@ -60,9 +60,12 @@ func classify(err error) (class retry.Class, retryAfter time.Duration) {
 	return retry.Network, 0
 }
 
+// unauthorized reports whether err is a 401 for the credentials: not one
+// refusing a watch's address (addressUnverified), which no new token
+// changes and no connection is to blame for.
 func unauthorized(err error) bool {
 	var gerr *googleapi.Error
-	return errors.As(err, &gerr) && gerr.Code == http.StatusUnauthorized
+	return errors.As(err, &gerr) && gerr.Code == http.StatusUnauthorized && !addressUnverified(err)
 }
 
 func hasReason(err *googleapi.Error, reason string) bool {

@@ -35,6 +35,7 @@ type observed struct {
 	syncs    map[string]int
 	notified map[string]int
 	open     int
+	rounds   int // ChannelsOpen calls: maintenance rounds ended
 }
 
 func (o *observed) Synced(kind string) {
@@ -53,6 +54,13 @@ func (o *observed) ChannelsOpen(n int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.open = n
+	o.rounds++
+}
+
+func (o *observed) roundsDone() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.rounds
 }
 
 func (o *observed) get(kind string) int {

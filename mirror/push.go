@@ -38,13 +38,72 @@ const PushGap = 2 * time.Second
 
 // pushSyncs coalesces the syncs notifications ask for: per calendar, at
 // most one running and one queued; per channel, the highest message
-// number seen, so that a replayed notification changes nothing. The
+// number seen, so that a replayed notification changes nothing. It also
+// keeps whether Google refuses the notification address. The
 // numbers are this process's: a replay to another replica costs that
 // replica one sync, within its own gap. m.mu guards it; the zero value
 // is ready.
 type pushSyncs struct {
 	cals    map[string]*pushState
 	numbers map[string]int64
+	// unverified is set while Google refuses the address (since
+	// unverifiedAt, on the elapsed clock).
+	unverified   bool
+	unverifiedAt time.Duration
+}
+
+// AddressRetry is how long after Google refused the notification address
+// (its domain not verified, meetingbot.ErrPushAddressUnverified) the
+// mirror tries one watch again: every watch to that address is refused
+// alike, so asking for each calendar every minute would only spend the
+// quota, and the operator's fix (verifying the domain) takes longer.
+const AddressRetry = 10 * time.Minute
+
+// probeAddress reports whether the address was refused and AddressRetry
+// has passed: the next watch finds out whether it is accepted now.
+func (m *Mirror) probeAddress() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pushes.unverified && m.clock.Elapsed()-m.pushes.unverifiedAt >= AddressRetry
+}
+
+// addressRefused reports whether Google refused the address within
+// AddressRetry, so that no watch is tried.
+func (m *Mirror) addressRefused() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pushes.unverified && m.clock.Elapsed()-m.pushes.unverifiedAt < AddressRetry
+}
+
+// refuseAddress notes that Google refused the address and says so: the
+// first time with the fix, as an error (the first maintenance runs at
+// start-up); then once per retry still refused.
+func (m *Mirror) refuseAddress(err error) {
+	m.mu.Lock()
+	first := !m.pushes.unverified
+	again := !first && m.clock.Elapsed()-m.pushes.unverifiedAt >= AddressRetry
+	if first || again {
+		m.pushes.unverified, m.pushes.unverifiedAt = true, m.clock.Elapsed()
+	}
+	m.mu.Unlock()
+	switch {
+	case first:
+		m.log.Error("Google refuses push notifications to PUBLIC_URL's address, so no calendar gets a push channel: its domain must be verified for the Google Cloud project; "+
+			"calendars are synced every CALENDAR_RESYNC_INTERVAL meanwhile, and a watch is tried again every "+AddressRetry.String(), "address", m.opts.Address, "err", err)
+	case again:
+		m.log.Warn("Google still refuses push notifications to PUBLIC_URL's address (domain not verified); trying again in "+AddressRetry.String(), "address", m.opts.Address)
+	}
+}
+
+// acceptAddress notes that a watch to the address was accepted.
+func (m *Mirror) acceptAddress() {
+	m.mu.Lock()
+	was := m.pushes.unverified
+	m.pushes.unverified = false
+	m.mu.Unlock()
+	if was {
+		m.log.Info("Google accepts push notifications to PUBLIC_URL's address now: opening the calendars' channels", "address", m.opts.Address)
+	}
 }
 
 // pushState is one calendar's push-triggered syncs.
@@ -354,7 +413,11 @@ func (m *Mirror) maintain(ctx context.Context) {
 	// without a channel waited for their resync (see docs/performance.md's
 	// figures).
 	var wg sync.WaitGroup
-	limit := make(chan struct{}, openAtOnce)
+	parallel := openAtOnce
+	if m.probeAddress() {
+		parallel = 1 // one watch tells whether the address is accepted now
+	}
+	limit := make(chan struct{}, parallel)
 	for _, c := range cals {
 		chs := byCal[c]
 		// The newest channel serves; the others are renewed ones, or
@@ -368,13 +431,22 @@ func (m *Mirror) maintain(ctx context.Context) {
 		wg.Go(func() {
 			defer func() { <-limit }()
 			if keep < 0 {
+				if m.addressRefused() {
+					return // every watch to the address is refused alike
+				}
 				live := len(chs) > 0 && (chs[0].Expiration.IsZero() || chs[0].Expiration.After(now))
-				if _, err := m.open(ctx, c, live); err != nil {
+				_, err := m.open(ctx, c, live)
+				switch {
+				case errors.Is(err, meetingbot.ErrPushAddressUnverified):
+					m.refuseAddress(err)
+					return
+				case err != nil:
 					if ctx.Err() == nil {
 						m.log.Warn("open a push channel; the calendar is synced every CALENDAR_RESYNC_INTERVAL meanwhile", "calendar", c, "err", err)
 					}
 					return // keep the old channel while there is no new one
 				}
+				m.acceptAddress()
 			}
 			for i, ch := range chs {
 				if i != keep {

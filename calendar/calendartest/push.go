@@ -101,7 +101,10 @@ type pushState struct {
 	channels   map[string]*channel
 	drop       map[string]int
 	deliveries []Delivery
-	faults     map[string][]Fault
+	// verified, when not nil, are the only hosts watches may name
+	// (RequireVerifiedDomains).
+	verified map[string]bool
+	faults   map[string][]Fault
 	// inflight counts channels with a delivery goroutine; idle is
 	// broadcast when it falls to 0.
 	inflight int
@@ -143,6 +146,52 @@ func (s *Server) DropNotifications(calendarID string, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.push.drop[calendarID] += n
+}
+
+// RequireVerifiedDomains makes events.watch refuse every address whose
+// host is not one of hosts or a subdomain of one, as Google does for a
+// domain the project has not verified: older Google guides required the
+// webhook's domain to be verified in Search Console and added under the
+// Cloud console's Domain verification, and reports still see it. The
+// answer is the error others report: HTTP 401 with reason
+// push.webhookUrlUnauthorized, which Google's Cloud Storage JSON API
+// lists under 401 Unauthorized ("Requests to storage.objects.watchAll will
+// fail unless you verify you own the domain",
+// https://cloud.google.com/storage/docs/json_api/v1/status-codes), and the
+// message "Unauthorized WebHook callback channel: <address>"
+// (googleapis/google-api-php-client#569, for a Calendar watch). A 401 makes
+// a client renew its access token and try again once: the refusal stays.
+// No hosts: every watch is refused.
+func (s *Server) RequireVerifiedDomains(hosts ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.push.verified = map[string]bool{}
+	for _, h := range hosts {
+		s.push.verified[strings.ToLower(h)] = true
+	}
+}
+
+// domainVerified reports whether a watch may name address. s.mu must be
+// held.
+func (s *Server) domainVerified(address string) bool {
+	if s.push.verified == nil {
+		return true
+	}
+	u, err := url.Parse(address)
+	if err != nil {
+		return false
+	}
+	for host := strings.ToLower(u.Hostname()); host != ""; {
+		if s.push.verified[host] {
+			return true
+		}
+		_, rest, ok := strings.Cut(host, ".")
+		if !ok {
+			break
+		}
+		host = rest
+	}
+	return false
 }
 
 // QueueWatchFaults makes the next len(faults) events.watch requests on
@@ -218,6 +267,10 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request) {
 	}
 	if reason != "" {
 		writeBadRequest(w, reason, message)
+		return
+	}
+	if !s.domainVerified(req.Address) {
+		writeError(w, http.StatusUnauthorized, "global", "push.webhookUrlUnauthorized", "Unauthorized WebHook callback channel: "+req.Address)
 		return
 	}
 	ch := &channel{

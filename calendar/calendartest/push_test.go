@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -291,5 +292,34 @@ func TestDropAndForwardNotifications(t *testing.T) {
 	d := s.Deliveries()
 	if len(d) != 2 || d[0].Err != "dropped" || d[0].State != "sync" || d[1].Status != http.StatusOK || d[1].Address != plain.URL+"/google/notify" {
 		t.Errorf("Deliveries() = %+v, want the sync dropped and the exists delivered to %s", d, plain.URL)
+	}
+}
+
+// With verified domains required, a watch naming any other host is
+// refused as Google refuses an unverified one; a verified host and its
+// subdomains are not.
+func TestWatchRefusesAnUnverifiedDomain(t *testing.T) {
+	s := NewServer()
+	defer s.Close()
+	const cal = "a@example.com"
+	s.AddCalendar(cal)
+	s.RequireVerifiedDomains("bot.example")
+	for i, tt := range []struct {
+		address string
+		code    int
+	}{
+		{"https://bot.example/google/notify", 200},
+		{"https://eu.bot.example/google/notify", 200},
+		{"https://notbot.example/google/notify", 401},
+		{"https://bot.example.evil/google/notify", 401},
+	} {
+		code, _, eb := watch(t, s, cal, calendar.Channel{Id: fmt.Sprintf("c%d", i), Type: "web_hook", Address: tt.address, Token: "t"})
+		if code != tt.code {
+			t.Errorf("watch(%s) = %d %+v, want %d", tt.address, code, eb, tt.code)
+		}
+		if tt.code == 401 && (len(eb.Error.Errors) == 0 || eb.Error.Errors[0].Reason != "push.webhookUrlUnauthorized" ||
+			eb.Error.Message != "Unauthorized WebHook callback channel: "+tt.address) {
+			t.Errorf("watch(%s) error = %+v, want push.webhookUrlUnauthorized, Unauthorized WebHook callback channel", tt.address, eb)
+		}
 	}
 }
