@@ -152,9 +152,12 @@ func TestConnectOwnGoogleAccount(t *testing.T) {
 	eventually(t, 20*time.Second, "the gauge counting the broken connection", func() bool {
 		return metric(t, addr, `meetingbot_connections{state="broken"}`) == 1
 	})
-	time.Sleep(3 * time.Second) // more syncs fail: still one DM
+	time.Sleep(5 * time.Second) // past 3 ticks: still one DM, and Bob's paused reminders fail no sweep
 	if n := len(stopped()); n != 1 {
 		t.Errorf("DMs saying the reminders stopped = %d, want 1", n)
+	}
+	if status, body := httpGet("http://" + addr + "/healthz"); status != http.StatusOK {
+		t.Errorf("GET /healthz with Bob's connection stopped = %d %q, want 200: nobody else is affected", status, body)
 	}
 
 	status, page = browse(t, front, w.slash(t, addr, bobID, bobDM, "connect"))

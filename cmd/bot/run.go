@@ -153,8 +153,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	var extraCalendars func(ctx context.Context) ([]string, error)
 	if stat != nil {
 		notifier = routed{slack: slack, status: setter}
-		opts.Subscriptions = withStatuses(opts.Subscriptions, stat, cfg.Subscriptions, mon)
 		extraCalendars = stat.calendars
+	}
+	if conns != nil {
+		opts.Subscriptions = sweptSubscriptions(opts.Subscriptions, stat, conns, cfg.HasServiceAccount(), cfg.Subscriptions, mon)
 	}
 	// The sweeps plan from a mirror of each calendar, kept by incremental
 	// sync and, with PUBLIC_URL, by push notifications, which wake the
