@@ -205,7 +205,9 @@ func (s *statuses) email(ctx context.Context, userID string) string {
 // account, or the service account). It tells mon every subscription
 // swept, fixed (CALENDARS) included.
 func sweptSubscriptions(made func(ctx context.Context) ([]meetingbot.Subscription, error), stat *statuses, c *connections, serviceAccount bool,
-	fixed []meetingbot.Subscription, mon interface{ Sweeping([]meetingbot.Subscription) }) func(ctx context.Context) ([]meetingbot.Subscription, error) {
+	fixed []meetingbot.Subscription, mon interface {
+		Sweeping([]meetingbot.Subscription)
+	}) func(ctx context.Context) ([]meetingbot.Subscription, error) {
 	return func(ctx context.Context) ([]meetingbot.Subscription, error) {
 		var subs []meetingbot.Subscription
 		if made != nil {
