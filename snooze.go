@@ -21,9 +21,6 @@ const (
 	ActionSnooze5m    = "snooze_5m"
 )
 
-// IsSnoozeAction reports whether a block action's ID is a snooze button's.
-func IsSnoozeAction(actionID string) bool { return strings.Contains(actionID, "snooze") }
-
 // TimerKindSnooze is the Timer.Kind of snoozes.
 const TimerKindSnooze = "snooze"
 

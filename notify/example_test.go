@@ -17,5 +17,5 @@ func ExampleMessage() {
 	fmt.Println(len(blocks), "blocks")
 	// Output:
 	// Design review &amp; Q&amp;A starts in 10 minutes (<!date^1772442000^{date_short_pretty} {time}|2026-03-02 09:00 UTC>)
-	// 2 blocks
+	// 3 blocks
 }

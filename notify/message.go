@@ -52,7 +52,9 @@ const ellipsis = "…"
 // Block Kit limit, while what says when the meeting starts stays whole.
 //
 // A reminder of a recurring meeting in a subscription made from Slack
-// carries a "Mute this series" button too (see muteButton).
+// carries a "Mute this series" button too (see muteButton), and a
+// reminder posted before its meeting starts carries the snooze buttons
+// (see snoozeButtons).
 func Message(r meetingbot.Reminder, now time.Time, joinHosts ...string) (text string, blocks []slack.Block) {
 	m, title := shown(r)
 	start := dateToken(m.Start, "{date_short_pretty} {time}", "2006-01-02 15:04 UTC")
@@ -96,6 +98,7 @@ func Message(r meetingbot.Reminder, now time.Time, joinHosts ...string) (text st
 	if mute := muteButton(r); mute != nil {
 		buttons = append(buttons, mute)
 	}
+	buttons = append(buttons, snoozeButtons(r, now)...)
 	if len(buttons) > 0 {
 		blocks = append(blocks, slack.NewActionBlock("reminder_actions", buttons...))
 	}

@@ -1,0 +1,114 @@
+package notify_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify"
+	"github.com/slack-go/slack"
+)
+
+// snoozeButtons returns the snooze buttons among blocks: action ID to
+// value.
+func snoozeButtons(t *testing.T, blocks []slack.Block) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, b := range blocks {
+		a, ok := b.(*slack.ActionBlock)
+		if !ok {
+			continue
+		}
+		for _, el := range a.Elements.ElementSet {
+			if btn, ok := el.(*slack.ButtonBlockElement); ok && strings.Contains(btn.ActionID, "snooze") {
+				out[btn.ActionID] = btn.Value
+			}
+		}
+	}
+	return out
+}
+
+// TestSnoozeButtonsWhileTheMeetingIsAhead: a reminder carries "Remind me
+// at start" until its meeting starts, and "In 5 min" while six minutes or
+// more remain; the buttons name the reminder and its meeting as shown.
+func TestSnoozeButtonsWhileTheMeetingIsAhead(t *testing.T) {
+	m := meeting()
+	sub := meetingbot.Subscription{ID: "team", CalendarID: "team@example.com", Destination: "C0STANDUP1"}
+	for _, tt := range []struct {
+		name   string
+		before time.Duration
+		want   []string
+	}{
+		{"ten minutes ahead", 10 * time.Minute, []string{meetingbot.ActionSnoozeStart, meetingbot.ActionSnooze5m}},
+		{"six minutes ahead", 6 * time.Minute, []string{meetingbot.ActionSnoozeStart, meetingbot.ActionSnooze5m}},
+		{"five minutes ahead", 5*time.Minute + 59*time.Second, []string{meetingbot.ActionSnoozeStart}},
+		{"starting now", 0, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := meetingbot.Reminder{Key: meetingbot.Key(m.ID, tt.before, m.Start), Subscription: sub, Meeting: m, Offset: tt.before, TriggerAt: m.Start.Add(-tt.before)}
+			got := snoozeButtons(t, blocksOf(notify.Message(r, r.TriggerAt)))
+			if len(got) != len(tt.want) {
+				t.Fatalf("snooze buttons %v, want %v", got, tt.want)
+			}
+			for _, id := range tt.want {
+				v, ok := meetingbot.ParseSnoozeValue(got[id])
+				if !ok || v.Subscription != "team" || v.Reminder != r.Key || v.Event != m.ID || v.Start != m.Start.Unix() || v.Title != m.Title {
+					t.Errorf("%s value %q, want the reminder %s of %s", id, got[id], r.Key, m.ID)
+				}
+			}
+		})
+	}
+}
+
+func blocksOf(_ string, blocks []slack.Block) []slack.Block { return blocks }
+
+// TestNotifySnoozeDMsThePersonAndIsFoundAgain: a snooze's DM goes to the
+// person who clicked, says they asked for it (and, moved, the new time),
+// carries the reminder first clicked on its buttons, and is found again
+// by its timer's key.
+func TestNotifySnoozeDMsThePersonAndIsFoundAgain(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	m := meeting()
+	of := meetingbot.Snooze{User: "U0ALICE001", Mode: meetingbot.SnoozeIn5m, Reminder: meetingbot.Key(m.ID, 10*time.Minute, m.Start),
+		Subscription: "team", Calendar: "team@example.com", Meeting: m}
+	fire := meetingStart.Add(-10 * time.Minute)
+	tm := of.Timer(fire)
+	moved := m
+	moved.Start, moved.End = m.Start.Add(time.Hour), m.End.Add(time.Hour)
+	r := meetingbot.Reminder{Key: tm.Key, Subscription: meetingbot.Subscription{ID: meetingbot.SnoozeSubscription("U0ALICE001"), Destination: "U0ALICE001"},
+		Meeting: moved, Offset: moved.Start.Sub(fire), TriggerAt: fire}
+	rc, err := e.slack.NotifySnooze(ctx, r, of, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := e.srv.Messages()
+	if len(msgs) != 1 || msgs[0].Channel != rc.Channel || !strings.HasPrefix(rc.Channel, "D") {
+		t.Fatalf("messages %+v, want one DM at %+v", msgs, rc)
+	}
+	body := strings.ReplaceAll(string(msgs[0].Blocks), `\u003c`, "<")
+	if !strings.Contains(body, "You asked me to remind you.") || !strings.Contains(body, "It moved: it now starts at <!date^"+fmtUnix(moved.Start)) {
+		t.Errorf("snooze DM %s, want the note and the new time", body)
+	}
+	if msgs[0].Metadata == nil || msgs[0].Metadata.EventPayload["key"] != tm.Key {
+		t.Errorf("metadata %+v, want the timer's key %s", msgs[0].Metadata, tm.Key)
+	}
+	var blocks slack.Blocks
+	if err := json.Unmarshal(msgs[0].Blocks, &blocks); err != nil {
+		t.Fatal(err)
+	}
+	buttons := snoozeButtons(t, blocks.BlockSet)
+	v, ok := meetingbot.ParseSnoozeValue(buttons[meetingbot.ActionSnoozeStart])
+	if !ok || v.Subscription != "team" || v.Reminder != of.Reminder {
+		t.Errorf("Remind me at start on the snooze's DM = %q, want the reminder first clicked", buttons[meetingbot.ActionSnoozeStart])
+	}
+	got, found, err := e.slack.Delivered(ctx, r)
+	if err != nil || !found || got != rc {
+		t.Errorf("Delivered = %+v, %v, %v; want %+v", got, found, err, rc)
+	}
+}
+
+func fmtUnix(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
