@@ -24,7 +24,9 @@ type fired struct {
 	ch chan string
 }
 
-func newFired(c *clock.Fake) *fired { return &fired{c: c, at: map[string]time.Time{}, ch: make(chan string, 16)} }
+func newFired(c *clock.Fake) *fired {
+	return &fired{c: c, at: map[string]time.Time{}, ch: make(chan string, 16)}
+}
 
 func (f *fired) Fire(ctx context.Context, t meetingbot.Timer) timer.Result {
 	f.mu.Lock()
@@ -45,7 +47,7 @@ func (f *fired) when(key string) (time.Time, bool) {
 type passObserver chan int
 
 func (p passObserver) TimerFired(meetingbot.Timer) {}
-func (p passObserver) TimersPending(n int)          { p <- n }
+func (p passObserver) TimersPending(n int)         { p <- n }
 
 func timerAt(key string, at time.Time) meetingbot.Timer {
 	return meetingbot.Timer{Key: key, Kind: "test", Subject: "U1", FireAt: at, State: meetingbot.TimerPending}
