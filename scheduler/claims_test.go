@@ -264,3 +264,23 @@ func TestSendEndsWellBeforeItsLease(t *testing.T) {
 	assert.GreaterOrEqual(t, margin, lease/4, "time between the send's deadline and its lease's end")
 	assert.Len(t, e.slack.Deliveries(), 1)
 }
+
+// An interrupted snooze send is the timers' to look up: the scheduler,
+// which sweeps no subscription of that name, leaves it alone.
+func TestSnoozeClaimsAreLeftToTheTimers(t *testing.T) {
+	e := newEnv(t, sub("alice"))
+	dying, err := storage.Open(context.Background(), e.path)
+	require.NoError(t, err)
+	en := meetingbot.Entry{Subscription: meetingbot.SnoozeSubscription("U1"), Key: meetingbot.SnoozeKey("U1", "a:10m:x", at("09:00")),
+		Start: at("09:00"), TriggerAt: at("09:00")}
+	_, _, err = dying.Claim(context.Background(), en, at("09:00"), at("09:01"))
+	require.NoError(t, err)
+	require.NoError(t, dying.Close()) // killed mid-send
+
+	e.restart()
+	e.tickAt(at("09:01"))
+	orphans, err := e.store.Orphans(context.Background(), "", at("09:01"))
+	require.NoError(t, err)
+	require.Len(t, orphans, 1, "orphans after a tick")
+	assert.Equal(t, en.Key, orphans[0].Key)
+}
