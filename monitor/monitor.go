@@ -56,6 +56,8 @@ type Monitor struct {
 	push *pushMetrics
 	// slack counts the refusals of Slack's request URLs.
 	slack *slackMetrics
+	// timers counts the durable timers (timers.go).
+	timers *timerMetrics
 }
 
 // subHealth is one subscription's sweep record.
@@ -78,6 +80,7 @@ func New(opts Options) *Monitor {
 	m.leases = newLeases(m.metrics.reg, len(opts.Subscriptions))
 	m.push = newPushMetrics(m.metrics.reg)
 	m.slack = newSlackMetrics(m.metrics.reg)
+	m.timers = newTimerMetrics(m.metrics.reg)
 	for _, s := range opts.Subscriptions {
 		m.subs[s.ID] = &subHealth{lastGood: start}
 	}

@@ -134,6 +134,7 @@ func (s *Slack) Edit(ctx context.Context, f meetingbot.Follow) error {
 		f.Reminder.Meeting.Title = title
 	}
 	text, blocks := EditedMessage(f, s.cfg.JoinHosts...)
+	blocks = s.snoozable(blocks)
 	err := s.update(ctx, f.Message, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) && refusedContent[se.Err] {

@@ -56,7 +56,7 @@ func newEnv(t *testing.T, tweak ...func(*notify.Config)) *env {
 	obs := &observed{}
 	cfg := notify.Config{
 		Token: slacktest.Token, APIURL: srv.URL(), Observe: obs.observe,
-		Now: clock.Now, Sleep: clock.Sleep, CallTimeout: 2 * time.Second,
+		Now: clock.Now, Sleep: clock.Sleep, CallTimeout: 2 * time.Second, Snooze: true,
 	}
 	for _, f := range tweak {
 		f(&cfg)

@@ -71,6 +71,10 @@ type Config struct {
 	// HistoryPages bounds the conversations.history pages Delivered reads
 	// (200 messages each); 10 if zero.
 	HistoryPages int
+	// Snooze puts the snooze buttons ("Remind me at start", "In 5 min")
+	// on reminders: on when something answers their clicks (self-service
+	// with snoozes wired).
+	Snooze bool
 }
 
 // Slack posts reminders to Slack. It is safe for concurrent use.
@@ -185,6 +189,7 @@ func (s *Slack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.R
 		return meetingbot.Receipt{}, fmt.Errorf("notify: subscription %q: %w", r.Subscription.ID, err)
 	}
 	text, blocks := Message(r, s.cfg.Now(), s.cfg.JoinHosts...)
+	blocks = s.snoozable(blocks)
 	receipt, err := s.post(ctx, dest, r, metadata(r), slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) && refusedContent[se.Err] && !errors.Is(err, meetingbot.ErrUnconfirmed) {

@@ -37,6 +37,33 @@ func snoozeButtons(r meetingbot.Reminder, now time.Time) []slack.BlockElement {
 	return out
 }
 
+// snoozable returns blocks without their snooze buttons unless
+// Config.Snooze is on: nothing would answer a click.
+func (s *Slack) snoozable(blocks []slack.Block) []slack.Block {
+	if s.cfg.Snooze {
+		return blocks
+	}
+	out := blocks[:0:0]
+	for _, b := range blocks {
+		a, ok := b.(*slack.ActionBlock)
+		if !ok {
+			out = append(out, b)
+			continue
+		}
+		var keep []slack.BlockElement
+		for _, el := range a.Elements.ElementSet {
+			if btn, ok := el.(*slack.ButtonBlockElement); ok && (btn.ActionID == meetingbot.ActionSnoozeStart || btn.ActionID == meetingbot.ActionSnooze5m) {
+				continue
+			}
+			keep = append(keep, el)
+		}
+		if len(keep) > 0 {
+			out = append(out, slack.NewActionBlock(a.BlockID, keep...))
+		}
+	}
+	return out
+}
+
 // SnoozeMessage renders the DM of a snooze (of) as it is posted at now:
 // the reminder r of its meeting, as Message renders it, headed by a line
 // saying the person asked for it and, when moved, that the meeting now
@@ -66,6 +93,7 @@ func (s *Slack) NotifySnooze(ctx context.Context, r meetingbot.Reminder, of meet
 		return meetingbot.Receipt{}, fmt.Errorf("notify: snooze %q: %w", r.Key, err)
 	}
 	text, blocks := SnoozeMessage(r, of, moved, s.cfg.Now(), s.cfg.JoinHosts...)
+	blocks = s.snoozable(blocks)
 	receipt, err := s.post(ctx, dest, r, metadata(r), slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) && refusedContent[se.Err] && !errors.Is(err, meetingbot.ErrUnconfirmed) {

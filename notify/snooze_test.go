@@ -112,3 +112,20 @@ func TestNotifySnoozeDMsThePersonAndIsFoundAgain(t *testing.T) {
 }
 
 func fmtUnix(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
+
+// TestNoSnoozeButtonsWhenNothingAnswersThem: without Config.Snooze (no
+// self-service to answer a click) a reminder has no snooze buttons, and
+// keeps its others.
+func TestNoSnoozeButtonsWhenNothingAnswersThem(t *testing.T) {
+	e := newEnv(t, func(c *notify.Config) { c.Snooze = false })
+	m := meeting()
+	r := meetingbot.Reminder{Key: meetingbot.Key(m.ID, 10*time.Minute, m.Start), Meeting: m, Offset: 10 * time.Minute, TriggerAt: m.Start.Add(-10 * time.Minute),
+		Subscription: meetingbot.Subscription{ID: "team", CalendarID: "team@example.com", Destination: "C0STANDUP1"}}
+	if _, err := e.slack.Notify(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	body := string(e.srv.Messages()[0].Blocks)
+	if strings.Contains(body, "snooze") || !strings.Contains(body, `"action_id":"join"`) {
+		t.Errorf("reminder without Config.Snooze = %s, want Join and no snooze button", body)
+	}
+}

@@ -138,6 +138,9 @@ type Config struct {
 	UserCacheTTL time.Duration
 	// Horizon is how far ahead "next reminder" looks; 7 days by default.
 	Horizon time.Duration
+	// Snoozes, when set, answers the snooze buttons of reminders and
+	// lists people's pending snoozes in the Home tab (snooze.go).
+	Snoozes Snoozes
 	// Refused, if set, is called once per request to Slack's request
 	// URLs that is refused, with why: for a metric. The log says so at
 	// most once a minute.
@@ -168,6 +171,7 @@ type App struct {
 	ackIn    time.Duration
 	workIn   time.Duration
 	horizon  time.Duration
+	snoozes  Snoozes
 	refused  func(Refusal)
 	refusals *refusals
 	reads    reads
@@ -215,6 +219,7 @@ func New(cfg Config) (*App, error) {
 		ackIn:          cmp.Or(max(cfg.AckWithin, 0), 2*time.Second),
 		workIn:         cmp.Or(max(cfg.WorkTimeout, 0), time.Minute),
 		horizon:        cmp.Or(max(cfg.Horizon, 0), 7*24*time.Hour),
+		snoozes:        cfg.Snoozes,
 		refused:        cfg.Refused,
 		accounts:       cfg.Accounts,
 		statusSettings: cfg.StatusSettings,

@@ -144,6 +144,7 @@ func (a *App) homeBlocks(ctx context.Context, userID, notice string, check bool)
 	blocks = append(blocks, a.connectBlocks(ctx, userID)...)
 	blocks = append(blocks, a.statusBlocks(ctx, userID)...)
 	blocks = append(blocks, a.calendarBlocks(ctx, userID, calendar, check, on || isFixed, offsets, subs, p.TZ)...)
+	blocks = append(blocks, a.snoozeBlocks(ctx, userID)...)
 	blocks = append(blocks, a.mutedBlocks(ctx, userID)...)
 	return append(blocks, slack.NewContextBlock("help", mrkdwn(fmt.Sprintf(
 		"In a channel, `%[1]s subscribe <calendar>` posts a calendar's reminders there. `%[1]s help` lists everything.", a.command))))
@@ -272,6 +273,10 @@ func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 	check := false
 	for _, act := range cb.ActionCallback.BlockActions {
 		switch act.ActionID {
+		case meetingbot.ActionSnoozeStart, meetingbot.ActionSnooze5m:
+			continue // answered before Slack was (snoozeClicks)
+		case actionSnoozeCancel:
+			notice = a.cancelSnooze(ctx, user, act.Value)
 		case actionOn:
 			notice = a.turnOn(ctx, user, nil, "*Turn on*")
 		case actionOff:

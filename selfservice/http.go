@@ -154,7 +154,9 @@ func (h *handler) interactivity(w http.ResponseWriter, r *http.Request, body []b
 	if !h.forUs(w, r, cb.Team.ID, cb.APIAppID) {
 		return
 	}
-	if !h.app.spawn(r.Context(), func(ctx context.Context) { h.app.interaction(ctx, cb) }) {
+	// A snooze's timer is stored before Slack hears back.
+	answer := h.app.snoozeClicks(r.Context(), cb)
+	if !h.app.spawn(r.Context(), func(ctx context.Context) { answer(ctx); h.app.interaction(ctx, cb) }) {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}

@@ -63,8 +63,9 @@ func (a *App) socketEvent(ctx context.Context, client *socketmode.Client, evt so
 		if !ok || evt.Request == nil || !a.socketForUs(ctx, client, *evt.Request, cb.Team.ID, cb.APIAppID) {
 			return
 		}
+		answer := a.snoozeClicks(ctx, cb) // a snooze's timer is stored before the ack
 		a.ack(ctx, client, *evt.Request, nil)
-		a.spawn(ctx, func(ctx context.Context) { a.interaction(ctx, cb) })
+		a.spawn(ctx, func(ctx context.Context) { answer(ctx); a.interaction(ctx, cb) })
 	case socketmode.EventTypeEventsAPI:
 		ev, ok := evt.Data.(slackevents.EventsAPIEvent)
 		if !ok || evt.Request == nil || !a.socketForUs(ctx, client, *evt.Request, ev.TeamID, ev.APIAppID) {

@@ -27,6 +27,7 @@ type store interface {
 	selfservice.Store
 	agenda.Settings
 	mirror.Store
+	snoozeStore
 	Close() error
 }
 

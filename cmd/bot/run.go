@@ -122,7 +122,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		}
 	}()
 
-	fromSlack, err := newSelfService(cfg, store, source, mon, slack.BotUserID(), log, late)
+	snoozes, err := newSnoozes(cfg, store, slack, mon, log)
+	if err != nil {
+		return err
+	}
+	fromSlack, err := newSelfService(cfg, store, source, mon, slack.BotUserID(), log, late, snoozes)
 	if err != nil {
 		return err
 	}
@@ -170,6 +174,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	sched, err = scheduler.New(cfg.Subscriptions, mir, notifier, store, opts)
 	if err != nil {
 		return err
+	}
+	if snoozes != nil {
+		snoozes.source.set(mir) // a snooze checks its meeting as a timer does
 	}
 	agendas, err := newAgenda(cfg, store, source, slack, mon, log)
 	if err != nil {
@@ -221,6 +228,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		// Stopped with the scheduler, at ctx's end: a send in flight is
 		// finished and recorded before wg.Wait returns.
 		wg.Go(func() { _ = agendas.Run(ctx) })
+	}
+	if snoozes != nil {
+		snoozes.run(ctx, &wg) // as the agendas
 	}
 	wg.Go(func() { newDestinationCheck(cfg.Subscriptions, slack.Resolve, mon.Destination, log).Run(bg) })
 	if h.listening != nil {

@@ -50,7 +50,7 @@ const slackCallTimeout = 30 * time.Second
 // newSelfService builds self-service for cfg over the bot's store and
 // Calendar source, or returns nil when cfg leaves it off. botUserID is the
 // bot's Slack user ID ("" when auth.test has not answered).
-func newSelfService(cfg config.Config, store selfservice.Store, source *calendar.Source, mon *monitor.Monitor, botUserID string, log *slog.Logger, late *lateAccounts) (*selfService, error) {
+func newSelfService(cfg config.Config, store selfservice.Store, source *calendar.Source, mon *monitor.Monitor, botUserID string, log *slog.Logger, late *lateAccounts, snoozes *snoozes) (*selfService, error) {
 	if !cfg.SelfService() {
 		return nil, nil
 	}
@@ -92,6 +92,9 @@ func newSelfService(cfg config.Config, store selfservice.Store, source *calendar
 		if ss, ok := store.(selfservice.StatusSettings); ok {
 			scfg.StatusSettings = ss
 		}
+	}
+	if snoozes != nil {
+		scfg.Snoozes = snoozes.service // the snooze buttons, see snooze.go
 	}
 	app, err := selfservice.New(scfg)
 	if err != nil {

@@ -78,6 +78,8 @@ func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs obser
 		JoinHosts: cfg.JoinURLHosts,
 		Logger:    log,
 		Observe:   obs.slack,
+		// Self-service answers the snooze buttons' clicks.
+		Snooze: cfg.SelfService(),
 	})
 	check, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
