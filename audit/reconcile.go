@@ -65,6 +65,9 @@ type Deps struct {
 	// Agendas, when set, audits the daily agendas too: expected (a day
 	// with meetings) against sent, per person and local day.
 	Agendas *AgendaDeps
+	// Timers, when set, audits the snoozes people asked for too: each
+	// timer due against the DMs sent (snooze.go).
+	Timers Timers
 }
 
 // Input is one reconciliation: Deps over the trigger times [From, To).
@@ -114,6 +117,12 @@ func Reconcile(ctx context.Context, in Input) (Report, error) {
 	}
 	if p.Agendas != nil {
 		r.Subscriptions = append(r.Subscriptions, reconcileAgendas(ctx, p, p.Agendas)...)
+		if err := ctx.Err(); err != nil {
+			return Report{}, fmt.Errorf("audit: %w", err)
+		}
+	}
+	if p.Timers != nil {
+		r.Subscriptions = append(r.Subscriptions, reconcileSnoozes(ctx, p, p.Timers)...)
 		if err := ctx.Err(); err != nil {
 			return Report{}, fmt.Errorf("audit: %w", err)
 		}

@@ -120,6 +120,7 @@ func openPostgres(ctx context.Context, cfg config.Config, log *slog.Logger) (*po
 // is not nor change the schema under the bot that runs on it.
 func openAuditLedger(ctx context.Context, cfg config.Config) (interface {
 	audit.Ledger
+	audit.Timers
 	agenda.Settings
 	Close() error
 }, error) {

@@ -170,6 +170,40 @@ func TestSnoozeAtStartSurvivesSIGKILL(t *testing.T) {
 	if n := len(w.inChannel(engID)); n != 1 {
 		t.Errorf("messages in #eng = %d, want the one reminder: a snooze goes to the person who clicked", n)
 	}
+
+	// bot audit, beside the running bot, reports the snooze due and
+	// delivered once, like a reminder.
+	a := start(t, w.dir, env, "audit", "--since", "1h", "--json")
+	if code, _ := a.wait(30 * time.Second); code != 0 {
+		t.Errorf("bot audit: exit %d, want 0: %s", code, a.out.String())
+	}
+	var report struct {
+		Subscriptions []struct {
+			Subscription string            `json:"subscription"`
+			Expected     int               `json:"expected"`
+			Delivered    []json.RawMessage `json:"delivered"`
+		} `json:"subscriptions"`
+	}
+	out := a.out.String()
+	i := strings.Index(out, "{\n  \"from\"")
+	if i < 0 {
+		t.Fatalf("bot audit --json printed no report: %s", out)
+	}
+	if err := json.NewDecoder(strings.NewReader(out[i:])).Decode(&report); err != nil {
+		t.Fatalf("bot audit --json = %v: %s", err, out)
+	}
+	found := false
+	for _, sr := range report.Subscriptions {
+		if sr.Subscription == meetingbot.SnoozeSubscription(bobID) {
+			found = true
+			if sr.Expected != 1 || len(sr.Delivered) != 1 {
+				t.Errorf("bot audit of Bob's snoozes: %d expected, %d delivered; want 1 and 1", sr.Expected, len(sr.Delivered))
+			}
+		}
+	}
+	if !found {
+		t.Errorf("bot audit reports no snoozes of Bob: %s", out[i:])
+	}
 }
 
 // TestSnoozeOfACancelledMeetingSendsNothing: a snooze whose meeting is

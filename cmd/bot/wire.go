@@ -134,10 +134,14 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 		if err := auditConnections(ctx, cfg, ledger, source, late, newLogger(cfg, stderr), stderr); err != nil {
 			return audit.Deps{}, err
 		}
-		return audit.Deps{
+		deps := audit.Deps{
 			Subscriptions: cfg.Subscriptions, Source: source, Ledger: ledger, Slack: slack, Interval: cfg.TickInterval,
 			Agendas: auditAgendas(cfg, ledger, source, slack),
-		}, nil
+		}
+		if cfg.SelfService() {
+			deps.Timers = ledger // the snoozes people asked for
+		}
+		return deps, nil
 	}
 	if code := audit.Command(ctx, args, open, stdout, stderr); code != audit.ExitOK {
 		return exitStatus(code)
