@@ -90,6 +90,21 @@ var forbidden = map[string]map[string]string{
 		module + "/notify":    "the agenda declares what it consumes; adapters provide it",
 		module + "/scheduler": "the agenda is an engine beside the scheduler, not inside it",
 	},
+	"timer": {
+		"modernc.org/sqlite":  "the timers are kept through a Store interface of the package's own",
+		pgx:                   "the timers are kept through a Store interface of the package's own",
+		module + "/storage":   "the timer engine declares what it consumes; adapters provide it",
+		module + "/scheduler": "the timer engine is beside the scheduler, not inside it",
+		module + "/snooze":    "the engine knows no kind of timer; handlers are given to it",
+	},
+	"snooze": {
+		"modernc.org/sqlite":  "the snoozes consume a Ledger and a Store interface, not a driver",
+		pgx:                   "the snoozes consume a Ledger and a Store interface, not a driver",
+		module + "/storage":   "the snoozes declare what they consume; adapters provide it",
+		module + "/calendar":  "the snoozes declare what they consume; adapters provide it",
+		module + "/notify":    "the snoozes declare what they consume; adapters provide it",
+		module + "/scheduler": "the snoozes are beside the scheduler, not inside it",
+	},
 	"monitor": {
 		"modernc.org/sqlite": "health and metrics are told, not read from a database",
 		pgx:                  "health and metrics are told, not read from a database",

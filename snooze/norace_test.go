@@ -1,0 +1,5 @@
+//go:build !race
+
+package snooze_test
+
+const raceEnabled = false
