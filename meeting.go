@@ -15,6 +15,12 @@ type Meeting struct {
 	// the same before and after the series is split; empty for a single
 	// event. A subscription can mute a series (Subscription.Muted).
 	Series string
+	// RecurringEventID is the calendar's ID of the recurring event the
+	// meeting is an instance of, as it stands now (a series split off
+	// another has an ID of its own, where Series stays the first's);
+	// empty for a single event. A sync that reports a change of that
+	// event has the mirror read its instances again.
+	RecurringEventID string `json:",omitempty"`
 	// Title is the event summary, unescaped; "(No title)" when empty.
 	Title string
 	// Start and End are instants; compare them, never their zones.

@@ -53,6 +53,16 @@ type Synced struct {
 	Removed []string
 	// Token is the nextSyncToken; "" makes the next sync a full one.
 	Token string
+	// Series are the recurring events (their IDs, as
+	// Meeting.RecurringEventID names them) that an incremental sync's
+	// items belong to or are: an instance's, a master listed itself, the
+	// series an instance's sparse tombstone names. What Google reports of
+	// a changed series is undocumented and not always whole (an instance
+	// deleted may come without a tombstone), so the mirror reads the
+	// instances of each again rather than trust Changed and Removed for
+	// them. A deleted series may also come as its master's tombstone
+	// alone, an ID in Removed like any deleted event's.
+	Series []string
 }
 
 // ErrSyncTokenGone is what a sync's error matches when Google no longer

@@ -13,7 +13,7 @@ import (
 
 // itemFields is the fields mask of one event, for events.get: only what
 // meeting reads travels.
-const itemFields = "id,recurringEventId,originalStartTime(dateTime),status,eventType,summary,start(date,dateTime),end(date,dateTime)," +
+const itemFields = "id,recurringEventId,recurrence,originalStartTime(dateTime),status,eventType,summary,start(date,dateTime),end(date,dateTime)," +
 	"htmlLink,hangoutLink,conferenceData(entryPoints(entryPointType,uri)),location,description," +
 	"organizer(email,displayName),attendees(self,responseStatus),updated,visibility"
 
@@ -48,6 +48,7 @@ func meeting(ev *calendar.Event) (m meetingbot.Meeting, ok bool, err error) {
 		m.Instance = inst
 	}
 	m.Series = series(ev.RecurringEventId)
+	m.RecurringEventID = ev.RecurringEventId
 	if m.Title == "" {
 		m.Title = "(No title)"
 	}
@@ -81,6 +82,13 @@ func notMeeting(ev *calendar.Event) (why string, err error) {
 		return "", errors.New("missing id")
 	case ev.Status == "cancelled":
 		return "cancelled", nil
+	case len(ev.Recurrence) > 0:
+		// With singleEvents=true Google lists instances, "but not the
+		// underlying recurring events themselves" (events.list), yet a
+		// sync has been seen listing a master, recurrence and all
+		// (phw198/OutlookGoogleCalendarSync#2124). Its start is its
+		// first instance's, which has a meeting of its own.
+		return "a recurring event, not one of its instances", nil
 	case notMeetings[ev.EventType]:
 		return "of type " + ev.EventType, nil
 	case ev.Start == nil || ev.End == nil:

@@ -22,7 +22,7 @@ func (g Mirrored) Sync(ctx context.Context, calendarID, token string, from, hori
 	if err != nil {
 		return meetingbot.Synced{}, err
 	}
-	out := meetingbot.Synced{Full: res.Full, Token: res.Token}
+	out := meetingbot.Synced{Full: res.Full, Token: res.Token, Series: res.Series}
 	for _, c := range res.Changes {
 		if c.Removed {
 			out.Removed = append(out.Removed, c.ID)
@@ -31,6 +31,11 @@ func (g Mirrored) Sync(ctx context.Context, calendarID, token string, from, hori
 		}
 	}
 	return out, nil
+}
+
+// Instances is Source.Instances of the window (from, horizon].
+func (g Mirrored) Instances(ctx context.Context, calendarID, recurringEventID string, from, horizon time.Time) ([]meetingbot.Meeting, error) {
+	return g.Source.Instances(ctx, calendarID, recurringEventID, Window{From: from, Horizon: horizon})
 }
 
 func (g Mirrored) Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {

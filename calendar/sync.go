@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"time"
 
 	"google.golang.org/api/calendar/v3"
@@ -109,6 +110,13 @@ type SyncResult struct {
 	// Token is the nextSyncToken to give the next Sync of the calendar.
 	// It is "" when Google gave none; the next sync is then a full one.
 	Token string
+	// Series are the recurring events an incremental sync's items belong
+	// to or are, each once, by ID (see seriesOf): what Google says of a
+	// changed series is undocumented and may be partial, so the caller
+	// reads their instances again (Instances) rather than trust the
+	// Changes of them. Empty for a full sync, which lists every instance
+	// of the window.
+	Series []string
 }
 
 // syncFields is the fields mask of a sync: Meetings's, and nextSyncToken.
@@ -135,6 +143,7 @@ func (s *Source) Sync(ctx context.Context, calendarID, token string, w Window) (
 	timeMin := w.From.UTC().Truncate(time.Second).Format(time.RFC3339)
 	timeMax := w.Horizon.UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
 	byID := map[string]int{} // index in res.Changes
+	touched := map[string]bool{}
 	pageToken := ""
 	for range maxPages {
 		var page *calendar.Events
@@ -179,6 +188,13 @@ func (s *Source) Sync(ctx context.Context, calendarID, token string, w Window) (
 				s.log.Warn("skipping unreadable event", "calendar", calendarID, "err", "missing id")
 				continue
 			}
+			if id := seriesOf(ev); id != "" && !res.Full && !touched[id] {
+				touched[id] = true
+				res.Series = append(res.Series, id)
+			}
+			if len(ev.Recurrence) > 0 {
+				continue // a master, not an instance: see notMeeting
+			}
 			c := s.change(calendarID, ev, w)
 			if i, ok := byID[c.ID]; ok {
 				res.Changes[i] = c // the later page is the newer word
@@ -220,6 +236,33 @@ func (s *Source) change(calendarID string, ev *calendar.Event, w Window) Change 
 		c.Meeting, c.Removed = m, false
 	}
 	return c
+}
+
+// instanceSuffix is the end of the ID Google gives an instance of a
+// series: "_" and its original start in UTC, a date for an all-day series
+// ("standup_20261130T090000Z", "holiday_20261130"). Event IDs that clients
+// choose are base32hex (a-v, 0-9), so the suffix cannot come from one.
+var instanceSuffix = regexp.MustCompile(`_[0-9]{8}(T[0-9]{6}Z)?$`)
+
+// seriesOf returns the ID of the recurring event a listed item belongs to
+// or is, or "" for a single event: an instance's recurringEventId, a
+// master's own ID, or, for a tombstone that came without its
+// recurringEventId (Google sends deleted instances as sparse records
+// "without recurringEventId / originalStartTime",
+// KeepSoftwareSimple/compass-calendar#2808), the series its instance ID
+// names.
+func seriesOf(ev *calendar.Event) string {
+	switch {
+	case ev.RecurringEventId != "":
+		return ev.RecurringEventId
+	case len(ev.Recurrence) > 0:
+		return ev.Id
+	case ev.Status == "cancelled":
+		if loc := instanceSuffix.FindStringIndex(ev.Id); loc != nil && loc[0] > 0 {
+			return ev.Id[:loc[0]]
+		}
+	}
+	return ""
 }
 
 // keepMeetings drops the removals of a full sync: there is nothing to

@@ -17,6 +17,12 @@ type Calendar interface {
 	// meetingbot.ErrSyncTokenGone asks for a full sync; any other is as
 	// Meetings's.
 	Sync(ctx context.Context, calendarID, token string, from, horizon time.Time) (meetingbot.Synced, error)
+	// Instances reads the meetings of one recurring event of calendarID
+	// that start in (from, horizon], as the calendar holds them now
+	// (events.instances), or fails with an error matching
+	// meetingbot.ErrGone when the calendar no longer has that event; any
+	// other error is as Meetings's.
+	Instances(ctx context.Context, calendarID, recurringEventID string, from, horizon time.Time) ([]meetingbot.Meeting, error)
 	// Meetings reads the meetings starting in (from, to] from the
 	// calendar itself, for a range the mirror does not hold.
 	Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error)

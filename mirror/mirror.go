@@ -272,6 +272,9 @@ func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, 
 		case err != nil:
 			return st, err
 		default:
+			if res, err = m.reconcile(ctx, st, res); err != nil {
+				return st, err
+			}
 			st.Token, st.SyncedAt = res.Token, now
 			if len(res.Changed)+len(res.Removed) == 0 && now.Sub(saved.SyncedAt) < SaveEvery {
 				c.unsaved = &unsavedSync{base: saved.Token, token: st.Token, at: now}

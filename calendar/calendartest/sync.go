@@ -157,7 +157,13 @@ func (s *Server) ExpireSyncTokens(calendarID string) {
 // that are new or differ from since, then, as cancelled, those of since
 // that cur no longer lists, whatever showDeleted says: "All events deleted
 // since the previous list request will always be in the result set"
-// (events.list, syncToken).
+// (events.list, syncToken). Entries keep refuses are left out. A
+// cancelled entry comes as a sparse record, its id and status: Google
+// "often reports a deleted recurring instance as a sparse {id, status:
+// cancelled} record without recurringEventId / originalStartTime"
+// (KeepSoftwareSimple/compass-calendar#2808), and a cancelled event can
+// come with "most of the attributes such as the summary … null"
+// (phw198/OutlookGoogleCalendarSync#2124).
 //
 // A list that asks for showDeleted=true with singleEvents=true besides
 // gets every cancelled entry the calendar has, however long ago it was
@@ -165,7 +171,7 @@ func (s *Server) ExpireSyncTokens(calendarID string) {
 // combined with single_events set to true and with a sync token set, all
 // events ever deleted are returned"
 // (googleapis/google-api-ruby-client#860).
-func changes(since, cur *eventSet, lq listQuery) []*calendar.Event {
+func changes(since, cur *eventSet, lq listQuery, keep func(*calendar.Event) bool) []*calendar.Event {
 	everDeleted := lq.showDeleted && lq.singleEvents
 	if since == cur && !everDeleted {
 		return nil
@@ -180,13 +186,18 @@ func changes(since, cur *eventSet, lq listQuery) []*calendar.Event {
 	now := map[string]bool{}
 	for _, ev := range cur.list(lq) {
 		now[ev.Id] = true
-		if b, ok := was[ev.Id]; !ok || !bytes.Equal(b, encode(ev)) || (everDeleted && ev.Status == "cancelled") {
+		if b, ok := was[ev.Id]; (!ok || !bytes.Equal(b, encode(ev)) || (everDeleted && ev.Status == "cancelled")) && keep(ev) {
 			out = append(out, ev)
 		}
 	}
 	for _, ev := range before {
-		if !now[ev.Id] {
-			out = append(out, tombstone(ev))
+		if !now[ev.Id] && keep(ev) {
+			out = append(out, ev)
+		}
+	}
+	for i, ev := range out {
+		if ev.Status == "cancelled" || !now[ev.Id] {
+			out[i] = tombstone(ev)
 		}
 	}
 	return out
@@ -238,9 +249,8 @@ func (s *Server) SetDeltaHorizon(d time.Duration) {
 // delta is what a list with a syncToken returns, shaped by the server's
 // SeriesDeltas and delta horizon. s.mu must be held.
 func (s *Server) delta(since, cur *eventSet, lq listQuery) []*calendar.Event {
-	out := changes(since, cur, lq)
 	if !lq.singleEvents {
-		return out
+		return changes(since, cur, lq, func(*calendar.Event) bool { return true })
 	}
 	var masters map[string]*calendar.Event
 	if s.seriesDeltas == DeltaMasterOnly {
@@ -250,22 +260,20 @@ func (s *Server) delta(since, cur *eventSet, lq listQuery) []*calendar.Event {
 	if s.deltaHorizon > 0 {
 		limit = s.push.now().Add(s.deltaHorizon)
 	}
-	kept := out[:0]
-	for _, ev := range out {
-		if ev.RecurringEventId != "" {
-			if _, ok := masters[ev.RecurringEventId]; ok {
-				continue
-			}
-			if orig, err := instant(cmp.Or(ev.OriginalStartTime, ev.Start)); !limit.IsZero() && err == nil && orig.After(limit) {
-				continue
-			}
+	out := changes(since, cur, lq, func(ev *calendar.Event) bool {
+		if ev.RecurringEventId == "" {
+			return true
 		}
-		kept = append(kept, ev)
-	}
+		if _, ok := masters[ev.RecurringEventId]; ok {
+			return false
+		}
+		orig, err := instant(cmp.Or(ev.OriginalStartTime, ev.Start))
+		return limit.IsZero() || err != nil || !orig.After(limit)
+	})
 	for _, id := range slices.Sorted(maps.Keys(masters)) {
-		kept = append(kept, masters[id])
+		out = append(out, masters[id])
 	}
-	return kept
+	return out
 }
 
 // changedMasters returns the masters of the series that differ between
@@ -294,17 +302,10 @@ func changedMasters(since, cur *eventSet) map[string]*calendar.Event {
 	return out
 }
 
-// tombstone is what Google lists of a deleted entry: its identity and
-// status "cancelled".
+// tombstone is what Google lists of a deleted entry, often: its identity
+// and status "cancelled" (see changes).
 func tombstone(ev *calendar.Event) *calendar.Event {
-	return &calendar.Event{
-		Kind:              ev.Kind,
-		Etag:              ev.Etag,
-		Id:                ev.Id,
-		Status:            "cancelled",
-		RecurringEventId:  ev.RecurringEventId,
-		OriginalStartTime: ev.OriginalStartTime,
-	}
+	return &calendar.Event{Kind: ev.Kind, Etag: ev.Etag, Id: ev.Id, Status: "cancelled"}
 }
 
 func encode(ev *calendar.Event) []byte {
