@@ -14,7 +14,7 @@ var mirrorNow = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 // instance is a meeting of the mirror starting at start.
 func instance(id string, start time.Time) meetingbot.Meeting {
 	return meetingbot.Meeting{
-		ID: id, Series: "standup", Instance: id + "-key", Title: "Standup <&>",
+		ID: id, Series: "standup", RecurringEventID: "standup_R20261101T090000", Instance: id + "-key", Title: "Standup <&>",
 		Start: start, End: start.Add(30 * time.Minute),
 		HTMLLink: "https://calendar.example/" + id, JoinURL: "https://meet.example/abc",
 		Organizer: "alice@example.com", Updated: mirrorNow.Add(-time.Hour), Private: true,

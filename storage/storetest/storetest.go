@@ -6,8 +6,8 @@
 // It covers what the scheduler, the audit and self-service rely on:
 // claims and their owners, orphans, renew, release and record, cursors,
 // pruning, entries and ranges, the self-service tables, and the mirror of
-// calendars with their push channels, and the keys remembered against
-// Slack's replays and retries. What only one
+// calendars with their push channels, the keys remembered against
+// Slack's replays and retries, and the channel names Slack listed. What only one
 // backend has (SQLite's file checks, PostgreSQL's replica leases) is
 // tested beside that backend.
 package storetest
@@ -67,6 +67,10 @@ type Store interface {
 	DeleteChannel(ctx context.Context, id string) error
 
 	Remember(ctx context.Context, key string, now, expires time.Time) (bool, error)
+
+	ChannelNames(ctx context.Context) (map[string]string, error)
+	PutChannelNames(ctx context.Context, names map[string]string, seen time.Time) error
+	ForgetChannelNames(ctx context.Context, before time.Time, name string) error
 }
 
 // OwnClock is a Store that writes and judges claims' instants (ClaimedAt,
@@ -121,6 +125,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"ForgetMirrorKeepsOtherCalendars", testForgetMirror},
 		{"PushChannelsSurviveRestart", testChannels},
 		{"RememberOnceAmongProcesses", testRememberOnceAmongProcesses},
+		{"ChannelNamesSurviveRestartUntilAListingMissesThem", testChannelNames},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
