@@ -22,6 +22,24 @@ const itemFields = "id,recurringEventId,recurrence,originalStartTime(dateTime),s
 // free/busy.
 const eventFields = "nextPageToken,accessRole,items(" + itemFields + ")"
 
+// fromGmail is the type of the events Google Calendar adds from the
+// calendar owner's mail: flights, trains, restaurant and hotel bookings,
+// tickets. "Events automatically generated from Gmail have the 'fromGmail'
+// event type", and since May 2024 they "appear with a new event Type
+// 'fromGmail' instead of 'default'" and "include the email recipient as the
+// organizer" (Calendar API event types guide; Workspace Updates, "The
+// Calendar API now distinguishes events created from Gmail"). A timed one
+// is somewhere its owner must be at a given time, as a meeting is: a flight
+// is the reminder most worth having, a table booked for dinner one worth
+// having too, so they are reminded like any meeting (an all-day one, a
+// hotel stay, is not, as no all-day event is). But they come from the
+// owner's own mail, not from a meeting anyone shared, whatever their
+// visibility says: they are private (Meeting.Private), so that a channel
+// subscribed to the calendar sees "Private meeting" and its time, never
+// where its owner flies or dines, while the owner's own DM and agenda say
+// it all.
+const fromGmail = "fromGmail"
+
 // notMeetings are the event types that never deserve a reminder.
 var notMeetings = map[string]bool{
 	"outOfOffice":     true,
@@ -42,7 +60,7 @@ func meeting(ev *calendar.Event) (m meetingbot.Meeting, ok bool, err error) {
 		Title:    ev.Summary,
 		HTMLLink: ev.HtmlLink,
 		JoinURL:  joinURL(ev),
-		Private:  ev.Visibility == "private" || ev.Visibility == "confidential",
+		Private:  ev.Visibility == "private" || ev.Visibility == "confidential" || ev.EventType == fromGmail,
 	}
 	if inst := occurrence(ev); inst != ev.Id {
 		m.Instance = inst

@@ -35,6 +35,27 @@ func NewEvent(id, summary string, start, end time.Time) *calendar.Event {
 	}
 }
 
+// NewGmailEvent returns an event Google Calendar added from a mail to
+// recipient (a flight, a restaurant booking), shaped as the API returns
+// one: "Events automatically generated from Gmail have the 'fromGmail'
+// event type" (Calendar API event types guide), and since May 2024 they
+// "include the email recipient as the organizer instead of
+// 'unknownorganizer@calendar.google.com'" (Workspace Updates, "The
+// Calendar API now distinguishes events created from Gmail"). Nobody is
+// invited and there is no conference. A flight's start and end keep the
+// zones of its departure and arrival.
+func NewGmailEvent(id, summary string, start, end time.Time, recipient string) *calendar.Event {
+	ev := NewEvent(id, summary, start, end)
+	ev.EventType = "fromGmail"
+	ev.Organizer = &calendar.EventOrganizer{Email: recipient, Self: true}
+	ev.Creator = &calendar.EventCreator{Email: recipient, Self: true}
+	if zone := end.Location().String(); zone != "Local" {
+		ev.End.TimeZone = zone
+		ev.End.DateTime = end.Format(time.RFC3339)
+	}
+	return ev
+}
+
 func htmlLink(id string) string {
 	return "https://www.google.com/calendar/event?eid=" + base64.RawURLEncoding.EncodeToString([]byte(id))
 }
