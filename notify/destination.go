@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/slack-go/slack"
-	"golang.org/x/sync/singleflight"
 )
 
 // destination is a subscription's destination resolved to a conversation.
@@ -89,7 +87,9 @@ func (s *Slack) Resolve(ctx context.Context, sub meetingbot.Subscription) error 
 	s.cache.Delete(raw)
 	d, err := s.resolve(ctx, sub)
 	if err == nil {
-		err = s.usable(ctx, d)
+		if err = s.usable(ctx, d); err != nil {
+			s.forgetStaleName(ctx, d, err)
+		}
 	}
 	if err != nil {
 		s.cache.Delete(raw)
@@ -175,77 +175,4 @@ func (s *Slack) openDM(ctx context.Context, d *destination) error {
 	}
 	d.channel = ch.ID
 	return nil
-}
-
-// channelID returns the ID of the channel called name, listing every
-// channel the bot can see once and remembering all their names. A name not
-// found is listed again next time, in case the channel was created since.
-// Lookups that miss at the same time share one listing: reminders to many
-// channels falling due together after a start must not each list a large
-// workspace's channels (conversations.list is in Slack's Tier 2).
-func (s *Slack) channelID(ctx context.Context, name string) (string, error) {
-	s.mu.Lock()
-	id, ok := s.names[name]
-	s.mu.Unlock()
-	if ok {
-		return id, nil
-	}
-	// The listing outlives a caller that stops waiting (a lookup ending at
-	// its trigger), so that the others sharing it still get it.
-	listed := s.listing.DoChan("", func() (any, error) {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listTimeout)
-		defer cancel()
-		return s.listChannels(ctx)
-	})
-	var r singleflight.Result
-	select {
-	case <-ctx.Done():
-		return "", s.explain("conversations.list", destination{name: "#" + name}, ctx.Err())
-	case r = <-listed:
-	}
-	if r.Err != nil {
-		return "", s.explain("conversations.list", destination{name: "#" + name}, r.Err)
-	}
-	if id, ok := r.Val.(map[string]string)[name]; ok {
-		return id, nil
-	}
-	return "", s.explain("conversations.list", destination{name: "#" + name}, slack.SlackErrorResponse{Err: "channel_not_found"})
-}
-
-// listTimeout bounds one listing of the channels, every page and the
-// client's retries included.
-const listTimeout = 2 * time.Minute
-
-// listChannels lists every channel the bot can see, remembers their names
-// and returns them by name.
-func (s *Slack) listChannels(ctx context.Context) (map[string]string, error) {
-	found := map[string]string{}
-	cursor := ""
-	for {
-		var chans []slack.Channel
-		var next string
-		err := s.call(ctx, "conversations.list", policy{}, func(ctx context.Context) error {
-			var err error
-			chans, next, err = s.api.GetConversationsContext(ctx, &slack.GetConversationsParameters{
-				Cursor: cursor, Limit: 200, ExcludeArchived: true,
-				Types: []string{"public_channel", "private_channel"},
-			})
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range chans {
-			found[c.Name] = c.ID
-		}
-		if cursor = next; cursor == "" {
-			break
-		}
-	}
-	s.mu.Lock()
-	for n, id := range found {
-		s.names[n] = id
-	}
-	s.mu.Unlock()
-	return found, nil
 }

@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/outbound"
@@ -85,10 +84,8 @@ type Slack struct {
 	pace  *pacer
 	cache sync.Map // destination as configured -> target
 	mu    sync.Mutex
-	names map[string]string // channel name -> ID, filled from conversations.list
-	// listing makes concurrent lookups of unknown names share one listing.
-	listing singleflight.Group
-	self    *slack.AuthTestResponse // the bot, from auth.test
+	names names                   // channels by name, see names.go
+	self  *slack.AuthTestResponse // the bot, from auth.test
 }
 
 // New returns a Slack notifier for cfg. It makes no call; use Check to test
@@ -122,7 +119,7 @@ func New(cfg Config) *Slack {
 		cfg:   cfg,
 		log:   log,
 		pace:  &pacer{interval: cfg.Interval, next: map[string]time.Time{}},
-		names: map[string]string{},
+		names: names{byName: map[string]string{}, page: make(chan struct{})},
 	}
 }
 
@@ -199,6 +196,7 @@ func (s *Slack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.R
 		receipt, err = s.post(ctx, dest, r, metadata(r), slack.MsgOptionText(plainText(r, s.cfg.Now(), s.cfg.JoinHosts), false))
 	}
 	if err != nil {
+		s.forgetStaleName(ctx, dest, err)
 		return meetingbot.Receipt{}, fmt.Errorf("notify: subscription %q: %w", r.Subscription.ID, s.explain("chat.postMessage", dest, err))
 	}
 	s.log.DebugContext(ctx, "reminder posted", "subscription", r.Subscription.ID, "key", r.Key, "channel", receipt.Channel, "ts", receipt.TS)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -57,18 +58,29 @@ func TestDestinations(t *testing.T) {
 	}
 }
 
+// A channel on the last page of a large workspace is found: the listing
+// follows every page, as large as Slack takes (999), at Tier 2's pace.
 func TestChannelNameFollowsPages(t *testing.T) {
 	e := newEnv(t)
-	for i := range 450 {
-		e.srv.AddChannel(slacktest.Channel{ID: "C1" + strings.Repeat("0", 6) + string(rune('A'+i%26)) + string(rune('A'+i/26)), Name: "filler-" + string(rune('a'+i%26)) + string(rune('a'+i/26))})
+	for i := range 2100 {
+		e.srv.AddChannel(slacktest.Channel{ID: fmt.Sprintf("C1%08d", i), Name: fmt.Sprint("filler-", i)})
 	}
 	e.srv.AddChannel(slacktest.Channel{ID: "C0LAST0001", Name: "last", Member: true})
 	rc, err := e.slack.Notify(context.Background(), reminder(sub("#last"), meeting(), 10*time.Minute))
 	if err != nil || rc.Channel != "C0LAST0001" {
 		t.Fatalf("Notify(#last) = %+v, %v, want C0LAST0001", rc, err)
 	}
-	if n := len(e.srv.CallsTo("conversations.list")); n != 3 {
-		t.Errorf("conversations.list calls = %d, want 3 pages of 200", n)
+	calls := e.srv.CallsTo("conversations.list")
+	if len(calls) != 3 {
+		t.Fatalf("conversations.list calls = %d, want 3 pages of 999", len(calls))
+	}
+	for i, c := range calls {
+		if c.Form.Get("limit") != "999" || c.Form.Get("exclude_archived") != "true" || c.Form.Get("types") != "public_channel,private_channel" {
+			t.Errorf("conversations.list #%d = %v, want limit 999, exclude_archived, public and private channels", i+1, c.Form)
+		}
+		if i > 0 && c.At.Sub(calls[i-1].At) < 3*time.Second {
+			t.Errorf("conversations.list #%d came %v after the one before, want at least 3s (Tier 2)", i+1, c.At.Sub(calls[i-1].At))
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/mirror"
 	"github.com/meetingbot/meetingbot/monitor"
+	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/selfservice"
 	"github.com/meetingbot/meetingbot/storage"
@@ -28,6 +29,7 @@ type store interface {
 	agenda.Settings
 	mirror.Store
 	snoozeStore
+	notify.ChannelNames
 	Close() error
 }
 

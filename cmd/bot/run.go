@@ -112,6 +112,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		return err // nil: stopped while waiting for the database
 	}
 	defer store.Close()
+	keepChannelNames(slack, store, cfg.Subscriptions, log)
 	servers, err := listen(cfg, mon, log)
 	if err != nil {
 		return err

@@ -163,6 +163,16 @@ func (s *Server) user(key string) *User {
 	return nil
 }
 
+// list answers conversations.list. Slack pages over every channel of the
+// workspace and leaves out, page by page, those the request does not ask
+// for or may not see, so a page may hold fewer channels than its limit,
+// or none, before the end: "Fewer than the requested number of items may
+// be returned, even if the end of the list hasn't been reached"
+// (conversations.list, limit), and a client resolving a name in a large
+// workspace found "the channels returned never reach the limit count, and
+// progressively diminish, eventually returning no results across cursors"
+// (slackapi/python-slack-sdk#1494). The emulator does the same: each page
+// is cut from all the channels, then filtered.
 func (s *Server) list(form url.Values) response {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -170,8 +180,12 @@ func (s *Server) list(form url.Values) response {
 	if types == "" {
 		types = "public_channel"
 	}
-	var all []map[string]any
-	for _, c := range s.channels {
+	page, next, code := paginate(len(s.channels), form, 100, 1000)
+	if code != "" {
+		return slackErr(code)
+	}
+	channels := []map[string]any{}
+	for _, c := range s.channels[page[0]:page[1]] {
 		kind := "public_channel"
 		if c.Private {
 			kind = "private_channel"
@@ -182,15 +196,7 @@ func (s *Server) list(form url.Values) response {
 		if c.Private && !c.Member {
 			continue // a bot sees only the private channels it is in
 		}
-		all = append(all, channelJSON(c))
-	}
-	page, next, code := paginate(len(all), form, 100, 1000)
-	if code != "" {
-		return slackErr(code)
-	}
-	channels := all[page[0]:page[1]]
-	if channels == nil {
-		channels = []map[string]any{}
+		channels = append(channels, channelJSON(c))
 	}
 	return ok(map[string]any{"channels": channels, "response_metadata": map[string]any{"next_cursor": next}})
 }

@@ -113,6 +113,9 @@ type Server struct {
 	onMessage []func(Message)
 	lastTS    int64        // microseconds of the last ts handed out
 	latency   atomic.Int64 // time.Duration, see SetLatency
+	// tierCalls are the recent requests of each method with a tier
+	// limit, see tiers.go.
+	tierCalls map[string][]time.Time
 
 	ext extension // self-service methods and Socket Mode
 }
@@ -293,7 +296,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	authorized := s.tokens[token]
 	s.calls = append(s.calls, Call{Method: method, Form: cloneValues(form), Authorized: authorized, At: s.now()})
 	fault, faulted := s.takeFault(method, form.Get("channel"))
+	retryAfter, limited := 0, false
+	if authorized && !faulted {
+		retryAfter, limited = s.overTier(method, s.now())
+	}
 	s.mu.Unlock()
+	if limited {
+		writeRateLimited(w, retryAfter)
+		return
+	}
 
 	if !s.wait(r, time.Duration(s.latency.Load())) {
 		return
