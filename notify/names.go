@@ -199,10 +199,9 @@ func (s *Slack) listChannels(ctx context.Context) (map[string]string, error) {
 			page[c.Name] = c.ID
 		}
 		maps.Copy(found, page)
+		// Kept first, then told: a lookup that this page answers finds
+		// its name in the store too when it returns.
 		s.mu.Lock()
-		maps.Copy(s.names.byName, page)
-		close(s.names.page)
-		s.names.page = make(chan struct{})
 		store := s.names.store
 		s.mu.Unlock()
 		if store != nil {
@@ -210,6 +209,11 @@ func (s *Slack) listChannels(ctx context.Context) (map[string]string, error) {
 				s.log.WarnContext(ctx, "could not keep the channel names listed", "err", err)
 			}
 		}
+		s.mu.Lock()
+		maps.Copy(s.names.byName, page)
+		close(s.names.page)
+		s.names.page = make(chan struct{})
+		s.mu.Unlock()
 		if cursor = next; cursor == "" {
 			s.log.DebugContext(ctx, "channels listed", "channels", len(found), "pages", pages+1)
 			break
