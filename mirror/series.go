@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/meetingbot/meetingbot"
 )
 
@@ -25,7 +27,8 @@ import (
 // So the mirror does not trust what a sync says of a series' instances.
 // For every recurring event a sync's items touch (Synced.Series), it reads
 // the event's instances in its window again (events.instances, one call a
-// series) and makes them the whole of what it holds of that event. A
+// series, up to seriesReads at once) and makes them the whole of what it
+// holds of that event. A
 // tombstone of an ID that is the recurring event of instances it holds is
 // the master's: the series was deleted, and its instances leave without a
 // call (a deleted master has no live instance; reading them again could
@@ -77,19 +80,20 @@ func (m *Mirror) reconcile(ctx context.Context, st meetingbot.CalendarSync, res 
 		}
 		remove(id)
 	}
-	listed := map[string]bool{}
+	var relist []string
 	for _, series := range res.Series {
-		if settled[series] {
-			continue
+		if !settled[series] {
+			settled[series] = true
+			relist = append(relist, series)
 		}
-		settled[series] = true
-		ms, err := m.cal.Instances(ctx, st.CalendarID, series, st.From, st.Horizon)
-		switch {
-		case errors.Is(err, meetingbot.ErrGone):
-			ms = nil
-		case err != nil:
-			return res, err
-		}
+	}
+	lists, err := m.readSeries(ctx, st, relist)
+	if err != nil {
+		return res, err
+	}
+	listed := map[string]bool{}
+	for i, series := range relist {
+		ms := lists[i]
 		keep := make(map[string]bool, len(ms))
 		for _, x := range ms {
 			keep[x.ID] = true
@@ -109,4 +113,28 @@ func (m *Mirror) reconcile(ctx context.Context, st meetingbot.CalendarSync, res 
 		}
 	}
 	return out, nil
+}
+
+// seriesReads bounds the reads of series one sync makes at once; the
+// Calendar client's quotas pace them beyond that.
+const seriesReads = 8
+
+// readSeries reads the instances of each recurring event of series in st's
+// window, several at once, in the order given. A recurring event the
+// calendar no longer has reads as none.
+func (m *Mirror) readSeries(ctx context.Context, st meetingbot.CalendarSync, series []string) ([][]meetingbot.Meeting, error) {
+	out := make([][]meetingbot.Meeting, len(series))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(seriesReads)
+	for i, id := range series {
+		g.Go(func() error {
+			ms, err := m.cal.Instances(ctx, st.CalendarID, id, st.From, st.Horizon)
+			if errors.Is(err, meetingbot.ErrGone) {
+				return nil
+			}
+			out[i] = ms
+			return err
+		})
+	}
+	return out, g.Wait()
 }

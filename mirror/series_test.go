@@ -149,3 +149,25 @@ func TestSeriesReadFailures(t *testing.T) {
 	require.NoError(t, m.Sync(t.Context(), alice))
 	assert.Empty(t, w.meetings(m, s, start, at(24*7)), "Meetings after the series read 404")
 }
+
+// A sync that touches many series reads each once, several at once, and
+// leaves the mirror as reading the calendar does.
+func TestManySeriesReadAtOnce(t *testing.T) {
+	w := newWorld(t)
+	for i := range 12 {
+		w.putDaily("s"+strconv.Itoa(i), 1+i, 6)
+	}
+	m := w.mirror(mirror.Options{})
+	s := sub("alice", alice)
+	require.Len(t, w.meetings(m, s, start, at(24*7)), 72)
+	w.cal.SetSeriesDeltas(calendartest.DeltaMasterOnly)
+	for i := range 12 {
+		w.putDaily("s"+strconv.Itoa(i), 1+i, 2)
+	}
+	require.NoError(t, m.Sync(t.Context(), alice))
+	assert.Equal(t, 12, w.cal.RequestsTo(calendartest.MethodInstances), "events.instances calls")
+	direct, err := w.src.Meetings(t.Context(), s, start, at(24*7))
+	require.NoError(t, err)
+	assert.Len(t, direct, 24)
+	assert.Equal(t, show(direct), w.meetings(m, s, start, at(24*7)), "Meetings after 12 series were cut short: as the calendar reads")
+}
