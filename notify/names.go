@@ -73,7 +73,6 @@ const (
 type names struct {
 	byName   map[string]string // channel name -> ID
 	store    ChannelNames      // nil: in memory only
-	loaded   bool              // store read once
 	listedAt time.Time         // when the last listing ended, by Config.Now
 	page     chan struct{}     // closed when a listing's page arrives
 	listing  singleflight.Group
@@ -85,7 +84,6 @@ func (s *Slack) KeepNames(store ChannelNames) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.names.store = store
-	s.names.loaded = false
 }
 
 // channelID returns the ID of the channel called name: from what s knows,
@@ -135,9 +133,8 @@ func (s *Slack) channelID(ctx context.Context, name string) (string, error) {
 	}
 }
 
-// knownName returns name's channel ID if s knows it, reading the store
-// first when it has not yet, and again for a name it does not know, which
-// another replica may have listed since. A store that fails is logged and
+// knownName returns name's channel ID if s knows it, else if the store
+// has it: kept by an earlier run, or listed by another replica since. A store that fails is logged and
 // passed over: the listing answers instead.
 func (s *Slack) knownName(ctx context.Context, name string) (string, bool) {
 	s.mu.Lock()
@@ -154,10 +151,6 @@ func (s *Slack) knownName(ctx context.Context, name string) (string, bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.names.loaded {
-		s.names.loaded = true
-		s.log.DebugContext(ctx, "channel names read from the store", "names", len(kept))
-	}
 	for n, id := range kept {
 		if _, ok := s.names.byName[n]; !ok {
 			s.names.byName[n] = id
