@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// A #name destination is listed for once: the bot warns at start-up that
+// A #name destination is listed for once: the bot says at start-up that
 // channel IDs need no listing, keeps the name it found in its database,
 // and after a restart posts there without listing Slack's channels again.
 func TestChannelNameSurvivesARestart(t *testing.T) {
@@ -22,7 +22,7 @@ func TestChannelNameSurvivesARestart(t *testing.T) {
 		t.Fatalf("bot exit status = %d, want 0", code)
 	}
 	if out := p1.out.String(); !strings.Contains(out, "CALENDARS names channels by #name") || !strings.Contains(out, `"channels":"#eng"`) {
-		t.Errorf("start-up output lacks the warning that #eng costs a listing:\n%s", out)
+		t.Errorf("start-up output lacks the line saying that #eng costs a listing:\n%s", out)
 	}
 	lists := len(w.slack.CallsTo("conversations.list"))
 
