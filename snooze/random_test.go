@@ -597,8 +597,12 @@ func runCase(dir string, seed uint64) (stats, error) {
 			return st, fmt.Errorf("timer %s still pending at the end (due %v)", t.Key, t.DueAt)
 		case t.State == meetingbot.TimerMoved:
 			st.moved++
-			if _, ok := byKey[t.Next]; !ok {
+			next, ok := byKey[t.Next]
+			if !ok {
 				return st, fmt.Errorf("timer %s moved to %s, which is not stored", t.Key, t.Next)
+			}
+			if next.CreatedAt.Before(t.DoneAt) {
+				return st, fmt.Errorf("timer %s moved to %s, a timer that ended before: the wait is lost", t.Key, t.Next)
 			}
 		case t.Code == meetingbot.ReasonSent:
 			if len(delivered[t.Key]) == 0 {

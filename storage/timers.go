@@ -208,7 +208,10 @@ func (s *Store) FinishTimer(ctx context.Context, t meetingbot.Timer, now time.Ti
 }
 
 // MoveTimer ends the timer old, which this process holds, as moved to
-// next (its meeting moved), and stores next pending, in one transaction.
+// next (its meeting moved), and stores next pending, in one transaction;
+// a timer of next's key that ended (the meeting moved back to a start it
+// had) waits again as next says. The ledger's claims keep a DM already
+// sent under that key from going out twice.
 // It returns meetingbot.ErrTimerLost if this process no longer holds old.
 func (s *Store) MoveTimer(ctx context.Context, old, next meetingbot.Timer, now time.Time) error {
 	s.write.Lock()
@@ -226,7 +229,15 @@ func (s *Store) MoveTimer(ctx context.Context, old, next meetingbot.Timer, now t
 	if err := timerHeld(res, "move", old.Key); err != nil {
 		return err
 	}
-	if err := insertTimer(ctx, tx, next, now); err != nil {
+	// The meeting may move back to a start it had: the timer of that key,
+	// ended as moved, waits again.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO timers (key, grp, kind, subject, fire_ms, due_ms, until_ms, payload, created_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET grp = excluded.grp, kind = excluded.kind, subject = excluded.subject, fire_ms = excluded.fire_ms,
+			due_ms = excluded.due_ms, until_ms = excluded.until_ms, payload = excluded.payload, created_ms = excluded.created_ms,
+			state = 'pending', code = '', reason = '', next_key = '', holder = '', lease_until_ms = 0, done_ms = 0
+		WHERE timers.state <> 'pending'`,
+		next.Key, next.Group, next.Kind, next.Subject, ms(next.FireAt), ms(dueOf(next)), ms(next.Until), string(payloadOf(next)), ms(now)); err != nil {
 		return fmt.Errorf("storage: move timer %s to %s: %w", old.Key, next.Key, err)
 	}
 	if err := tx.Commit(); err != nil {

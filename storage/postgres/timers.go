@@ -213,7 +213,10 @@ func (s *Store) FinishTimer(ctx context.Context, t meetingbot.Timer, now time.Ti
 }
 
 // MoveTimer ends the timer old, which this replica holds, as moved to
-// next (its meeting moved), and stores next pending, in one transaction.
+// next (its meeting moved), and stores next pending, in one transaction;
+// a timer of next's key that ended (the meeting moved back to a start it
+// had) waits again as next says. The ledger's claims keep a DM already
+// sent under that key from going out twice.
 // It returns meetingbot.ErrTimerLost if this replica no longer holds old.
 func (s *Store) MoveTimer(ctx context.Context, old, next meetingbot.Timer, now time.Time) error {
 	ctx, cancel := s.op(ctx)
@@ -224,7 +227,16 @@ func (s *Store) MoveTimer(ctx context.Context, old, next meetingbot.Timer, now t
 		if err := timerHeld(tag, err, "move", old.Key); err != nil {
 			return err
 		}
-		return insertTimer(ctx, tx, next, now)
+		// The meeting may move back to a start it had: the timer of that
+		// key, ended as moved, waits again.
+		_, err = tx.Exec(ctx, `INSERT INTO timers (key, grp, kind, subject, fire_at, due_at, until_at, payload, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+			ON CONFLICT (key) DO UPDATE SET grp = excluded.grp, kind = excluded.kind, subject = excluded.subject, fire_at = excluded.fire_at,
+				due_at = excluded.due_at, until_at = excluded.until_at, payload = excluded.payload, created_at = excluded.created_at,
+				state = 'pending', code = '', reason = '', next_key = '', holder = '', lease_until = NULL, done_at = NULL
+			WHERE timers.state <> 'pending'`,
+			next.Key, next.Group, next.Kind, next.Subject, ts(next.FireAt), ts(timerDue(next)), ts(next.Until), timerPayload(next), ts(now))
+		return err
 	})
 	if err != nil && !errors.Is(err, meetingbot.ErrTimerLost) {
 		return fmt.Errorf("postgres: move timer %s: %w", old.Key, s.lost(err))

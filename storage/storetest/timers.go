@@ -292,6 +292,16 @@ func testMoveTimer(t *testing.T, open TimerOpener) {
 	assert.Equal(t, t0.Add(time.Hour), pending[0].FireAt)
 	_, added := add(t, b, snooze("U1", "k1", meetingbot.SnoozeAtStart, t0), t0.Add(2*time.Second))
 	assert.False(t, added, "clicking at start again while the moved one is pending")
+
+	// The meeting moves back: the wait goes on under its first key again.
+	require.True(t, take(t, b, next.Key, t0.Add(time.Hour)))
+	require.NoError(t, b.MoveTimer(ctx, next, snooze("U1", "k1", meetingbot.SnoozeAtStart, t0), t0.Add(time.Hour)))
+	back, _, err := a.Timer(ctx, old.Key)
+	require.NoError(t, err)
+	assert.Equal(t, meetingbot.TimerPending, back.State, "moved back to its first start")
+	assert.Equal(t, t0.Add(time.Hour), back.CreatedAt, "stored anew")
+	assert.Empty(t, back.Holder)
+	assert.Empty(t, back.Next)
 }
 
 func testCancelTimer(t *testing.T, open TimerOpener) {
