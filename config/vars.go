@@ -54,7 +54,7 @@ var Vars = []Var{
 // Usage writes the help of the bot: the subcommands and every variable with
 // its default and meaning.
 func Usage(w io.Writer) {
-	fmt.Fprint(w, `Usage: bot [demo | audit | version]
+	fmt.Fprint(w, `Usage: bot [demo | audit | doctor | version]
 
 A Slack bot that posts a reminder before each Google Calendar meeting.
 Configuration comes only from environment variables.
@@ -65,6 +65,8 @@ Configuration comes only from environment variables.
               printed to the terminal
   bot audit   compare the reminders that were due with what Slack received
               (bot audit -h for its flags)
+  bot doctor  check the configuration against Slack, Google Calendar, the
+              database and PUBLIC_URL, changing nothing (bot doctor -h)
   bot version print the version and the commit the binary was built from
               (also bot --version)
 

@@ -37,6 +37,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	case "audit":
 		return runAudit(ctx, args[1:], getenv, stdout, stderr)
+	case "doctor":
+		return runDoctor(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "-version", "--version":
 		if len(args) > 1 {
 			return usageError{fmt.Sprintf("unexpected argument %q: bot version takes none", args[1])}
@@ -44,7 +46,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return printVersion(stdout)
 	case "", "demo":
 	default:
-		return usageError{fmt.Sprintf("unknown command %q: want no command, demo, audit or version (see bot -h)", cmd)}
+		return usageError{fmt.Sprintf("unknown command %q: want no command, demo, audit, doctor or version (see bot -h)", cmd)}
 	}
 	if len(args) > 1 {
 		return usageError{fmt.Sprintf("unexpected argument %q: configuration comes from environment variables (see bot -h)", args[1])}

@@ -116,6 +116,8 @@ type Server struct {
 	// tierCalls are the recent requests of each method with a tier
 	// limit, see tiers.go.
 	tierCalls map[string][]time.Time
+	scopes    []string // see SetScopes
+	scopesSet bool
 
 	ext extension // self-service methods and Socket Mode
 }
@@ -341,6 +343,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if faulted && (fault.Drop || fault.Body != "" || fault.Status != 0 || fault.Error != "") {
 		writeFault(w, fault)
 		return
+	}
+	if authorized {
+		w.Header().Set("X-OAuth-Scopes", s.scopeHeader())
 	}
 	writeJSON(w, resp)
 }
