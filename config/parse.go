@@ -89,6 +89,8 @@ func (p *parser) token(name string) string {
 		p.add(name, "is a user token (xoxp-…), which acts as the person who installed the app; the bot needs its own: "+copyBot+example)
 	case strings.HasPrefix(v, "xapp-"):
 		p.add(name, "is an app-level token (xapp-…), which cannot post messages: "+copyBot+example)
+	case tokenMistake(v) != "":
+		p.add(name, tokenMistake(v)+example)
 	case !strings.HasPrefix(v, "xoxb-"):
 		p.add(name, "must be a Slack bot token starting with xoxb- (the value is secret and not shown): "+copyBot+example)
 	default:
@@ -152,7 +154,7 @@ func (p *parser) offsets(name string) []time.Duration {
 			if part == "" {
 				p.bad(name, v, "has an empty entry, "+example)
 			} else {
-				p.bad(name, v, fmt.Sprintf("%q is not a Go duration, %s", part, example))
+				p.bad(name, v, fmt.Sprintf("%q %s, %s", part, durationMistake(part), example))
 			}
 			continue
 		}
@@ -188,7 +190,7 @@ func (p *parser) duration(name, v, example string, max time.Duration, tooLong st
 	d, err := time.ParseDuration(v)
 	switch {
 	case err != nil:
-		p.bad(name, v, "not a Go duration, "+example)
+		p.bad(name, v, strings.TrimPrefix(durationMistake(v), "is ")+", "+example)
 	case d < MinTickInterval:
 		p.bad(name, v, "must be at least "+MinTickInterval.String()+", "+example)
 	case d > max:
@@ -248,6 +250,10 @@ func (p *parser) databasePath(name string) string {
 		v = DefaultDatabasePath
 	}
 	example := "e.g. " + name + "=/data/reminders.db"
+	if msg := tildeMistake(name, v, p.getenv("HOME")); msg != "" {
+		p.bad(name, v, msg)
+		return v
+	}
 	if fi, err := os.Stat(v); err == nil && fi.IsDir() {
 		p.bad(name, v, "is a directory; name a file in it, "+example)
 		return v
@@ -392,6 +398,10 @@ func (p *parser) credentials(file string, impersonate bool) []byte {
 	switch {
 	case file != "":
 		name = "GOOGLE_APPLICATION_CREDENTIALS"
+		if msg := tildeMistake(name, file, p.getenv("HOME")); msg != "" {
+			p.bad(name, file, msg)
+			return nil
+		}
 		b, err := os.ReadFile(file)
 		if err != nil {
 			p.bad(name, file, fmt.Sprintf("cannot read the file (%v), e.g. %s=/secrets/key.json", errors.Unwrap(err), name))
@@ -497,6 +507,10 @@ func (p *parser) calendars(name string, offsets []time.Duration) []meetingbot.Su
 		if !p.hidden[name] {
 			p.add(name, "missing: name at least one calendar, "+example+", or let people subscribe from Slack with SLACK_SIGNING_SECRET or SLACK_APP_TOKEN")
 		}
+		return nil
+	}
+	if msg := calendarsMistake(name, v); msg != "" {
+		p.bad(name, v, msg)
 		return nil
 	}
 	var subs []meetingbot.Subscription

@@ -53,6 +53,9 @@ func (p *parser) publicURL(name string) string {
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
 		p.bad(name, v, "must be a base URL without query, fragment or user info, e.g. "+name+"="+examplePublicURL)
 		return ""
+	case publicURLMistake(name, v, u.Path) != "":
+		p.bad(name, v, publicURLMistake(name, v, u.Path))
+		return ""
 	}
 	return strings.TrimSuffix(v, "/")
 }
