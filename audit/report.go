@@ -175,6 +175,25 @@ func (r Report) Incomplete() bool {
 	return false
 }
 
+// verdict is the table's last line when no reminder needs a row: every
+// expected reminder delivered once, said only of the subscriptions that
+// could be audited.
+func (r Report) verdict() string {
+	n := 0
+	for _, s := range r.Subscriptions {
+		if s.Error != "" {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return "Every expected reminder was delivered once."
+	case n == len(r.Subscriptions):
+		return "No subscription could be audited (see above): nothing is known of their reminders."
+	}
+	return fmt.Sprintf("%d of %d subscriptions could not be audited (see above); in the others, every expected reminder was delivered once.", n, len(r.Subscriptions))
+}
+
 // WriteTable writes r for people: a summary line per subscription, then
 // one line per reminder that is not simply delivered once on time. Times
 // are UTC. Every text cell is made inert for a terminal (see cell).
@@ -228,7 +247,7 @@ func (r Report) WriteTable(w io.Writer) error {
 		}
 	}
 	if len(rows) == 0 {
-		_, err := fmt.Fprintln(w, "\nEvery expected reminder was delivered once.")
+		_, err := fmt.Fprintln(w, "\n"+r.verdict())
 		return err
 	}
 	fmt.Fprintln(w)

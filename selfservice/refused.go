@@ -80,8 +80,12 @@ func (r *refusals) refused(reason Refusal, path, remote string, err error) {
 		total += r.since[k]
 		reasons = append(reasons, fmt.Sprintf("%s=%d", k, r.since[k]))
 	}
+	fix := refusalFix(r.since)
 	r.logged, r.since = now, nil
 	r.mu.Unlock()
-	r.log.Warn("refused requests to Slack's request URLs (one line a minute at most; meetingbot_slack_requests_refused_total counts each)",
-		"refused", total, "reasons", strings.Join(reasons, ","), "path", path, "remote", remote, "err", err)
+	attrs := []any{"refused", total, "reasons", strings.Join(reasons, ","), "path", path, "remote", remote, "err", err}
+	if fix != "" {
+		attrs = append(attrs, "fix", fix)
+	}
+	r.log.Warn("refused requests to Slack's request URLs (one line a minute at most; meetingbot_slack_requests_refused_total counts each)", attrs...)
 }

@@ -97,23 +97,10 @@ const (
 )
 
 // openPostgres opens the PostgreSQL store, waiting while the database
-// cannot be reached. It returns nil, nil when ctx ends first.
+// cannot be reached (see waitPostgres). It returns nil, nil when ctx ends
+// first.
 func openPostgres(ctx context.Context, cfg config.Config, log *slog.Logger) (*postgres.Store, error) {
-	for wait := startRetry; ; wait = min(2*wait, maxStartRetry) {
-		s, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{Interval: cfg.TickInterval})
-		if err == nil || !postgres.Unreachable(err) || ctx.Err() != nil {
-			if ctx.Err() != nil && s == nil {
-				return nil, nil
-			}
-			return s, err
-		}
-		log.Warn("database unreachable at start-up; retrying", "db", config.RedactURL(cfg.DatabaseURL), "in", wait, "err", err)
-		select {
-		case <-ctx.Done():
-			return nil, nil
-		case <-time.After(wait):
-		}
-	}
+	return waitPostgres(ctx, cfg, log, realStartWaits)
 }
 
 // openAuditLedger opens the ledger for bot audit. A database the bot has

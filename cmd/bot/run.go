@@ -70,6 +70,7 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	if cfg.LogFormat == "text" {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
+	opts.ReplaceAttr = durationsAsText
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
