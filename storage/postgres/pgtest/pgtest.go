@@ -1,5 +1,6 @@
 // Package pgtest gives each test a PostgreSQL schema of its own on the
-// test server named by MEETINGBOT_TEST_DATABASE_URL, so that tests and
+// test server, named by MEETINGBOT_TEST_DATABASE_URL or, when it is
+// unset, the local one at DefaultURL if it answers, so that tests and
 // packages running in parallel never see each other's tables.
 package pgtest
 
@@ -9,6 +10,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,9 +26,9 @@ const EnvURL = "MEETINGBOT_TEST_DATABASE_URL"
 // name too, so that Terminate finds the connections made with it. The
 // schema is dropped when t ends.
 //
-// URL skips t when MEETINGBOT_TEST_DATABASE_URL is unset, and fails it
-// when the server it names cannot be reached: where the variable is set
-// (CI), the tests must run.
+// URL skips t when there is no test server (see Server), and fails it
+// when MEETINGBOT_TEST_DATABASE_URL names one that cannot be reached:
+// where the variable is set (CI), the tests must run.
 func URL(t testing.TB) string {
 	t.Helper()
 	base := Server(t)
@@ -62,16 +64,39 @@ func URL(t testing.TB) string {
 	return u.String()
 }
 
-// Server returns the test server's URL, skipping t when
-// MEETINGBOT_TEST_DATABASE_URL is unset. A test with subtests calls it
-// first, so that it is skipped once, with one line.
+// DefaultURL is the test server when MEETINGBOT_TEST_DATABASE_URL is
+// unset and a server answers there: a local PostgreSQL with a database
+// named test, as .ci/run uses.
+const DefaultURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// local is whether a server answers at DefaultURL, asked once per process.
+var local struct {
+	once sync.Once
+	err  error
+}
+
+// Server returns the test server's URL: MEETINGBOT_TEST_DATABASE_URL, or,
+// when it is unset, DefaultURL if a server answers there within a second;
+// else it skips t, saying why on one line. A test with subtests calls it
+// first, so that it is skipped once.
 func Server(t testing.TB) string {
 	t.Helper()
-	base := os.Getenv(EnvURL)
-	if base == "" {
-		t.Skip(EnvURL + " is unset: PostgreSQL tests skipped (.ci/run sets it)")
+	if base := os.Getenv(EnvURL); base != "" {
+		return base
 	}
-	return base
+	local.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, DefaultURL)
+		if err == nil {
+			c.Close(ctx)
+		}
+		local.err = err
+	})
+	if local.err != nil {
+		t.Skip("no PostgreSQL answers at 127.0.0.1:5432 (database test) and " + EnvURL + " is unset: PostgreSQL tests skipped (.ci/run sets it)")
+	}
+	return DefaultURL
 }
 
 // Terminate ends, on the server, every connection made with rawURL (one
@@ -87,7 +112,7 @@ func Terminate(t testing.TB, rawURL string) int {
 	if app == "" {
 		t.Fatal("pgtest: terminate: the URL has no application_name; use one URL returns")
 	}
-	c := connect(t, os.Getenv(EnvURL))
+	c := connect(t, Server(t))
 	defer c.Close(context.Background())
 	var n int
 	if err := c.QueryRow(t.Context(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n); err != nil {
@@ -121,7 +146,7 @@ func connect(t testing.TB, rawURL string) *pgx.Conn {
 	defer cancel()
 	c, err := pgx.Connect(ctx, rawURL)
 	if err != nil {
-		t.Fatalf("pgtest: %s is set, but its server cannot be reached: %v", EnvURL, err)
+		t.Fatalf("pgtest: the test server cannot be reached: %v", err)
 	}
 	return c
 }
