@@ -22,7 +22,8 @@ import (
 // /metrics: every metric family the Grafana dashboard and the alert rules
 // name must be one the bot exports. A Calendar read and a Slack lookup fail
 // once, so that the error families, which appear with their first error,
-// are there too.
+// are there too; a second bot has people's own accounts on, whose
+// families come with them.
 func TestDashboardAndAlertsUseExportedMetrics(t *testing.T) {
 	t.Parallel()
 	used := map[string][]string{} // metric name -> where it is used
@@ -56,6 +57,25 @@ func TestDashboardAndAlertsUseExportedMetrics(t *testing.T) {
 		families = f
 		return f["meetingbot_subscription_last_success_timestamp_seconds"] != nil &&
 			f["meetingbot_calendar_errors_total"] != nil && f["meetingbot_slack_errors_total"] != nil
+	})
+	// People's own accounts on: meetingbot_connections appears with them.
+	w2 := newWorld(t)
+	addr2 := freeAddr(t)
+	p2 := start(t, w2.dir, w2.connectEnv(httpsFront(t, addr2), addr2))
+	p2.ready()
+	eventually(t, 30*time.Second, "meetingbot_connections in /metrics", func() bool {
+		_, body := httpGet("http://" + addr2 + "/metrics")
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		f, err := parser.TextToMetricFamilies(strings.NewReader(body))
+		if err != nil || f["meetingbot_connections"] == nil {
+			return false
+		}
+		for n, fam := range f {
+			if families[n] == nil {
+				families[n] = fam
+			}
+		}
+		return true
 	})
 	for _, n := range slices.Sorted(func(yield func(string) bool) {
 		for n := range used {
