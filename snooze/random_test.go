@@ -60,6 +60,9 @@ func TestRandomSnoozesCrashesAndProcesses(t *testing.T) {
 		cases, total.clicks, total.doubles, total.both, total.added, total.crashes, total.downtimes,
 		total.delivered, total.onTime, total.late, total.moved, total.cancelled, total.ended,
 		total.unconfirmed, total.lookupsFailed, total.duplicates)
+	if cases < 100 {
+		return // too few to count on every kind of trouble; CI runs the full count without the race detector
+	}
 	if total.crashes == 0 || total.delivered == 0 || total.onTime == 0 || total.late == 0 || total.moved == 0 ||
 		total.cancelled == 0 || total.ended == 0 || total.both == 0 || total.doubles == 0 || total.unconfirmed == 0 || total.lookupsFailed == 0 {
 		require.Fail(t, "the cases exercised too little", "%+v", total)
