@@ -1,0 +1,106 @@
+package selfservice_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify/slacktest"
+	"github.com/meetingbot/meetingbot/selfservice"
+)
+
+// snoozes records the clicks it is given and answers them.
+type snoozes struct {
+	mu      sync.Mutex
+	clicks  []string // user|action|action_ts
+	pending []meetingbot.Timer
+	cancels []string
+}
+
+func (s *snoozes) Click(ctx context.Context, user, actionID, value string, clicked time.Time) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clicks = append(s.clicks, user+"|"+actionID+"|"+clicked.UTC().Format(time.RFC3339Nano))
+	return "I'll remind you at <!date^1772442000^{time}|09:00 UTC>.", nil
+}
+
+func (s *snoozes) Pending(ctx context.Context, user string) ([]meetingbot.Timer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending, nil
+}
+
+func (s *snoozes) Cancel(ctx context.Context, user, key string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cancels = append(s.cancels, user+"|"+key)
+	return "Cancelled: no reminder of *Weekly sync* at <!date^1772442000^{time}|09:00 UTC>.", nil
+}
+
+func (s *snoozes) clicked() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.clicks...)
+}
+
+// TestSnoozeClickIsStoredBeforeSlackHearsBack: a click on a reminder's
+// snooze button is handed to the snoozes before the request URL answers
+// 200 (and before the Socket Mode ack), with Slack's action_ts, and its
+// answer goes to the clicker through the response_url; the Home tab lists
+// the pending snoozes with Cancel, which cancels.
+func TestSnoozeClickIsStoredBeforeSlackHearsBack(t *testing.T) {
+	sn := &snoozes{}
+	e := newEnv(t, func(c *selfservice.Config) { c.Snoozes = sn })
+	status, _ := e.interact(alice, true, map[string]any{"action_id": meetingbot.ActionSnoozeStart, "value": "v", "action_ts": "1772441400.123456"})
+	require.Equal(t, 200, status)
+	assert.Equal(t, []string{alice + "|snooze_start|2026-03-02T08:50:00.123456Z"}, sn.clicked(), "stored by the time Slack heard back")
+	require.Eventually(t, func() bool {
+		for _, r := range e.slack.Responses() {
+			if strings.HasPrefix(r.Text, "I'll remind you at <!date^") && r.ResponseType == "ephemeral" {
+				return true
+			}
+		}
+		return false
+	}, 5*time.Second, 5*time.Millisecond, "the answer on the response_url")
+
+	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	sn.pending = []meetingbot.Timer{meetingbot.Snooze{User: alice, Mode: meetingbot.SnoozeAtStart, Reminder: "ev:10m:x", Subscription: "team",
+		Meeting: meetingbot.Meeting{ID: "ev", Title: "Weekly sync", Start: start}}.Timer(start)}
+	_, _ = e.openHome(alice)
+	home := e.home(alice, 2)
+	assert.Contains(t, home, "Reminders you asked for")
+	assert.Contains(t, home, "snooze_cancel\nCancel")
+	status, _ = e.interact(alice, false, map[string]any{"action_id": "snooze_cancel", "value": sn.pending[0].Key})
+	require.Equal(t, 200, status)
+	assert.Contains(t, e.home(alice, 3), "Cancelled: no reminder of *Weekly sync*")
+	assert.Equal(t, []string{alice + "|" + sn.pending[0].Key}, sn.cancels)
+}
+
+// TestSnoozeClickOverSocketMode: over Socket Mode too, the snooze is
+// stored before the envelope is acknowledged.
+func TestSnoozeClickOverSocketMode(t *testing.T) {
+	sn := &snoozes{}
+	e := newEnv(t, func(c *selfservice.Config) { c.Snoozes = sn })
+	ctx, cancel, done := e.socket(slacktest.AppToken)
+	defer func() { cancel(); <-done }()
+	require.NoError(t, e.slack.WaitSocket(ctx, 1))
+	var cb map[string]any
+	require.NoError(t, json.Unmarshal(fixture(t, "block_actions.message.json"), &cb))
+	cb["user"].(map[string]any)["id"] = alice
+	fromOurWorkspace(cb)
+	cb["response_url"] = e.slack.ResponseURL()
+	act := cb["actions"].([]any)[0].(map[string]any)
+	act["action_id"], act["value"], act["action_ts"] = meetingbot.ActionSnooze5m, "v", "1772441400.000001"
+	id, err := e.slack.SendEnvelope(slacktest.Envelope{Type: "interactive", Payload: cb})
+	require.NoError(t, err)
+	_, err = e.slack.WaitAck(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, []string{alice + "|snooze_5m|2026-03-02T08:50:00.000001Z"}, sn.clicked(), "stored by the time of the ack")
+}
