@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gcal "google.golang.org/api/calendar/v3"
@@ -98,14 +99,27 @@ func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Wri
 	}
 
 	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancel(ctx)
+	stop, cancel := context.WithCancel(ctx)
 	defer cancel()
-	return serve(ctx, cfg, log, hooks{listening: func(addr string) {
+	script.finish = cancel
+	err = serve(stop, cfg, log, hooks{listening: func(addr string) {
 		script.addr = addr
 		out.banner(addr, cfg.DatabasePath, script)
-		wg.Go(func() { script.play(ctx) })
+		wg.Go(func() { script.play(stop) })
 	}})
+	cancel()
+	wg.Wait()
+	if err != nil || script.addr == "" {
+		return err // stopped before the bot listened: nothing to sum up
+	}
+	// What the bot recorded, read once it has stopped, from the first
+	// trigger it could have met to the last reminder's.
+	entries, err := demoLedger(context.WithoutCancel(ctx), cfg.DatabasePath, script.start.Add(-time.Minute), script.start.Add(script.until+time.Minute))
+	if err != nil {
+		return fmt.Errorf("demo: read the ledger: %w", err)
+	}
+	out.summary(entries, script.titles, script.none, !script.finished.Load())
+	return nil
 }
 
 // demoSecret returns a signing secret for the demo's own slash commands:
@@ -169,6 +183,14 @@ type demoScript struct {
 	slack  *slacktest.Server
 	secret string
 	addr   string
+
+	// titles names the meetings by event ID, and none those that get no
+	// reminder, for the summary; finish stops the bot after the last
+	// meeting, and finished says it did.
+	titles   map[string]string
+	none     []demoOutcome
+	finish   func()
+	finished atomic.Bool
 }
 
 // demoBobTypesAt is when Bob types his slash command, and demoRetroAt when
@@ -209,6 +231,14 @@ func (d *demoScript) seed() error {
 	}
 	moved := d.event("one-on-one", "1:1 with Bob", 210*time.Second, 25*time.Minute)
 	quick := d.event("quick", "Quick question", 50*time.Second, 15*time.Minute)
+	d.titles = map[string]string{}
+	for _, ev := range []*gcal.Event{planning, review, oneOnOne, budget, retro, quick} {
+		d.titles[ev.Id] = ev.Summary
+	}
+	d.none = []demoOutcome{
+		{"Budget sync", "cancelled before its reminder time"},
+		{"1:1 with Bob at " + d.out.clock(d.start.Add(150*time.Second)), "moved to " + d.out.clock(d.start.Add(210*time.Second)) + " before its reminders: those went out for the new time only"},
+	}
 	d.steps = []demoStep{
 		{at: demoBobTypesAt, do: d.bobTurnsOn},
 		{at: 20 * time.Second, say: fmt.Sprintf("Quick question created in Alice's calendar, starting %s: its 1m reminder time has passed, so it goes out at once, marked late", d.out.clock(d.start.Add(50*time.Second))),
@@ -247,9 +277,9 @@ func (d *demoScript) play(ctx context.Context) {
 				d.out.note(s.say)
 			}
 		}
-		if d.until > 0 && elapsed > d.until {
-			d.until = 0
-			d.out.note("That was every demo meeting. The bot keeps sweeping; press Ctrl-C to stop.")
+		if elapsed > d.until+demoEndsAfter && d.finish != nil && !d.finished.Swap(true) {
+			d.finish() // the bot stops; demo prints the summary
+			return
 		}
 	}
 }

@@ -43,11 +43,11 @@ Two reminders per meeting, 1 minute before it and when it starts, sweeping every
 
 Health: http://%s/healthz   Metrics: http://%s/metrics   Slack: http://%s/slack/commands
 Ledger: %s
-Press Ctrl-C to stop.
+It ends by itself after the last meeting, at %s, with a summary of what the bot did; Ctrl-C stops it sooner.
 
 `, demoTick, at(50*time.Second), at(20*time.Second), at(65*time.Second), demoChannel, at(80*time.Second),
 		at(demoRetroAt), at(demoBobTypesAt), demoBobCommand,
-		at(120*time.Second), at(150*time.Second), at(210*time.Second), addr, addr, addr, db)
+		at(120*time.Second), at(150*time.Second), at(210*time.Second), addr, addr, addr, db, at(d.until+demoEndsAfter))
 }
 
 // command prints a slash command a person typed and the reply only they

@@ -411,6 +411,16 @@ func TestDemoAsNewcomer(t *testing.T) {
 	if code, took := p.wait(15 * time.Second); code != 0 || took > 10*time.Second {
 		t.Errorf("demo after SIGINT: exit %d after %v, want 0 within 10s", code, took)
 	}
+	// Stopped early, it still sums up what the bot did, from its ledger.
+	out = p.out.String()
+	summary := strings.Index(out, "Stopped before the last demo meeting. What the bot did (from its ledger; ")
+	if summary < 0 || !strings.Contains(out[summary:], "\n  sent     ") || !strings.Contains(out[summary:], "Sprint planning, 1m before") ||
+		!strings.Contains(out[summary:], "  none     Budget sync: cancelled before its reminder time") {
+		t.Errorf("demo after SIGINT printed no summary of what was sent and why:\n%s", out)
+	}
+	if !strings.Contains(out, "It ends by itself after the last meeting, at ") {
+		t.Errorf("demo's banner does not say when it ends:\n%s", out)
+	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) > 0 {
 		t.Errorf("demo left %v in its working directory", left)
 	}
