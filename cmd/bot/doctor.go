@@ -69,6 +69,7 @@ var doctorChecks = []func(*doctorEnv) []check{
 	destinationChecks,
 	databaseChecks,
 	publicURLChecks,
+	googleOAuthChecks,
 }
 
 // doctorResult is one check's line in bot doctor --json.
@@ -109,15 +110,19 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	// The clients log nothing a person running doctor needs: every
 	// finding is a line of the report.
 	d := &doctorEnv{cfg: cfg, log: slog.New(slog.DiscardHandler)}
-	d.source, err = calendar.New(ctx, calendar.Config{
-		CredentialsFile: cfg.CredentialsFile,
-		CredentialsJSON: cfg.CredentialsJSON,
-		Endpoint:        cfg.GoogleEndpoint,
-		Impersonate:     cfg.Impersonate,
-		Logger:          d.log,
-	})
-	if err != nil {
-		return rejectedConfig{err}
+	// Without credentials of its own (people connect their own accounts
+	// only), the bot reads no calendar for CALENDARS, which needs them.
+	if cfg.HasServiceAccount() {
+		d.source, err = calendar.New(ctx, calendar.Config{
+			CredentialsFile: cfg.CredentialsFile,
+			CredentialsJSON: cfg.CredentialsJSON,
+			Endpoint:        cfg.GoogleEndpoint,
+			Impersonate:     cfg.Impersonate,
+			Logger:          d.log,
+		})
+		if err != nil {
+			return rejectedConfig{err}
+		}
 	}
 	d.slack = notify.New(notify.Config{Token: cfg.SlackToken, APIURL: cfg.SlackAPIURL, Logger: d.log})
 

@@ -164,7 +164,7 @@ func calendarChecks(d *doctorEnv) []check {
 			ids = append(ids, s.CalendarID)
 		}
 	}
-	if len(ids) == 0 {
+	if len(ids) == 0 || d.source == nil {
 		return []check{{"calendars", func(context.Context) outcome {
 			return pass("none in CALENDARS: people subscribe with /meetingbot, which checks each calendar as it is added")
 		}}}

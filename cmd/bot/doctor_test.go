@@ -284,3 +284,26 @@ func TestDoctorScopesAreTheManifests(t *testing.T) {
 		t.Errorf("doctor's scopes = %v, slacktest.DefaultScopes = %v", names, slacktest.DefaultScopes)
 	}
 }
+
+// With people's own Google accounts and no service account, doctor checks
+// the OAuth client's redirect URI instead of calendars: listed, it passes;
+// a client registered for another URL fails with where to add it.
+func TestDoctorGoogleOAuthClient(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	addr := freeAddr(t)
+	front := httpsFront(t, addr)
+	env := w.connectEnv(front, addr)
+	code, lines := doctor(t, w, env)
+	want := "✓ Google OAuth client: client "
+	if l := line(lines, "Google OAuth client"); !strings.HasPrefix(l, want) || !strings.HasSuffix(l, "lists the redirect URI "+front.URL+"/google/oauth/callback") {
+		t.Errorf("bot doctor, connect on: %q (exit %d); want a line starting %q:\n%s", l, code, want, strings.Join(lines, "\n"))
+	}
+	env["GOOGLE_OAUTH_CLIENT_JSON"] = string(w.cal.OAuthClientJSON("https://elsewhere.example.com/google/oauth/callback"))
+	code, lines = doctor(t, w, env)
+	l := line(lines, "Google OAuth client")
+	if code != 1 || !strings.HasPrefix(l, "✗ Google OAuth client: ") || !strings.Contains(l, "does not list the redirect URI "+front.URL+"/google/oauth/callback") ||
+		!strings.Contains(l, "fix: add "+front.URL+"/google/oauth/callback under Authorized redirect URIs") {
+		t.Errorf("bot doctor, client for another URL = exit %d, %q; want 1 and the URI to add", code, l)
+	}
+}
