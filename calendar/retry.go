@@ -99,8 +99,9 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 // meetingbot.ErrGone is the answer, returned as is.
 func (s *Source) withRetries(ctx context.Context, call, calendarID string, try func() error) error {
 	renewed := false
+	principal := s.reader(ctx, calendarID)
 	for n := 1; ; n++ {
-		waited, err := s.quota.wait(ctx, s.reader(ctx, calendarID))
+		waited, err := s.quota.wait(ctx, principal)
 		if s.cfg.QuotaWait != nil {
 			s.cfg.QuotaWait(call, waited)
 		}
@@ -118,6 +119,10 @@ func (s *Source) withRetries(ctx context.Context, call, calendarID string, try f
 		}
 		class, wait := classify(err)
 		s.observe(call, class)
+		if class == retry.RateLimited {
+			// Google says the budget is more than it gives now: see quota.
+			s.quota.rateLimited(principal)
+		}
 		if class == retry.Permanent && !renewed && unauthorized(err) {
 			// An access token revoked or expired early is not the
 			// operator's problem: get a new one, once, and try again.

@@ -74,13 +74,19 @@ type Config struct {
 	// the Google Cloud project allows in all and per user; every request
 	// waits for a place in both (see quota.go for whom a request counts
 	// against). 0 takes Google's defaults, DefaultProjectQuota (10,000)
-	// and DefaultUserQuota (600). Waiting never fails a call; only ctx
-	// ending does.
+	// and DefaultUserQuota (600). A call waits in order of urgency
+	// (meetingbot.Urgency); one that could not get its place before its
+	// context's deadline fails at once with meetingbot.ErrQuotaWait.
 	ProjectQuota, UserQuota int
 	// QuotaWait, when set, is called before each request is sent with the
 	// call ("events.list", "events.get") and how long it waited for the
 	// quotas, 0 when it did not.
 	QuotaWait func(call string, waited time.Duration)
+	// QuotaChanged, when set, is called when a budget is lowered after
+	// Google answered a rate limit, or grows back (see quota.go): scope is
+	// "project" or "user", principal the user's (empty for the project),
+	// perMinute the pace now and configured the quota's.
+	QuotaChanged func(scope, principal string, perMinute, configured int)
 	// Now is the quotas' clock; time.Now by default. Tests inject it with
 	// Sleep.
 	Now func() time.Time
@@ -143,6 +149,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		now = time.Now
 	}
 	s.quota = newQuota(cfg.ProjectQuota, cfg.UserQuota, now, s.sleep)
+	s.quota.changed = cfg.QuotaChanged
 	if u, err := url.Parse(s.endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("calendar: GOOGLE_API_ENDPOINT %q is not an http(s) URL, e.g. %s", s.endpoint, DefaultEndpoint)
 	}

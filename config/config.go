@@ -65,6 +65,11 @@ type Config struct {
 	// last sync may be before a sweep syncs it again; DefaultResyncPush
 	// with PublicURL, TickInterval without.
 	ResyncInterval time.Duration
+	// CalendarQuota and CalendarUserQuota are CALENDAR_QUOTA_PER_MINUTE
+	// and CALENDAR_QUOTA_PER_USER_PER_MINUTE: the Calendar API requests a
+	// minute the Google Cloud project allows in all and per user (see
+	// quota.go).
+	CalendarQuota, CalendarUserQuota int
 	// HTTPAddr is HTTP_ADDR.
 	HTTPAddr string
 	// MetricsAddr is METRICS_ADDR: a second, private listener for
@@ -182,6 +187,7 @@ func Parse(getenv func(string) string) (Config, error) {
 		PublicURL:       p.publicURL("PUBLIC_URL"),
 	}
 	c.ResyncInterval = p.resync("CALENDAR_RESYNC_INTERVAL", c.PublicURL != "", c.TickInterval)
+	p.quotas(&c)
 	c.CredentialsJSON = p.credentials(c.CredentialsFile, c.Impersonate)
 	p.selfService(&c)
 	p.oauth(&c)

@@ -62,6 +62,9 @@ func TestParseDefaults(t *testing.T) {
 		HTTPAddr:       ":8080",
 		LogLevel:       slog.LevelInfo,
 		LogFormat:      "json",
+
+		CalendarQuota:     10000,
+		CalendarUserQuota: 600,
 	}, c)
 	assert.NotContains(t, c.String(), "SECRET")
 }

@@ -91,6 +91,10 @@ var examples = map[string]string{
 	"PUBLIC_URL":                     examplePublicURL,
 	"CALENDAR_RESYNC_INTERVAL":       "5m",
 	"SLACK_CLIENT_ID":                "1234567890.0987654321",
+
+	// The Calendar quotas (quota.go).
+	"CALENDAR_QUOTA_PER_MINUTE":          "10000",
+	"CALENDAR_QUOTA_PER_USER_PER_MINUTE": "600",
 }
 
 // secretProblem is the problem of a secret-looking value in variable name:

@@ -54,6 +54,8 @@ type Monitor struct {
 	leases *leases
 	// push counts the mirror's syncs, notifications and channels.
 	push *pushMetrics
+	// quota says how the Calendar quota holds.
+	quota *quotaMetrics
 	// slack counts the refusals of Slack's request URLs.
 	slack *slackMetrics
 	// timers counts the durable timers (timers.go).
@@ -79,6 +81,7 @@ func New(opts Options) *Monitor {
 	m.dest = newDestinations(m.metrics.reg, opts.Subscriptions)
 	m.leases = newLeases(m.metrics.reg, len(opts.Subscriptions))
 	m.push = newPushMetrics(m.metrics.reg)
+	m.quota = newQuotaMetrics(m.metrics.reg)
 	m.slack = newSlackMetrics(m.metrics.reg)
 	m.timers = newTimerMetrics(m.metrics.reg)
 	for _, s := range opts.Subscriptions {

@@ -23,7 +23,29 @@ var _ scheduler.FreshSource = (*mirror.Mirror)(nil)
 // subscribed in Slack.
 func newMirror(cfg config.Config, source *calendar.Source, st store, selfService bool, mon *monitor.Monitor, log *slog.Logger,
 	wake func(ctx context.Context, calendarID string), extra func(ctx context.Context) ([]string, error)) (*mirror.Mirror, error) {
-	calendars := func(ctx context.Context) ([]string, error) {
+	calendars := subscribedCalendars(cfg, st, selfService, extra)
+	g := calendar.Mirrored{Source: source}
+	if cfg.PublicURL != "" {
+		log.Info("Calendar push notifications on: one channel per calendar posts to "+cfg.NotifyURL()+", which must reach HTTP_ADDR",
+			"resync", cfg.ResyncInterval)
+	}
+	return mirror.New(g, st, mirror.Options{
+		Resync:    cfg.ResyncInterval,
+		Tick:      cfg.TickInterval,
+		Push:      g,
+		Address:   cfg.NotifyURL(),
+		Calendars: calendars,
+		Wake:      wake,
+		Logger:    log,
+		Observer:  mon,
+	})
+}
+
+// subscribedCalendars returns the calendars subscribed now: those of
+// CALENDARS, with self-service those people subscribed in Slack, and
+// those extra returns (the calendars of people's statuses), if set.
+func subscribedCalendars(cfg config.Config, st store, selfService bool, extra func(ctx context.Context) ([]string, error)) func(ctx context.Context) ([]string, error) {
+	return func(ctx context.Context) ([]string, error) {
 		seen := map[string]bool{}
 		var out []string
 		add := func(c string) {
@@ -55,21 +77,6 @@ func newMirror(cfg config.Config, source *calendar.Source, st store, selfService
 		}
 		return out, nil
 	}
-	g := calendar.Mirrored{Source: source}
-	if cfg.PublicURL != "" {
-		log.Info("Calendar push notifications on: one channel per calendar posts to "+cfg.NotifyURL()+", which must reach HTTP_ADDR",
-			"resync", cfg.ResyncInterval)
-	}
-	return mirror.New(g, st, mirror.Options{
-		Resync:    cfg.ResyncInterval,
-		Tick:      cfg.TickInterval,
-		Push:      g,
-		Address:   cfg.NotifyURL(),
-		Calendars: calendars,
-		Wake:      wake,
-		Logger:    log,
-		Observer:  mon,
-	})
 }
 
 // mountNotify serves Google's push notifications, POST /google/notify, on

@@ -103,7 +103,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	// so a rejected key stops the bot before the database or the port.
 	mon := monitor.New(monitor.Options{Subscriptions: cfg.Subscriptions, Interval: cfg.TickInterval})
 	late := accountsFor(cfg)
-	source, slack, err := clients(ctx, cfg, log, observers{calendar: mon.ObserveCalendar, slack: mon.ObserveSlack, quotaWait: mon.ObserveQuotaWait}, late)
+	source, slack, err := clients(ctx, cfg, log, observers{calendar: mon.ObserveCalendar, slack: mon.ObserveSlack, quotaWait: mon.ObserveQuotaWait, quotaChanged: quotaChanged(mon, log)}, late)
 	if err != nil {
 		return err
 	}
@@ -200,9 +200,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		return err
 	}
 
+	// Said at start-up, and again when it changes side.
+	demand := &quotaDemand{cfg: cfg, source: source, calendars: subscribedCalendars(cfg, store, fromSlack != nil, extraCalendars), mon: mon, log: log}
+	demand.check(ctx)
+
 	bg, stopBG := context.WithCancel(ctx)
 	defer stopBG()
 	var wg sync.WaitGroup
+	wg.Go(func() { demand.run(bg) })
 	if fromSlack != nil {
 		fromSlack.mount(servers)
 		fromSlack.run(bg, &wg)

@@ -47,6 +47,7 @@ func (e rejectedConfig) Unwrap() error { return e.err }
 type observers struct {
 	calendar, slack func(call string, class retry.Class)
 	quotaWait       func(call string, waited time.Duration)
+	quotaChanged    func(scope, principal string, perMinute, configured int)
 }
 
 // clients builds the Calendar source and the Slack notifier for cfg. It
@@ -61,6 +62,9 @@ func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs obser
 		Logger:          log,
 		Observe:         obs.calendar,
 		QuotaWait:       obs.quotaWait,
+		QuotaChanged:    obs.quotaChanged,
+		ProjectQuota:    cfg.CalendarQuota,
+		UserQuota:       cfg.CalendarUserQuota,
 	}
 	if late != nil && cfg.GoogleConnect() {
 		ccfg.Accounts = late // people's own accounts, see connect.go
