@@ -44,6 +44,14 @@ func (s *snoozes) Cancel(ctx context.Context, user, key string) (string, error) 
 	return "Cancelled: no reminder of *Weekly sync* at <!date^1772442000^{time}|09:00 UTC>.", nil
 }
 
+// setPending sets what Pending answers; the Home tab may be asking at
+// the same time.
+func (s *snoozes) setPending(ts ...meetingbot.Timer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = ts
+}
+
 func (s *snoozes) clicked() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -71,16 +79,19 @@ func TestSnoozeClickIsStoredBeforeSlackHearsBack(t *testing.T) {
 	}, 5*time.Second, 5*time.Millisecond, "the answer on the response_url")
 
 	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	sn.pending = []meetingbot.Timer{meetingbot.Snooze{User: alice, Mode: meetingbot.SnoozeAtStart, Reminder: "ev:10m:x", Subscription: "team",
-		Meeting: meetingbot.Meeting{ID: "ev", Title: "Weekly sync", Start: start}}.Timer(start)}
+	pending := meetingbot.Snooze{User: alice, Mode: meetingbot.SnoozeAtStart, Reminder: "ev:10m:x", Subscription: "team",
+		Meeting: meetingbot.Meeting{ID: "ev", Title: "Weekly sync", Start: start}}.Timer(start)
+	sn.setPending(pending)
 	_, _ = e.openHome(alice)
 	home := e.home(alice, 2)
 	assert.Contains(t, home, "Reminders you asked for")
 	assert.Contains(t, home, "snooze_cancel\nCancel")
-	status, _ = e.interact(alice, false, map[string]any{"action_id": "snooze_cancel", "value": sn.pending[0].Key})
+	status, _ = e.interact(alice, false, map[string]any{"action_id": "snooze_cancel", "value": pending.Key})
 	require.Equal(t, 200, status)
 	assert.Contains(t, e.home(alice, 3), "Cancelled: no reminder of *Weekly sync*")
-	assert.Equal(t, []string{alice + "|" + sn.pending[0].Key}, sn.cancels)
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	assert.Equal(t, []string{alice + "|" + pending.Key}, sn.cancels)
 }
 
 // TestSnoozeClickOverSocketMode: over Socket Mode too, the snooze is
