@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -194,12 +195,23 @@ func TestPacingPerChannel(t *testing.T) {
 	}
 }
 
+// TestPacingConcurrent: concurrent senders to one channel each book their
+// own slot before they wait, so they queue a pace apart instead of
+// bursting. The clock stands still and the waits are recorded, not slept:
+// what is asserted is what each sender was told to wait, which no load on
+// the machine can change.
 func TestPacingConcurrent(t *testing.T) {
-	// Real time, short interval: concurrent senders to one channel queue.
+	var mu sync.Mutex
+	var waits []time.Duration
 	e := newEnv(t, func(c *notify.Config) {
-		c.Now, c.Sleep, c.Interval = time.Now, nil, 40*time.Millisecond
+		c.Interval = 40 * time.Millisecond
+		c.Sleep = func(ctx context.Context, d time.Duration) error {
+			mu.Lock()
+			defer mu.Unlock()
+			waits = append(waits, d)
+			return ctx.Err()
+		}
 	})
-	e.srv.SetClock(time.Now)
 	errs := make(chan error, 4)
 	for i := range 4 {
 		go func() {
@@ -214,9 +226,17 @@ func TestPacingConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	calls := e.srv.CallsTo("chat.postMessage")
-	if span := calls[3].At.Sub(calls[0].At); span < 3*40*time.Millisecond-5*time.Millisecond {
-		t.Errorf("4 concurrent posts spanned %v, want at least 3 intervals (120ms)", span)
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(waits)
+	// The first sender goes at once (no wait asked for); the others wait
+	// one, two and three paces.
+	want := []time.Duration{40 * time.Millisecond, 80 * time.Millisecond, 120 * time.Millisecond}
+	if !slices.Equal(waits, want) {
+		t.Errorf("4 concurrent posts to one channel waited %v, want %v", waits, want)
+	}
+	if n := len(e.srv.CallsTo("chat.postMessage")); n != 4 {
+		t.Errorf("chat.postMessage calls = %d, want 4", n)
 	}
 }
 
