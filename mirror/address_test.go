@@ -63,28 +63,36 @@ func TestUnverifiedAddressIsSaidOnceAndRetriedSlowly(t *testing.T) {
 	go func() { defer close(done); m.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	round := func(n int) {
+	rounds := 1
+	waitRound := func() {
 		t.Helper()
-		require.Eventually(t, func() bool { return w.obs.roundsDone() >= n }, 5*time.Second, time.Millisecond, "maintenance round %d", n)
+		require.Eventually(t, func() bool { return w.obs.roundsDone() >= rounds }, 5*time.Second, time.Millisecond, "maintenance round %d", rounds)
 	}
-	round(1)
+	// minutes moves the clock one maintenance at a time, each round over
+	// before the next: a round reads the clock where its timer fired.
+	minutes := func(n int) {
+		t.Helper()
+		for range n {
+			w.clock.Advance(mirror.DefaultMaintain)
+			rounds++
+			waitRound()
+		}
+	}
+	waitRound()
 	require.Equal(t, 1, logs.count("Search Console"), "the refusal logged with the fix")
 	watches := w.cal.RequestsTo(calendartest.MethodWatch)
 	assert.LessOrEqual(t, watches, len(cals), "events.watch calls of the first round")
-	for i := range 5 {
-		w.clock.Advance(mirror.DefaultMaintain)
-		round(i + 2)
-	}
-	assert.Equal(t, watches, w.cal.RequestsTo(calendartest.MethodWatch), "events.watch calls in the 5 minutes after")
+	retry := int(mirror.AddressRetry / mirror.DefaultMaintain)
+	minutes(retry - 1)
+	assert.Equal(t, watches, w.cal.RequestsTo(calendartest.MethodWatch), "events.watch calls until AddressRetry has passed")
 	assert.Equal(t, 1, logs.count("level=ERROR"), "error lines: %s", logs.b.String())
 	assert.Equal(t, []string{"a 09:00"}, w.meetings(m, sub("alice", alice), start, at(24)), "the calendar is still read")
 
-	w.clock.Advance(mirror.AddressRetry)
-	round(7)
+	minutes(1)
 	assert.Equal(t, watches+1, w.cal.RequestsTo(calendartest.MethodWatch), "events.watch calls of the retry after AddressRetry")
 
 	w.cal.RequireVerifiedDomains("127.0.0.1")
-	w.clock.Advance(mirror.AddressRetry)
+	minutes(retry)
 	require.Eventually(t, func() bool { return len(w.cal.Channels()) == len(cals) }, 5*time.Second, time.Millisecond, "a channel on every calendar once the domain is verified")
 	assert.Equal(t, 1, logs.count("level=ERROR"), "error lines")
 }
