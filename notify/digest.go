@@ -25,7 +25,8 @@ const fieldReminders = "reminders"
 // DigestMessage renders reminders due at one instant for one destination as
 // one message, posted at instant now: a headline saying how many meetings
 // start and when, then one line per meeting (its title, its start, and its
-// Join button where Message would make one). The rules of Message hold for
+// Join link where Message would make a Join button, and while it has not
+// started its "Remind me at start" button). The rules of Message hold for
 // each meeting: private ones shown as such, event text inert and escaped,
 // fields cut to Block Kit's limits. At most MaxDigest reminders are
 // listed.
@@ -38,12 +39,24 @@ func DigestMessage(rs []meetingbot.Reminder, now time.Time, joinHosts ...string)
 		m, title := shown(r)
 		titles = append(titles, title)
 		when := dateToken(m.Start, "{time}", "15:04 UTC")
-		line := "*" + fit(title, maxSectionText-len(when)-8) + "* · " + when
+		join := joinButton(m.JoinURL, joinHosts)
 		var accessory *slack.Accessory
-		if joinButton(m.JoinURL, joinHosts) {
+		suffix := ""
+		// A line has room for one accessory, and Slack takes 50 blocks a
+		// message, so a digest of MaxDigest lines cannot give each its own
+		// actions block: while the meeting has not started the accessory
+		// is "Remind me at start" (a digest's reminders carry it like any
+		// other's) and Join becomes a link in the line.
+		if snooze := snoozeButtons(r, now); len(snooze) > 0 {
+			accessory = slack.NewAccessory(snooze[0])
+			if join && inlineLink(m.JoinURL) {
+				suffix = " · <" + m.JoinURL + "|Join>"
+			}
+		} else if join {
 			accessory = slack.NewAccessory(slack.NewButtonBlockElement("join", strconv.Itoa(i), slack.NewTextBlockObject(slack.PlainTextType, "Join", false, false)).
 				WithURL(m.JoinURL))
 		}
+		line := "*" + fit(title, maxSectionText-len(when)-len(suffix)-8) + "* · " + when + suffix
 		blocks = append(blocks, slack.NewSectionBlock(markdown(line), nil, accessory, slack.SectionBlockOptionBlockID("digest_"+strconv.Itoa(i))))
 	}
 	text = fit(head+": "+strings.Join(titles, ", "), maxFallback)
@@ -86,6 +99,7 @@ func (s *Slack) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (mee
 		return meetingbot.Receipt{}, fmt.Errorf("notify: subscription %q: %w", sub.ID, err)
 	}
 	text, blocks := DigestMessage(rs, s.cfg.Now(), s.cfg.JoinHosts...)
+	blocks = s.snoozable(blocks)
 	receipt, err := s.post(ctx, dest, rs[0], digestMetadata(rs), slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) && refusedContent[se.Err] && !errors.Is(err, meetingbot.ErrUnconfirmed) {
@@ -127,4 +141,10 @@ func listed(m slack.Message) []map[string]any {
 		}
 	}
 	return out
+}
+
+// inlineLink reports whether a join URL can stand in mrkdwn's <url|text>
+// as it is: nothing in it ends the link or starts its text.
+func inlineLink(u string) bool {
+	return !strings.ContainsAny(u, "<>|")
 }

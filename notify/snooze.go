@@ -37,6 +37,11 @@ func snoozeButtons(r meetingbot.Reminder, now time.Time) []slack.BlockElement {
 	return out
 }
 
+// snoozeButton reports whether btn is one of snoozeButtons.
+func snoozeButton(btn *slack.ButtonBlockElement) bool {
+	return btn != nil && (btn.ActionID == meetingbot.ActionSnoozeStart || btn.ActionID == meetingbot.ActionSnooze5m)
+}
+
 // snoozable returns blocks without their snooze buttons unless
 // Config.Snooze is on: nothing would answer a click.
 func (s *Slack) snoozable(blocks []slack.Block) []slack.Block {
@@ -45,6 +50,12 @@ func (s *Slack) snoozable(blocks []slack.Block) []slack.Block {
 	}
 	out := blocks[:0:0]
 	for _, b := range blocks {
+		if sec, ok := b.(*slack.SectionBlock); ok && sec.Accessory != nil && snoozeButton(sec.Accessory.ButtonElement) {
+			plain := *sec
+			plain.Accessory = nil
+			out = append(out, &plain)
+			continue
+		}
 		a, ok := b.(*slack.ActionBlock)
 		if !ok {
 			out = append(out, b)
@@ -52,7 +63,7 @@ func (s *Slack) snoozable(blocks []slack.Block) []slack.Block {
 		}
 		var keep []slack.BlockElement
 		for _, el := range a.Elements.ElementSet {
-			if btn, ok := el.(*slack.ButtonBlockElement); ok && (btn.ActionID == meetingbot.ActionSnoozeStart || btn.ActionID == meetingbot.ActionSnooze5m) {
+			if btn, ok := el.(*slack.ButtonBlockElement); ok && snoozeButton(btn) {
 				continue
 			}
 			keep = append(keep, el)

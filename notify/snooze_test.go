@@ -2,6 +2,7 @@ package notify_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,5 +128,48 @@ func TestNoSnoozeButtonsWhenNothingAnswersThem(t *testing.T) {
 	body := string(e.srv.Messages()[0].Blocks)
 	if strings.Contains(body, "snooze") || !strings.Contains(body, `"action_id":"join"`) {
 		t.Errorf("reminder without Config.Snooze = %s, want Join and no snooze button", body)
+	}
+}
+
+// TestDigestLinesCarryRemindMeAtStart: each meeting a digest lists has its
+// own "Remind me at start", naming its own reminder, with its Join as a
+// link in the line; without Config.Snooze the lines keep the link and lose
+// the button.
+func TestDigestLinesCarryRemindMeAtStart(t *testing.T) {
+	for _, snooze := range []bool{true, false} {
+		e := newEnv(t, func(c *notify.Config) { c.Snooze = snooze })
+		rs := flood(8)
+		e.clock.Set(meetingStart.Add(-40 * time.Second))
+		if _, err := e.slack.NotifyDigest(t.Context(), rs); err != nil {
+			t.Fatal(err)
+		}
+		var blocks slack.Blocks
+		if err := json.Unmarshal(e.srv.Messages()[0].Blocks, &blocks); err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, b := range blocks.BlockSet {
+			sec, ok := b.(*slack.SectionBlock)
+			if !ok || sec.Accessory == nil || sec.Accessory.ButtonElement == nil || sec.Accessory.ButtonElement.ActionID != meetingbot.ActionSnoozeStart {
+				continue
+			}
+			v, ok := meetingbot.ParseSnoozeValue(sec.Accessory.ButtonElement.Value)
+			if !ok {
+				t.Fatalf("digest button value %q is not a snooze", sec.Accessory.ButtonElement.Value)
+			}
+			keys = append(keys, v.Reminder)
+		}
+		var want []string
+		if snooze {
+			for _, r := range rs {
+				want = append(want, meetingbot.SnoozedReminder(r.Key))
+			}
+		}
+		if !slices.Equal(keys, want) {
+			t.Errorf("Config.Snooze=%v: digest snooze buttons name %v, want %v", snooze, keys, want)
+		}
+		if body := string(e.srv.Messages()[0].Blocks); !strings.Contains(body, `|Join\u003e`) {
+			t.Errorf("Config.Snooze=%v: digest lines lack the Join link: %s", snooze, body)
+		}
 	}
 }
