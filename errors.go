@@ -1,6 +1,9 @@
 package meetingbot
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrUnknown is returned by Notifier.Delivered when it cannot tell whether a
 // reminder went out.
@@ -18,6 +21,11 @@ var ErrUnconfirmed = errors.New("delivery unconfirmed")
 // calendar's owner, made all-day, or turned into an event type that is not
 // a meeting.
 var ErrGone = errors.New("meeting gone")
+
+// ErrDeclined is the ErrGone of a meeting its calendar's owner declined:
+// an error matching it matches ErrGone too. A reminder of it says so
+// ("You declined") rather than "Cancelled".
+var ErrDeclined = fmt.Errorf("declined by the calendar's owner: %w", ErrGone)
 
 // Permanent marks err as permanent: retrying will not help until an operator
 // acts (a missing share, a bad token, a channel the bot is not in).

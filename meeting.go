@@ -38,6 +38,10 @@ type Meeting struct {
 	// reminders show "Private meeting" and the time only, no link of any
 	// kind (join, event), except in a DM to the owner.
 	Private bool
+	// Response is the calendar owner's answer when they are an invited
+	// attendee (in the attendee list, not the organizer); ResponseNone
+	// otherwise. A declined meeting is not a Meeting at all.
+	Response Response `json:",omitempty"`
 }
 
 // KeyID returns what names m in its ledger keys: Instance, or ID when

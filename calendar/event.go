@@ -15,7 +15,7 @@ import (
 // meeting reads travels.
 const itemFields = "id,recurringEventId,recurrence,originalStartTime(dateTime),status,eventType,summary,start(date,dateTime),end(date,dateTime)," +
 	"htmlLink,hangoutLink,conferenceData(entryPoints(entryPointType,uri)),location,description," +
-	"organizer(email,displayName),attendees(self,responseStatus),updated,visibility"
+	"organizer(email,displayName,self),attendees(self,responseStatus),updated,visibility"
 
 // eventFields is the fields mask of events.list: the same for each item,
 // and the caller's access role, which says when the calendar shows only
@@ -85,12 +85,38 @@ func meeting(ev *calendar.Event) (m meetingbot.Meeting, ok bool, err error) {
 			m.Organizer = ev.Organizer.Email
 		}
 	}
+	m.Response = response(ev)
 	if ev.Updated != "" {
 		// updated is informational: a bad one does not cost the reminder.
 		m.Updated, _ = time.Parse(time.RFC3339, ev.Updated)
 	}
 	return m, true, nil
 }
+
+// response returns the calendar owner's answer to ev when they are an
+// invited attendee: the attendee entry with self true ("Whether this entry
+// represents the calendar on which this copy of the event appears",
+// Events resource) on an event they do not organise (organizer.self).
+// Google lists the organizer among the attendees too, accepted.
+func response(ev *calendar.Event) meetingbot.Response {
+	if ev.Organizer != nil && ev.Organizer.Self {
+		return meetingbot.ResponseNone
+	}
+	for _, a := range ev.Attendees {
+		if a == nil || !a.Self || a.Organizer {
+			continue
+		}
+		if r := meetingbot.Response(a.ResponseStatus); r.Answer() || r == meetingbot.ResponseNeedsAction {
+			return r
+		}
+		return meetingbot.ResponseNeedsAction // no answer recorded: not answered
+	}
+	return meetingbot.ResponseNone
+}
+
+// whyDeclined is notMeeting's reason for an event its calendar's owner
+// declined.
+const whyDeclined = "declined by the calendar's owner"
 
 // notMeeting says why ev is not a meeting ("cancelled", "all-day" …), or ""
 // when it is one; err reports an event that cannot be read.
@@ -116,7 +142,7 @@ func notMeeting(ev *calendar.Event) (why string, err error) {
 	}
 	for _, a := range ev.Attendees {
 		if a != nil && a.Self && a.ResponseStatus == "declined" {
-			return "declined by the calendar's owner", nil
+			return whyDeclined, nil
 		}
 	}
 	return "", nil

@@ -20,7 +20,8 @@ import (
 // same conversion.
 //
 // An instance that is no longer a meeting to remind of returns an error
-// matching meetingbot.ErrGone: cancelled or deleted (answered with status
+// matching meetingbot.ErrGone (and meetingbot.ErrDeclined when its
+// calendar's owner declined it): cancelled or deleted (answered with status
 // "cancelled", or 404 or 410), declined by the calendar's owner, made
 // all-day, or of a type that is not a meeting (out of office, focus time …).
 // Google answers 404 as well for a calendar no longer shared with the
@@ -51,6 +52,8 @@ func (s *Source) Meeting(ctx context.Context, sub meetingbot.Subscription, event
 	switch {
 	case err != nil:
 		return meetingbot.Meeting{}, fmt.Errorf("calendar %s: event %s cannot be read: %w", sub.CalendarID, eventID, err)
+	case why == whyDeclined:
+		return meetingbot.Meeting{}, fmt.Errorf("calendar %s: event %s: %w", sub.CalendarID, eventID, meetingbot.ErrDeclined)
 	case why != "":
 		return meetingbot.Meeting{}, fmt.Errorf("calendar %s: event %s is %s: %w", sub.CalendarID, eventID, why, meetingbot.ErrGone)
 	}

@@ -10,6 +10,8 @@ import (
 const (
 	MethodList = "events.list"
 	MethodGet  = "events.get"
+	// MethodPatch is events.patch (patch.go).
+	MethodPatch = "events.patch"
 )
 
 // SetLatency makes every Calendar API request (events.list, events.get,

@@ -88,6 +88,8 @@ func (s *Server) Put(calendarID string, ev *calendar.Event) error {
 	if ev.Status == "" {
 		ev.Status = "confirmed"
 	}
+	// Every version of an event has an etag of its own (patch.go).
+	ev.Etag = newEtag()
 	if len(ev.Recurrence) > 0 {
 		if err := checkSeries(ev); err != nil {
 			return fmt.Errorf("calendartest: put %s: %w", ev.Id, err)

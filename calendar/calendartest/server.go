@@ -8,7 +8,7 @@
 // showDeleted; pagination; incremental sync with syncToken, see sync.go),
 // events.get (of an event, a series or one instance of a series by its
 // generated id) and events.instances (instances.go), all with the fields
-// mask, events.watch and channels.stop, posting push notifications to the
+// mask, events.patch with ETags and per-attendee writes (patch.go), events.watch and channels.stop, posting push notifications to the
 // watching address (push.go), expands simple recurring series into
 // instances as far as Google does (recurrence.go), serves an OAuth 2.0 token
 // endpoint for service-account and authorized-user credentials and people's
@@ -77,7 +77,12 @@ type Server struct {
 	deltaHorizon time.Duration
 	// instancesFaults are events.instances's, see instances.go.
 	instancesFaults map[string][]Fault
-	latency         atomic.Int64 // time.Duration
+	// patchFaults, interleave and writes are events.patch's, see
+	// patch.go.
+	patchFaults map[string][]Fault
+	interleave  map[string]func(*calendar.Event)
+	writes      []Write
+	latency     atomic.Int64 // time.Duration
 
 	// push is the state of watch channels and their notifications, see
 	// push.go; idle is signalled, with mu, when no notification is in
@@ -134,6 +139,7 @@ func NewServer() *Server {
 		methodCounts:    map[string]int{},
 		getFaults:       map[string][]Fault{},
 		instancesFaults: map[string][]Fault{},
+		patchFaults:     map[string][]Fault{},
 		federated:       map[string]bool{},
 		delegation:      true,
 		refreshToken:    "1//refresh-" + rand.Text(),
@@ -159,6 +165,7 @@ func NewServer() *Server {
 	mux.HandleFunc("GET /calendar/v3/calendars/{calendarId}/events", s.api(MethodList, s.serveList))
 	mux.HandleFunc("GET /calendar/v3/calendars/{calendarId}/events/{eventId}", s.api(MethodGet, s.serveGet))
 	mux.HandleFunc("GET /calendar/v3/calendars/{calendarId}/events/{eventId}/instances", s.api(MethodInstances, s.serveInstances))
+	mux.HandleFunc("PATCH /calendar/v3/calendars/{calendarId}/events/{eventId}", s.api(MethodPatch, s.servePatch))
 	mux.HandleFunc("POST /calendar/v3/calendars/{calendarId}/events/watch", s.api(MethodWatch, s.serveWatch))
 	mux.HandleFunc("POST /calendar/v3/channels/stop", s.api(MethodStop, s.serveStop))
 	s.ts = httptest.NewServer(mux)

@@ -1,0 +1,201 @@
+package calendar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"google.golang.org/api/calendar/v3"
+	"google.golang.org/api/googleapi"
+
+	"github.com/meetingbot/meetingbot"
+)
+
+// callEventsPatch names events.patch for Config.Observe and QuotaWait.
+const callEventsPatch = "events.patch"
+
+// Errors of Respond a caller tells the person about; each is permanent.
+var (
+	// ErrNeedsWrite: the person's grant does not let the bot change their
+	// events (403 insufficientPermissions): they allow it, once, through
+	// a link that asks for meetingbot.ScopeCalendarEvents.
+	ErrNeedsWrite = errors.New("the Google grant does not allow changing events")
+	// ErrCannotEdit: Google refuses the write for the calendar or the
+	// event (403 requiredAccessLevel, forbiddenForNonOrganizer): a
+	// calendar the person may only read.
+	ErrCannotEdit = errors.New("Google refuses changes to this event on this calendar")
+	// ErrNotInvited: the calendar's owner is not an invited attendee of
+	// the event (they organise it, or are not on its guest list).
+	ErrNotInvited = errors.New("the calendar's owner is not an invited guest of the event")
+)
+
+// maxConflicts bounds the reads and writes of one answer while other
+// writers keep changing the event (412 each time).
+const maxConflicts = 5
+
+// answerFields is what an answer reads of the event: its version, what
+// the person is told, and the attendees.
+const answerFields = "id,etag,status,summary,start(date,dateTime),recurrence,recurringEventId,organizer(email,self)," +
+	"attendees(email,displayName,self,organizer,resource,optional,responseStatus,comment,additionalGuests),attendeesOmitted"
+
+// sendUpdates is what an answer asks Google to notify. Google Calendar's
+// own page answers with a click on Yes, No or Maybe and asks nothing
+// about notifying anyone ("Respond to event invitations",
+// https://support.google.com/calendar/answer/37135), and the answer
+// reaches the organizer: one outside Google Calendar gets it by email
+// (nextcloud/calendar#7787, "you get an eMail from the persons Google
+// account, telling you that they replied to your invitation"), one on
+// Google Calendar sees it on the event and gets an email only if their
+// own "event responses" notifications are on (the same help page). An
+// answer is a reply, sent from an attendee to the organizer alone
+// (RFC 5546 section 3.2.3, REPLY), so no other guest hears of it.
+// events.patch defaults to sending nothing ("none"), which would leave an
+// organizer outside Google Calendar without the answer ("none" may keep
+// events from syncing to external calendars, Events: insert,
+// sendUpdates): "all" lets Google deliver the reply as its own page
+// does.
+const sendUpdates = "all"
+
+// Respond sets the answer of calendarID's owner to the invitation eventID
+// (an instance, a single event, or a series, whose answer holds for its
+// occurrences) with the token of the account they connected: it reads the
+// event, changes only their own attendee entry (self), and writes it back
+// with events.patch, attendeesOmitted ("When updating an event, this can
+// be used to only update the participant's response", Events resource)
+// and the event's ETag as If-Match, so that no other attendee's entry is
+// ever written; on 412 Precondition Failed (someone changed the event
+// meanwhile) it reads again and retries. An answer already given writes
+// nothing.
+//
+// Errors: meetingbot.ErrNotConnected (no connection in use for the
+// calendar: never connected, disconnected, revoked), ErrNeedsWrite,
+// ErrCannotEdit, ErrNotInvited, meetingbot.ErrGone (deleted or
+// cancelled), each marked permanent; others (rate limits, 5xx, network,
+// an event that kept changing) are transient.
+func (s *Source) Respond(ctx context.Context, calendarID, eventID string, r meetingbot.Response) (meetingbot.Answered, error) {
+	out := meetingbot.Answered{Calendar: calendarID, Event: eventID, Response: r}
+	if !r.Answer() {
+		return out, fmt.Errorf("calendar %s: answer %q: not accepted, tentative or declined", calendarID, r)
+	}
+	if s.cfg.Accounts == nil {
+		return out, meetingbot.Permanent(meetingbot.ErrNotConnected)
+	}
+	if _, _, err := s.cfg.Accounts.Account(ctx, calendarID); err != nil {
+		if errors.Is(err, meetingbot.ErrNotConnected) {
+			return out, meetingbot.Permanent(fmt.Errorf("calendar %s: answer: %w", calendarID, err))
+		}
+		return out, err
+	}
+	for range maxConflicts {
+		ev, err := s.readForAnswer(ctx, calendarID, eventID)
+		if err != nil {
+			return out, err
+		}
+		out.Title, out.Series = ev.Summary, len(ev.Recurrence) > 0
+		if ev.Start != nil {
+			out.Start, _ = time.Parse(time.RFC3339, ev.Start.DateTime)
+		}
+		self := selfAttendee(ev)
+		if self == nil || (ev.Organizer != nil && ev.Organizer.Self) || self.Organizer {
+			return out, meetingbot.Permanent(fmt.Errorf("calendar %s: event %s: %w", calendarID, eventID, ErrNotInvited))
+		}
+		out.Was = meetingbot.Response(self.ResponseStatus)
+		if out.Was == r {
+			return out, nil
+		}
+		entry := *self
+		entry.ResponseStatus = string(r)
+		entry.Self = false // read-only: the server says it of each copy
+		patch := &calendar.Event{AttendeesOmitted: true, Attendees: []*calendar.EventAttendee{&entry}}
+		err = s.withPatchQuota(ctx, calendarID, func() error {
+			svc, err := s.service(ctx, calendarID)
+			if err != nil {
+				return meetingbot.Permanent(err)
+			}
+			call := svc.Events.Patch(calendarID, eventID, patch).SendUpdates(sendUpdates).Fields("id,etag").Context(ctx)
+			call.Header().Set("If-Match", ev.Etag)
+			_, err = call.Do()
+			return gone(calendarID, eventID, err)
+		})
+		var gerr *googleapi.Error
+		if errors.As(err, &gerr) && gerr.Code == http.StatusPreconditionFailed {
+			s.log.Debug("an answer's event changed meanwhile; reading it again", "calendar", calendarID, "event", eventID)
+			continue
+		}
+		if err != nil {
+			return out, answerError(calendarID, eventID, err)
+		}
+		return out, nil
+	}
+	return out, fmt.Errorf("calendar %s: event %s: changed by others on each of %d tries; try again", calendarID, eventID, maxConflicts)
+}
+
+// readForAnswer reads what an answer needs of the event: a deleted or
+// cancelled one is meetingbot.ErrGone.
+func (s *Source) readForAnswer(ctx context.Context, calendarID, eventID string) (*calendar.Event, error) {
+	var ev *calendar.Event
+	err := s.withRetries(ctx, callEventsGet, calendarID, func() error {
+		svc, err := s.service(ctx, calendarID)
+		if err != nil {
+			return meetingbot.Permanent(err)
+		}
+		ev, err = svc.Events.Get(calendarID, eventID).Fields(answerFields).Context(ctx).Do()
+		return gone(calendarID, eventID, err)
+	})
+	switch {
+	case err != nil:
+		return nil, answerError(calendarID, eventID, err)
+	case ev.Status == "cancelled":
+		return nil, meetingbot.Permanent(fmt.Errorf("calendar %s: event %s was cancelled: %w", calendarID, eventID, meetingbot.ErrGone))
+	}
+	return ev, nil
+}
+
+// withPatchQuota runs a write under withRetries, after two more places in
+// the quotas than a read: "each patch request consumes three quota units"
+// (Events: patch).
+func (s *Source) withPatchQuota(ctx context.Context, calendarID string, try func() error) error {
+	for range 2 {
+		if _, err := s.quota.wait(ctx, s.reader(ctx, calendarID)); err != nil {
+			return fmt.Errorf("calendar %s: %s: waiting for the quota: %w", calendarID, callEventsPatch, err)
+		}
+	}
+	return s.withRetries(ctx, callEventsPatch, calendarID, try)
+}
+
+// gone turns 404 and 410 into meetingbot.ErrGone.
+func gone(calendarID, eventID string, err error) error {
+	var gerr *googleapi.Error
+	if errors.As(err, &gerr) && (gerr.Code == http.StatusNotFound || gerr.Code == http.StatusGone) {
+		return fmt.Errorf("calendar %s: event %s: HTTP %d: %w", calendarID, eventID, gerr.Code, meetingbot.ErrGone)
+	}
+	return err
+}
+
+// answerError says which of Respond's errors err is.
+func answerError(calendarID, eventID string, err error) error {
+	var gerr *googleapi.Error
+	switch {
+	case errors.Is(err, meetingbot.ErrGone):
+		return meetingbot.Permanent(err)
+	case errors.As(err, &gerr) && gerr.Code == http.StatusForbidden &&
+		(hasReason(gerr, "insufficientPermissions") || strings.Contains(gerr.Message, "insufficient authentication scopes")):
+		return meetingbot.Permanent(fmt.Errorf("calendar %s: event %s: %w: %w", calendarID, eventID, ErrNeedsWrite, concise(err)))
+	case errors.As(err, &gerr) && gerr.Code == http.StatusForbidden && !hasReason(gerr, "rateLimitExceeded") && !hasReason(gerr, "userRateLimitExceeded"):
+		return meetingbot.Permanent(fmt.Errorf("calendar %s: event %s: %w: %w", calendarID, eventID, ErrCannotEdit, concise(err)))
+	}
+	return err
+}
+
+// selfAttendee returns the attendee entry of the calendar's owner.
+func selfAttendee(ev *calendar.Event) *calendar.EventAttendee {
+	for _, a := range ev.Attendees {
+		if a != nil && a.Self {
+			return a
+		}
+	}
+	return nil
+}

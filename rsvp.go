@@ -1,0 +1,209 @@
+package meetingbot
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// People who connected their Google account answer invitations from Slack
+// (DESIGN.md, "Reminder actions"): a DM reminder of a meeting they were
+// invited to carries Going / Maybe / No, and with invitation notices on
+// ("/meetingbot invites on") a new invitation gets a DM of its own with
+// the same buttons. A click sets the person's own responseStatus on the
+// event and nothing else. The notify package puts the buttons on
+// messages, the selfservice package hears the clicks, and package rsvp
+// answers and notices, so the three agree here.
+
+// Response is an attendee's answer to an invitation, as Google Calendar's
+// attendees[].responseStatus holds it.
+type Response string
+
+// Responses (Calendar API, Events resource, attendees[].responseStatus).
+const (
+	// ResponseNone: the meeting's calendar owner is not an invited
+	// attendee of it (they organise it, or it has no guests).
+	ResponseNone Response = ""
+	// ResponseNeedsAction: invited, not answered yet.
+	ResponseNeedsAction Response = "needsAction"
+	// ResponseAccepted is Going, ResponseTentative Maybe, ResponseDeclined No.
+	ResponseAccepted  Response = "accepted"
+	ResponseTentative Response = "tentative"
+	ResponseDeclined  Response = "declined"
+)
+
+// Answer reports whether r is an answer a person may give: accepted,
+// tentative or declined.
+func (r Response) Answer() bool {
+	return r == ResponseAccepted || r == ResponseTentative || r == ResponseDeclined
+}
+
+// Word is how a person reads r: "Going", "Maybe", "No", or "Not answered".
+func (r Response) Word() string {
+	switch r {
+	case ResponseAccepted:
+		return "Going"
+	case ResponseTentative:
+		return "Maybe"
+	case ResponseDeclined:
+		return "No"
+	}
+	return "Not answered"
+}
+
+// ScopeCalendarEvents is the Google scope answering an invitation needs:
+// events.patch accepts https://www.googleapis.com/auth/calendar or
+// .../calendar.events (Calendar API, Events: patch, "Authorization"), and
+// calendar.events ("View and edit events on all your calendars") is the
+// narrower. It is asked for only from people who answer from Slack or
+// turn invitation notices on (incremental authorization); everyone else
+// keeps a read-only grant.
+const ScopeCalendarEvents = "https://www.googleapis.com/auth/calendar.events"
+
+// CanAnswer reports whether a connection's scopes let it answer
+// invitations.
+func (c Connection) CanAnswer() bool {
+	for _, s := range c.Scopes {
+		if s == ScopeCalendarEvents || s == "https://www.googleapis.com/auth/calendar" {
+			return true
+		}
+	}
+	return false
+}
+
+// Action IDs of the answer controls: the buttons of reminders and
+// notices, and the menu of a digest's lines, whose selected option's
+// value is an RSVPOption.
+const (
+	ActionRSVPGoing = "rsvp_accepted"
+	ActionRSVPMaybe = "rsvp_tentative"
+	ActionRSVPNo    = "rsvp_declined"
+	ActionRSVPMenu  = "rsvp_menu"
+)
+
+// ActionResponse returns the answer of an answer button's action ID.
+func ActionResponse(actionID string) (Response, bool) {
+	switch actionID {
+	case ActionRSVPGoing:
+		return ResponseAccepted, true
+	case ActionRSVPMaybe:
+		return ResponseTentative, true
+	case ActionRSVPNo:
+		return ResponseDeclined, true
+	}
+	return "", false
+}
+
+// IsRSVPAction reports whether actionID is one of the answer controls.
+func IsRSVPAction(actionID string) bool {
+	_, ok := ActionResponse(actionID)
+	return ok || actionID == ActionRSVPMenu
+}
+
+// RSVPTarget is what an answer control names: the invitation answered.
+type RSVPTarget struct {
+	// Calendar is the calendar whose copy of the event is answered; ""
+	// for the clicker's own (their connected account).
+	Calendar string `json:"c,omitempty"`
+	// Event is the event's ID: an instance, a single event, or for a
+	// series' notice the recurring event, whose answer holds for every
+	// occurrence.
+	Event string `json:"e"`
+	// Response is the answer, for a digest's menu option; a button's
+	// action ID says it.
+	Response Response `json:"r,omitempty"`
+}
+
+// MaxOptionValue is Slack's limit on an option's value (Block Kit's
+// option object: 150 characters).
+const MaxOptionValue = 150
+
+// RSVPValue is the value of an answer button naming t: its JSON, or ""
+// when it would pass Slack's 2,000 characters (MaxButtonValue).
+func RSVPValue(t RSVPTarget) string {
+	b, _ := json.Marshal(t)
+	if utf8.RuneCount(b) > MaxButtonValue {
+		return ""
+	}
+	return string(b)
+}
+
+// RSVPOption is the value of a digest menu's option answering r to the
+// event of the person's own calendar: "" when it would pass Slack's 150
+// characters.
+func RSVPOption(event string, r Response) string {
+	b, _ := json.Marshal(RSVPTarget{Event: event, Response: r})
+	if utf8.RuneCount(b) > MaxOptionValue {
+		return ""
+	}
+	return string(b)
+}
+
+// ParseRSVPValue reads an RSVPValue or an RSVPOption; false when s is
+// neither.
+func ParseRSVPValue(s string) (RSVPTarget, bool) {
+	var t RSVPTarget
+	if json.Unmarshal([]byte(s), &t) != nil || t.Event == "" || (t.Response != "" && !t.Response.Answer()) {
+		return RSVPTarget{}, false
+	}
+	return t, true
+}
+
+// Answered is what a write of a person's answer left on the event.
+type Answered struct {
+	// Calendar and Event name the event answered.
+	Calendar, Event string
+	// Title is the event's summary, unescaped; Start its start (zero for
+	// an all-day event).
+	Title string
+	Start time.Time
+	// Was is the answer before, Response the answer now.
+	Was, Response Response
+	// Series is true when the event is a recurring series: the answer
+	// holds for its occurrences.
+	Series bool
+}
+
+// Invitation notices, each a ledger entry of the person's
+// pseudo-subscription (InviteSubscription) keyed by the event
+// (InviteKey): claimed, sent and recorded like a reminder, so that a
+// notice goes out once through restarts and replicas.
+
+// invitePrefix starts the keys and the pseudo-subscriptions of notices.
+// No subscription of CALENDARS (an email, or email=destination) nor one
+// made in Slack can have it.
+const invitePrefix = "invite:"
+
+// InviteKey returns the ledger key of user's notice of the invitation to
+// eventID (a single event's ID, or a series' for all its occurrences):
+// invite:<user>:<eventId>.
+func InviteKey(user, eventID string) string { return invitePrefix + user + ":" + eventID }
+
+// InviteSubscription returns the pseudo-subscription that scopes user's
+// notices in the ledger and names their messages' metadata: invite:<user>.
+func InviteSubscription(user string) string { return invitePrefix + user }
+
+// IsInvite reports whether a ledger entry's subscription is a notice's
+// (InviteSubscription): the scheduler leaves such entries to the notices.
+func IsInvite(subscription string) bool { return strings.HasPrefix(subscription, invitePrefix) }
+
+// InviteSettings say whether one person gets invitation notices.
+type InviteSettings struct {
+	UserID string
+	On     bool
+	// Since is when they were last turned on: an invitation already on
+	// the calendar then (last changed before) gets no notice.
+	Since     time.Time
+	UpdatedAt time.Time
+}
+
+// Reason codes of notices.
+const (
+	// ReasonInvitedBefore: skipped, the invitation was on the calendar,
+	// unchanged, before the person turned notices on.
+	ReasonInvitedBefore ReasonCode = "invited_before"
+	// ReasonInvitesOff: skipped, an interrupted notice whose person turned
+	// notices off since; it was not found in Slack.
+	ReasonInvitesOff ReasonCode = "invites_off"
+)
