@@ -88,6 +88,10 @@ type OAuthState struct {
 	Binding string
 	// Verifier is the PKCE code verifier, sealed; nil for a link.
 	Verifier []byte
+	// Scopes are the scopes the flow asks for beyond the provider's own
+	// (incremental authorization: ScopeCalendarEvents for people who
+	// answer invitations from Slack); nil for none.
+	Scopes []string
 	// ExpiresAt is when the step stops being accepted.
 	ExpiresAt time.Time
 }

@@ -61,8 +61,9 @@ type Provider interface {
 	Title() string
 	// AuthCodeURL returns the consent page's URL for state, with the PKCE
 	// S256 challenge of verifier and hint, the account expected ("" for
-	// none).
-	AuthCodeURL(state, verifier, hint string) string
+	// none), asking for scopes beyond the provider's own (incremental
+	// authorization; nil for none).
+	AuthCodeURL(state, verifier, hint string, scopes []string) string
 	// Exchange trades the callback's code and the verifier for a grant. An
 	// error that is a *Refusal says what the person is told.
 	Exchange(ctx context.Context, code, verifier string) (Grant, error)
@@ -217,6 +218,15 @@ func hash(secret string) string {
 // Link returns a link that starts connecting userID's account of
 // provider, valid for LinkTTL and once. Give it to that person only.
 func (a *Accounts) Link(ctx context.Context, provider meetingbot.Provider, userID string) (string, error) {
+	return a.LinkScopes(ctx, provider, userID, nil)
+}
+
+// LinkScopes is Link asking for scopes beyond the provider's own, granted
+// with those given before (include_granted_scopes): for Google,
+// meetingbot.ScopeCalendarEvents, which only people who answer
+// invitations from Slack are asked for. The connection made records the
+// scopes the provider granted, whatever was asked.
+func (a *Accounts) LinkScopes(ctx context.Context, provider meetingbot.Provider, userID string, scopes []string) (string, error) {
 	if a.providers[provider] == nil {
 		return "", fmt.Errorf("connect: %s is not set up", provider)
 	}
@@ -227,6 +237,7 @@ func (a *Accounts) Link(ctx context.Context, provider meetingbot.Provider, userI
 	ticket := rand.Text()
 	err := a.cfg.Store.PutOAuthState(ctx, meetingbot.OAuthState{
 		ID: hash(ticket), Step: meetingbot.OAuthLink, Provider: provider, UserID: userID, ExpiresAt: now.Add(LinkTTL),
+		Scopes: sortedScopes(scopes),
 	})
 	if err != nil {
 		return "", fmt.Errorf("connect: link: %w", err)

@@ -78,6 +78,7 @@ func (a *Accounts) start(w http.ResponseWriter, r *http.Request, name meetingbot
 	err = a.cfg.Store.PutOAuthState(ctx, meetingbot.OAuthState{
 		ID: id, Step: meetingbot.OAuthConsent, Provider: name, UserID: link.UserID, Binding: hash(binding),
 		Verifier: a.cfg.Keyring.Seal([]byte(verifier), "verifier:"+id), ExpiresAt: a.now().Add(ConsentTTL),
+		Scopes: link.Scopes,
 	})
 	if err != nil {
 		a.log.Error("cannot keep a consent's state", "provider", name, "err", err)
@@ -89,7 +90,7 @@ func (a *Accounts) start(w http.ResponseWriter, r *http.Request, name meetingbot
 		Name: cookieName(name), Value: binding, Path: "/" + string(name) + "/oauth/",
 		MaxAge: int(ConsentTTL.Seconds()), HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode,
 	})
-	http.Redirect(w, r, p.AuthCodeURL(state, verifier, hint), http.StatusFound)
+	http.Redirect(w, r, p.AuthCodeURL(state, verifier, hint, link.Scopes), http.StatusFound)
 }
 
 // callback finishes a consent: the state checked against the cookie and

@@ -107,8 +107,11 @@ func (g *Google) Title() string             { return "Google Calendar" }
 // AuthCodeURL asks for offline access (a refresh token), the scopes
 // granted before too (include_granted_scopes, "Incremental
 // authorization"), consent every time (so a refresh token comes back on a
-// reconnection too), PKCE S256, and hint as the account.
-func (g *Google) AuthCodeURL(state, verifier, hint string) string {
+// reconnection too), PKCE S256, and hint as the account. scopes are asked
+// for beside the provider's own: "request access to scopes only when
+// they are needed", the others staying granted (web-server guide,
+// "Incremental authorization").
+func (g *Google) AuthCodeURL(state, verifier, hint string, scopes []string) string {
 	opts := []oauth2.AuthCodeOption{
 		oauth2.AccessTypeOffline, oauth2.S256ChallengeOption(verifier),
 		oauth2.SetAuthURLParam("include_granted_scopes", "true"),
@@ -116,6 +119,11 @@ func (g *Google) AuthCodeURL(state, verifier, hint string) string {
 	}
 	if hint != "" {
 		opts = append(opts, oauth2.SetAuthURLParam("login_hint", hint))
+	}
+	if len(scopes) > 0 {
+		cfg := *g.oauth
+		cfg.Scopes = sortedScopes(append(slices.Clone(g.oauth.Scopes), scopes...))
+		return cfg.AuthCodeURL(state, opts...)
 	}
 	return g.oauth.AuthCodeURL(state, opts...)
 }

@@ -74,7 +74,7 @@ func (s *Slack) Title() string             { return "Slack" }
 // AuthCodeURL asks for the user scopes only, in the bot's workspace. The
 // state and its cookie bind the consent to the browser; the verifier is
 // not sent (the app authenticates with its client secret).
-func (s *Slack) AuthCodeURL(state, _, _ string) string {
+func (s *Slack) AuthCodeURL(state, _, _ string, _ []string) string {
 	q := url.Values{
 		"client_id":    {s.cfg.ClientID},
 		"user_scope":   {strings.Join(SlackUserScopes, ",")},

@@ -147,8 +147,8 @@ func (s *Store) PutOAuthState(ctx context.Context, st meetingbot.OAuthState) err
 	if err := st.Check(); err != nil {
 		return fmt.Errorf("storage: %w", err)
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO oauth_states (id, step, provider, user_id, binding, verifier, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		st.ID, string(st.Step), string(st.Provider), st.UserID, st.Binding, st.Verifier, ms(st.ExpiresAt))
+	_, err := s.db.ExecContext(ctx, `INSERT INTO oauth_states (id, step, provider, user_id, binding, verifier, expires_ms, scopes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		st.ID, string(st.Step), string(st.Provider), st.UserID, st.Binding, st.Verifier, ms(st.ExpiresAt), strings.Join(st.Scopes, " "))
 	if err != nil {
 		return fmt.Errorf("storage: put oauth state: %w", err)
 	}
@@ -160,10 +160,10 @@ func (s *Store) PutOAuthState(ctx context.Context, st meetingbot.OAuthState) err
 // replayed link, two replicas), one gets it.
 func (s *Store) TakeOAuthState(ctx context.Context, id string) (meetingbot.OAuthState, bool, error) {
 	st := meetingbot.OAuthState{ID: id}
-	var step, provider string
+	var step, provider, scopes string
 	var expires int64
-	err := s.db.QueryRowContext(ctx, `DELETE FROM oauth_states WHERE id = ? RETURNING step, provider, user_id, binding, verifier, expires_ms`, id).
-		Scan(&step, &provider, &st.UserID, &st.Binding, &st.Verifier, &expires)
+	err := s.db.QueryRowContext(ctx, `DELETE FROM oauth_states WHERE id = ? RETURNING step, provider, user_id, binding, verifier, expires_ms, scopes`, id).
+		Scan(&step, &provider, &st.UserID, &st.Binding, &st.Verifier, &expires, &scopes)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return meetingbot.OAuthState{}, false, nil
@@ -171,6 +171,7 @@ func (s *Store) TakeOAuthState(ctx context.Context, id string) (meetingbot.OAuth
 		return meetingbot.OAuthState{}, false, fmt.Errorf("storage: take oauth state: %w", err)
 	}
 	st.Step, st.Provider, st.ExpiresAt = meetingbot.OAuthStep(step), meetingbot.Provider(provider), fromMS(expires)
+	st.Scopes = strings.Fields(scopes)
 	return st, true, nil
 }
 

@@ -129,8 +129,8 @@ func (s *Store) PutOAuthState(ctx context.Context, st meetingbot.OAuthState) err
 	}
 	ctx, cancel := s.op(ctx)
 	defer cancel()
-	_, err := s.pool.Exec(ctx, `INSERT INTO oauth_states (id, step, provider, user_id, binding, verifier, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		st.ID, string(st.Step), string(st.Provider), st.UserID, st.Binding, st.Verifier, milli(st.ExpiresAt))
+	_, err := s.pool.Exec(ctx, `INSERT INTO oauth_states (id, step, provider, user_id, binding, verifier, expires_at, scopes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		st.ID, string(st.Step), string(st.Provider), st.UserID, st.Binding, st.Verifier, milli(st.ExpiresAt), strings.Join(st.Scopes, " "))
 	if err != nil {
 		return fmt.Errorf("postgres: put oauth state: %w", s.lost(err))
 	}
@@ -144,9 +144,9 @@ func (s *Store) TakeOAuthState(ctx context.Context, id string) (meetingbot.OAuth
 	ctx, cancel := s.op(ctx)
 	defer cancel()
 	st := meetingbot.OAuthState{ID: id}
-	var step, provider string
-	err := s.pool.QueryRow(ctx, `DELETE FROM oauth_states WHERE id = $1 RETURNING step, provider, user_id, binding, verifier, expires_at`, id).
-		Scan(&step, &provider, &st.UserID, &st.Binding, &st.Verifier, &st.ExpiresAt)
+	var step, provider, scopes string
+	err := s.pool.QueryRow(ctx, `DELETE FROM oauth_states WHERE id = $1 RETURNING step, provider, user_id, binding, verifier, expires_at, scopes`, id).
+		Scan(&step, &provider, &st.UserID, &st.Binding, &st.Verifier, &st.ExpiresAt, &scopes)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return meetingbot.OAuthState{}, false, nil
@@ -154,6 +154,7 @@ func (s *Store) TakeOAuthState(ctx context.Context, id string) (meetingbot.OAuth
 		return meetingbot.OAuthState{}, false, fmt.Errorf("postgres: take oauth state: %w", s.lost(err))
 	}
 	st.Step, st.Provider, st.ExpiresAt = meetingbot.OAuthStep(step), meetingbot.Provider(provider), st.ExpiresAt.UTC()
+	st.Scopes = strings.Fields(scopes)
 	return st, true, nil
 }
 

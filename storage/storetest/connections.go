@@ -210,7 +210,8 @@ func testTakeOnce(t *testing.T, open ConnectionOpener) {
 	ctx := t.Context()
 	s := open(t)
 	st := meetingbot.OAuthState{ID: "9f86d081884c7d65", Step: meetingbot.OAuthConsent, Provider: meetingbot.ProviderGoogle, UserID: "U1",
-		Binding: "b1", Verifier: []byte{1, 2, 0, 3}, ExpiresAt: connectedAt.Add(10 * time.Minute)}
+		Binding: "b1", Verifier: []byte{1, 2, 0, 3}, ExpiresAt: connectedAt.Add(10 * time.Minute),
+		Scopes: []string{meetingbot.ScopeCalendarEvents}}
 	link := meetingbot.OAuthState{ID: "link-1", Step: meetingbot.OAuthLink, Provider: meetingbot.ProviderSlack, UserID: "U2", ExpiresAt: connectedAt.Add(time.Minute)}
 	require.NoError(t, s.PutOAuthState(ctx, st))
 	require.NoError(t, s.PutOAuthState(ctx, link))
