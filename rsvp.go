@@ -2,6 +2,7 @@ package meetingbot
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -149,6 +150,21 @@ func ParseRSVPValue(s string) (RSVPTarget, bool) {
 	}
 	return t, true
 }
+
+// Errors of an answer the person is told about; each is permanent.
+var (
+	// ErrNeedsWrite: the person's grant does not let the bot change their
+	// events (403 insufficientPermissions): they allow it, once, through
+	// a link that asks for ScopeCalendarEvents.
+	ErrNeedsWrite = errors.New("the Google grant does not allow changing events")
+	// ErrCannotEdit: Google refuses the write for the calendar or the
+	// event (403 requiredAccessLevel, forbiddenForNonOrganizer): a
+	// calendar the person may only read.
+	ErrCannotEdit = errors.New("Google refuses changes to this event on this calendar")
+	// ErrNotInvited: the calendar's owner is not an invited attendee of
+	// the event (they organise it, or are not on its guest list).
+	ErrNotInvited = errors.New("the calendar's owner is not an invited guest of the event")
+)
 
 // Answered is what a write of a person's answer left on the event.
 type Answered struct {

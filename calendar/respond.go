@@ -17,21 +17,6 @@ import (
 // callEventsPatch names events.patch for Config.Observe and QuotaWait.
 const callEventsPatch = "events.patch"
 
-// Errors of Respond a caller tells the person about; each is permanent.
-var (
-	// ErrNeedsWrite: the person's grant does not let the bot change their
-	// events (403 insufficientPermissions): they allow it, once, through
-	// a link that asks for meetingbot.ScopeCalendarEvents.
-	ErrNeedsWrite = errors.New("the Google grant does not allow changing events")
-	// ErrCannotEdit: Google refuses the write for the calendar or the
-	// event (403 requiredAccessLevel, forbiddenForNonOrganizer): a
-	// calendar the person may only read.
-	ErrCannotEdit = errors.New("Google refuses changes to this event on this calendar")
-	// ErrNotInvited: the calendar's owner is not an invited attendee of
-	// the event (they organise it, or are not on its guest list).
-	ErrNotInvited = errors.New("the calendar's owner is not an invited guest of the event")
-)
-
 // maxConflicts bounds the reads and writes of one answer while other
 // writers keep changing the event (412 each time).
 const maxConflicts = 5
@@ -72,8 +57,8 @@ const sendUpdates = "all"
 //
 // Errors: meetingbot.ErrNotConnected (no connection in use for the
 // calendar: never connected, disconnected, revoked), ErrNeedsWrite,
-// ErrCannotEdit, ErrNotInvited, meetingbot.ErrGone (deleted or
-// cancelled), each marked permanent; others (rate limits, 5xx, network,
+// ErrCannotEdit, ErrNotInvited, ErrGone (deleted or cancelled), each of
+// package meetingbot and marked permanent; others (rate limits, 5xx, network,
 // an event that kept changing) are transient.
 func (s *Source) Respond(ctx context.Context, calendarID, eventID string, r meetingbot.Response) (meetingbot.Answered, error) {
 	out := meetingbot.Answered{Calendar: calendarID, Event: eventID, Response: r}
@@ -100,7 +85,7 @@ func (s *Source) Respond(ctx context.Context, calendarID, eventID string, r meet
 		}
 		self := selfAttendee(ev)
 		if self == nil || (ev.Organizer != nil && ev.Organizer.Self) || self.Organizer {
-			return out, meetingbot.Permanent(fmt.Errorf("calendar %s: event %s: %w", calendarID, eventID, ErrNotInvited))
+			return out, meetingbot.Permanent(fmt.Errorf("calendar %s: event %s: %w", calendarID, eventID, meetingbot.ErrNotInvited))
 		}
 		out.Was = meetingbot.Response(self.ResponseStatus)
 		if out.Was == r {
@@ -183,9 +168,9 @@ func answerError(calendarID, eventID string, err error) error {
 		return meetingbot.Permanent(err)
 	case errors.As(err, &gerr) && gerr.Code == http.StatusForbidden &&
 		(hasReason(gerr, "insufficientPermissions") || strings.Contains(gerr.Message, "insufficient authentication scopes")):
-		return meetingbot.Permanent(fmt.Errorf("calendar %s: event %s: %w: %w", calendarID, eventID, ErrNeedsWrite, concise(err)))
+		return meetingbot.Permanent(fmt.Errorf("calendar %s: event %s: %w: %w", calendarID, eventID, meetingbot.ErrNeedsWrite, concise(err)))
 	case errors.As(err, &gerr) && gerr.Code == http.StatusForbidden && !hasReason(gerr, "rateLimitExceeded") && !hasReason(gerr, "userRateLimitExceeded"):
-		return meetingbot.Permanent(fmt.Errorf("calendar %s: event %s: %w: %w", calendarID, eventID, ErrCannotEdit, concise(err)))
+		return meetingbot.Permanent(fmt.Errorf("calendar %s: event %s: %w: %w", calendarID, eventID, meetingbot.ErrCannotEdit, concise(err)))
 	}
 	return err
 }

@@ -144,9 +144,9 @@ func TestRespondErrors(t *testing.T) {
 		event string
 		want  error
 	}{
-		{"a read-only grant", readOnly, "plan1", calendar.ErrNeedsWrite},
+		{"a read-only grant", readOnly, "plan1", meetingbot.ErrNeedsWrite},
 		{"no connection", nobody, "plan1", meetingbot.ErrNotConnected},
-		{"a meeting she organises", writer, "mine", calendar.ErrNotInvited},
+		{"a meeting she organises", writer, "mine", meetingbot.ErrNotInvited},
 		{"a cancelled event", writer, "gone", meetingbot.ErrGone},
 		{"a deleted event", writer, "never", meetingbot.ErrGone},
 	}
@@ -168,7 +168,7 @@ func TestRespondErrors(t *testing.T) {
 	tok := srv.Grant("alice@example.com", meetingbot.ScopeCalendarEvents)
 	both := &accounts{sources: map[string]oauth2.TokenSource{"carol@example.com": oauth2.StaticTokenSource(tok)}}
 	shared, _ := newSource(t, srv, func(c *calendar.Config) { c.Accounts = both })
-	if _, err := shared.Respond(context.Background(), "carol@example.com", "plan1", meetingbot.ResponseAccepted); !errors.Is(err, calendar.ErrCannotEdit) || !meetingbot.IsPermanent(err) {
+	if _, err := shared.Respond(context.Background(), "carol@example.com", "plan1", meetingbot.ResponseAccepted); !errors.Is(err, meetingbot.ErrCannotEdit) || !meetingbot.IsPermanent(err) {
 		t.Errorf("Respond on a calendar shared read-only: %v, want ErrCannotEdit", err)
 	}
 	if n := len(srv.Writes()); n != 0 {
