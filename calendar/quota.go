@@ -54,7 +54,8 @@ const (
 // context's deadline by default), not of arrival: the check just before a
 // reminder goes out comes before a routine resync of a calendar whose
 // next reminder is an hour away. A call that could not get its place
-// before its context's deadline fails at once with meetingbot.ErrQuotaWait
+// before its context's deadline, or within the bound of
+// meetingbot.WithQuotaWait, fails at once with meetingbot.ErrQuotaWait
 // and spends nothing, so that its caller answers from what it read before
 // rather than wait.
 //
@@ -254,9 +255,9 @@ func (b *budget) take(ctx context.Context, q *quota, urgency time.Time) (*rate.R
 			ahead++
 		}
 	}
-	// The deadline is of the real clock, as every context's is; the
+	// The bound is of the real clock, as every context's deadline is; the
 	// budget's clock (Config.Now) may be a test's.
-	if deadline, ok := ctx.Deadline(); ok && b.delay(start, ahead+1) > time.Until(deadline) {
+	if most, ok := meetingbot.QuotaWait(ctx); ok && b.delay(start, ahead+1) > most {
 		perMinute := b.perMinute
 		b.mu.Unlock()
 		return nil, 0, fmt.Errorf("%w (%d calls ahead of it, %d a minute)", meetingbot.ErrQuotaWait, ahead, perMinute)

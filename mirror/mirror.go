@@ -93,6 +93,10 @@ type Options struct {
 	// Maintain is how often Run looks at the channels and the calendars
 	// subscribed; DefaultMaintain by default.
 	Maintain time.Duration
+	// Lead is how long before a trigger a sweep's reading must be ready,
+	// the scheduler's FireLead, and how long a sweep's sync may wait for
+	// the Calendar quota; 1s by default. See bound.
+	Lead time.Duration
 	// Logger receives the logs; slog.Default() by default.
 	Logger *slog.Logger
 	// Observer, if set, is told of syncs, notifications and channels.
@@ -130,6 +134,7 @@ func New(cal Calendar, store Store, opts Options) (*Mirror, error) {
 	opts.FullEvery = orDefault(opts.FullEvery, DefaultFullEvery)
 	opts.RenewBefore = orDefault(opts.RenewBefore, DefaultRenewBefore)
 	opts.Maintain = orDefault(opts.Maintain, DefaultMaintain)
+	opts.Lead = orDefault(opts.Lead, time.Second)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -157,8 +162,14 @@ func orDefault(v, def time.Duration) time.Duration {
 // of its calendar, syncing the calendar first when its last sync is older
 // than Options.Resync, or in full when the mirror's window ends before to.
 // A range beyond what a full sync holds is read from the calendar itself.
-// Errors are the Calendar's (a sync that failed: the sweep retries) or the
-// store's.
+//
+// When the sync fails, or cannot end in time (see bound: the quota has no
+// place for it, or a retry's backoff would outlast the calendar's next
+// trigger), the meetings are the mirror's last reading, returned with a
+// *meetingbot.StaleReading that says when it was made and why it is not
+// newer: a read that fails must not make the bot forget what it knew.
+// Other errors are the Calendar's (a permanent failure, or a calendar the
+// mirror holds no reading of) or the store's.
 func (m *Mirror) Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
 	return m.meetings(ctx, sub, from, to, false)
 }
@@ -172,14 +183,102 @@ func (m *Mirror) FreshMeetings(ctx context.Context, sub meetingbot.Subscription,
 }
 
 func (m *Mirror) meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time, force bool) ([]meetingbot.Meeting, error) {
-	st, err := m.synced(ctx, sub.CalendarID, to, force)
+	var bound func(meetingbot.CalendarSync, bool) (context.Context, context.CancelFunc)
+	if !force {
+		bound = func(st meetingbot.CalendarSync, full bool) (context.Context, context.CancelFunc) {
+			return m.bound(ctx, sub, from, to, st, full)
+		}
+	}
+	st, err := m.synced(ctx, sub.CalendarID, to, force, bound)
 	if err != nil {
-		return nil, err
+		return m.lastReading(ctx, sub, from, to, err)
 	}
 	if from.Before(st.From) || to.After(st.Horizon) {
 		return m.cal.Meetings(ctx, sub, from, to)
 	}
 	return m.store.Mirrored(ctx, sub.CalendarID, from, to)
+}
+
+// staleUrgency is how many resync intervals old a calendar's reading may
+// grow, when the quota cannot cover every resync, before its resync is as
+// urgent as a reminder due now.
+const staleUrgency = 10
+
+// bound returns the context of a sweep's sync of sub's calendar, whose
+// last sync st the mirror holds: the mirror answers from it when the sync
+// cannot end in time, so the sync must not hold the sweep up. It waits at
+// most Lead for the quota (a routine resync does not queue behind the
+// reminders' checks), its urgency is the calendar's next trigger (or its
+// reading's age), and it ends by that trigger less Lead, so that a retry's
+// backoff cannot make a reminder late, and within a tick in any case; never
+// sooner than Lead from now.
+func (m *Mirror) bound(ctx context.Context, sub meetingbot.Subscription, from, to time.Time, st meetingbot.CalendarSync, full bool) (context.Context, context.CancelFunc) {
+	now := m.clock.Now().UTC()
+	urgency := st.SyncedAt.Add(staleUrgency * m.opts.Resync)
+	within := m.opts.Tick
+	if !from.Before(st.From) && !to.After(st.Horizon) {
+		if ms, err := m.store.Mirrored(ctx, sub.CalendarID, from, to); err == nil {
+			if next, ok := nextTrigger(sub, ms, now); ok {
+				urgency = earlier(urgency, next)
+				if !full {
+					within = min(within, next.Sub(now)-m.opts.Lead)
+				}
+			}
+		}
+	}
+	ctx = meetingbot.WithUrgency(meetingbot.WithQuotaWait(ctx, m.opts.Lead), urgency)
+	return context.WithTimeout(ctx, max(within, m.opts.Lead))
+}
+
+// nextTrigger returns the earliest trigger of sub's meetings ms after now.
+func nextTrigger(sub meetingbot.Subscription, ms []meetingbot.Meeting, now time.Time) (time.Time, bool) {
+	var next time.Time
+	for _, mt := range ms {
+		for _, o := range sub.Offsets {
+			if at := mt.Start.Add(-o); at.After(now) && (next.IsZero() || at.Before(next)) {
+				next = at
+			}
+		}
+	}
+	return next, !next.IsZero()
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// lastReading answers sub's meetings in (from, to] from the reading of
+// its calendar the store holds, after err made the sync fail: with a
+// *meetingbot.StaleReading beside them, saying when the reading was made
+// and why it is not newer. A failure no later read can cure (permanent:
+// the calendar unshared, the credentials refused), a stop, or a range the
+// reading does not hold gives err alone.
+func (m *Mirror) lastReading(ctx context.Context, sub meetingbot.Subscription, from, to time.Time, err error) ([]meetingbot.Meeting, error) {
+	if ctx.Err() != nil || meetingbot.IsPermanent(err) {
+		return nil, err
+	}
+	st, ok, serr := m.store.CalendarSync(ctx, sub.CalendarID)
+	if serr != nil || !ok || st.Token == "" || from.Before(st.From) || to.After(st.Horizon) {
+		return nil, err
+	}
+	ms, serr := m.store.Mirrored(ctx, sub.CalendarID, from, to)
+	if serr != nil {
+		return nil, err
+	}
+	c := m.calendar(sub.CalendarID)
+	c.mu.Lock()
+	if u := c.unsaved; u != nil && u.base == st.Token && u.at.After(st.SyncedAt) {
+		st.SyncedAt = u.at
+	}
+	c.mu.Unlock()
+	why := meetingbot.StaleUnavailable
+	if errors.Is(err, meetingbot.ErrQuotaWait) {
+		why = meetingbot.StaleQuota
+	}
+	return ms, &meetingbot.StaleReading{CalendarID: sub.CalendarID, ReadAt: st.SyncedAt, Why: why, Err: err}
 }
 
 // Meeting reads one instance from the calendar itself (events.get): for a
@@ -191,7 +290,7 @@ func (m *Mirror) Meeting(ctx context.Context, sub meetingbot.Subscription, event
 
 // Sync syncs calendarID now, incrementally when it can.
 func (m *Mirror) Sync(ctx context.Context, calendarID string) error {
-	_, err := m.synced(ctx, calendarID, time.Time{}, true)
+	_, err := m.synced(ctx, calendarID, time.Time{}, true, nil)
 	return err
 }
 
@@ -207,7 +306,11 @@ const SaveEvery = 10 * time.Minute
 
 // calendarState is what the process keeps of one calendar.
 type calendarState struct {
-	mu sync.Mutex // held by a sync: one at a time
+	// syncing holds a token while a sync runs: one at a time. A wait for
+	// it ends with its context, so that a check before a reminder does not
+	// wait past the trigger for a sync in flight.
+	syncing chan struct{}
+	mu      sync.Mutex // guards unsaved
 	// unsaved is the last sync not written to the store, which changed
 	// nothing; nil when the store has the latest.
 	unsaved *unsavedSync
@@ -221,32 +324,31 @@ type unsavedSync struct {
 	at          time.Time
 }
 
-// calendar returns calendarID's state, with its lock held.
+// calendar returns calendarID's state.
 func (m *Mirror) calendar(calendarID string) *calendarState {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	c, ok := m.cals[calendarID]
 	if !ok {
-		c = &calendarState{}
+		c = &calendarState{syncing: make(chan struct{}, 1)}
 		m.cals[calendarID] = c
 	}
-	m.mu.Unlock()
-	c.mu.Lock()
 	return c
 }
 
-// synced returns calendarID's sync state after syncing it if it must:
-// always when force, else when its last sync is older than Resync; in full
-// when it has no token, its last full sync is older than FullEvery, or its
-// window ends before need and a full sync's would not.
-func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, force bool) (meetingbot.CalendarSync, error) {
-	c := m.calendar(calendarID)
-	defer c.mu.Unlock()
+// current returns calendarID's sync state as the store and c hold it, and
+// whether it is recent enough: when force, a sync that started after
+// since; else one within Resync; never when it must be synced in full (no
+// token, its last full sync FullEvery old, or its window ending before
+// need where a full sync's would not).
+func (m *Mirror) current(ctx context.Context, c *calendarState, calendarID string, need time.Time, force bool, since time.Time) (st, saved meetingbot.CalendarSync, ok, full, recent bool, err error) {
 	now := m.clock.Now().UTC()
-	st, ok, err := m.store.CalendarSync(ctx, calendarID)
+	st, ok, err = m.store.CalendarSync(ctx, calendarID)
 	if err != nil {
-		return st, err
+		return st, st, ok, false, false, err
 	}
-	saved := st
+	saved = st
+	c.mu.Lock()
 	if u := c.unsaved; u != nil {
 		if ok && u.base == st.Token && u.at.After(st.SyncedAt) {
 			st.Token, st.SyncedAt = u.token, u.at
@@ -254,14 +356,55 @@ func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, 
 			c.unsaved = nil // the store has another sync's since
 		}
 	}
-	full := !ok || st.Token == "" || now.Sub(st.FullAt) >= m.opts.FullEvery ||
+	c.mu.Unlock()
+	full = !ok || st.Token == "" || now.Sub(st.FullAt) >= m.opts.FullEvery ||
 		(need.After(st.Horizon) && !need.After(now.Add(m.opts.Ahead)))
-	if age := now.Sub(st.SyncedAt); !force && !full && age >= 0 && !m.opts.stale(age) {
-		return st, nil
+	age := now.Sub(st.SyncedAt)
+	recent = !full && (force && st.SyncedAt.After(since) || !force && age >= 0 && !m.opts.stale(age))
+	return st, saved, ok, full, recent, nil
+}
+
+// synced returns calendarID's sync state after syncing it if it must:
+// always when force, else when its last sync is older than Resync; in full
+// when it has no token, its last full sync is older than FullEvery, or its
+// window ends before need and a full sync's would not. bound, when set,
+// gives the context of a sync of a calendar the store holds a reading of
+// (its last sync, and whether this one is full); a calendar never synced
+// is synced as urgently as can be.
+func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, force bool,
+	bound func(meetingbot.CalendarSync, bool) (context.Context, context.CancelFunc)) (meetingbot.CalendarSync, error) {
+	c := m.calendar(calendarID)
+	began := m.clock.Now().UTC()
+	st, _, ok, full, recent, err := m.current(ctx, c, calendarID, need, force, began)
+	if err != nil || recent {
+		return st, err
 	}
+	read := ctx // the Calendar's calls; the store's are not cut short
+	switch {
+	case bound != nil && ok && st.Token != "":
+		var cancel context.CancelFunc
+		read, cancel = bound(st, full)
+		defer cancel()
+	case !ok:
+		read = meetingbot.WithUrgency(ctx, began) // nothing to answer from
+	}
+	select {
+	case c.syncing <- struct{}{}:
+		defer func() { <-c.syncing }()
+	case <-read.Done():
+		return st, fmt.Errorf("mirror: calendar %s: waiting for its sync in flight: %w", calendarID, read.Err())
+	}
+	// The sync this one waited for may have done its work.
+	st, saved, _, full, recent, err := m.current(ctx, c, calendarID, need, force, began)
+	if err != nil || recent {
+		return st, err
+	}
+	now := m.clock.Now().UTC()
+	c.mu.Lock()
 	c.unsaved = nil // this sync's outcome replaces it
+	c.mu.Unlock()
 	if !full {
-		res, err := m.cal.Sync(ctx, calendarID, st.Token, st.From, st.Horizon)
+		res, err := m.cal.Sync(read, calendarID, st.Token, st.From, st.Horizon)
 		switch {
 		case errors.Is(err, meetingbot.ErrSyncTokenGone):
 			m.observe("gone")
@@ -272,12 +415,14 @@ func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, 
 		case err != nil:
 			return st, err
 		default:
-			if res, err = m.reconcile(ctx, st, res); err != nil {
+			if res, err = m.reconcile(read, st, res); err != nil {
 				return st, err
 			}
 			st.Token, st.SyncedAt = res.Token, now
 			if len(res.Changed)+len(res.Removed) == 0 && now.Sub(saved.SyncedAt) < SaveEvery {
+				c.mu.Lock()
 				c.unsaved = &unsavedSync{base: saved.Token, token: st.Token, at: now}
+				c.mu.Unlock()
 			} else if err := m.store.UpdateMirror(ctx, st, res.Changed, res.Removed); err != nil {
 				return st, err
 			}
@@ -289,7 +434,7 @@ func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, 
 		}
 	}
 	from, horizon := now.Add(-m.opts.Behind), now.Add(m.opts.Ahead)
-	res, err := m.cal.Sync(ctx, calendarID, "", from, horizon)
+	res, err := m.cal.Sync(read, calendarID, "", from, horizon)
 	if err != nil {
 		return st, err
 	}

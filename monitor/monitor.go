@@ -56,6 +56,8 @@ type Monitor struct {
 	push *pushMetrics
 	// quota says how the Calendar quota holds.
 	quota *quotaMetrics
+	// stale counts the sweeps from a calendar's last reading.
+	stale *staleMetrics
 	// slack counts the refusals of Slack's request URLs.
 	slack *slackMetrics
 	// timers counts the durable timers (timers.go).
@@ -82,6 +84,7 @@ func New(opts Options) *Monitor {
 	m.leases = newLeases(m.metrics.reg, len(opts.Subscriptions))
 	m.push = newPushMetrics(m.metrics.reg)
 	m.quota = newQuotaMetrics(m.metrics.reg)
+	m.stale = newStaleMetrics(m.metrics.reg)
 	m.slack = newSlackMetrics(m.metrics.reg)
 	m.timers = newTimerMetrics(m.metrics.reg)
 	for _, s := range opts.Subscriptions {
@@ -139,6 +142,7 @@ func (m *Monitor) RecordedAgenda(e meetingbot.Entry) {
 // Swept records one subscription's sweep: a nil err means it completed.
 func (m *Monitor) Swept(sub meetingbot.Subscription, now time.Time, took time.Duration, err error) {
 	m.metrics.sweepDuration.Observe(took.Seconds())
+	m.stale.swept(sub.ID, err)
 	at := m.opts.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -30,7 +30,7 @@ func newQuotaMetrics(reg prometheus.Registerer) *quotaMetrics {
 		}, []string{"scope"}),
 		demand: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "meetingbot_calendar_quota_demand_ratio",
-			Help: "Calendar calls a minute the calendars subscribed need (one sync each per CALENDAR_RESYNC_INTERVAL) over what the tightest quota gives (CALENDAR_QUOTA_PER_MINUTE, or CALENDAR_QUOTA_PER_USER_PER_MINUTE for one user's calendars). Above 1 reads wait for the quota, the calls needed soonest first: push (PUBLIC_URL), GOOGLE_IMPERSONATE=true, people connecting their own calendars or a longer CALENDAR_RESYNC_INTERVAL bring it down.",
+			Help: "Calendar calls a minute the calendars subscribed need (one sync each per CALENDAR_RESYNC_INTERVAL) over what the tightest quota gives (CALENDAR_QUOTA_PER_MINUTE, or CALENDAR_QUOTA_PER_USER_PER_MINUTE for one user's calendars). Above 1 the bot reads the calendars whose reminders come soonest first and reminds from its last reading of the others: push (PUBLIC_URL), GOOGLE_IMPERSONATE=true, people connecting their own calendars or a longer CALENDAR_RESYNC_INTERVAL bring it down.",
 		}),
 		down: map[string]int{},
 	}

@@ -1,12 +1,17 @@
 package monitor_test
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
+
+	"github.com/meetingbot/meetingbot"
 )
 
 // The budgets lowered after rate-limit answers show while they are down,
@@ -54,6 +59,32 @@ func TestQuotaMetrics(t *testing.T) {
 	} {
 		if got := value(c.name, c.scope); got != c.want {
 			t.Errorf("%s{scope=%q} = %v, want %v", c.name, c.scope, got, c.want)
+		}
+	}
+}
+
+// Sweeps from a calendar's last reading are counted by why, and the
+// subscriptions on one now.
+func TestStaleSweepMetrics(t *testing.T) {
+	m, clk, srv := start(t)
+	alice := meetingbot.Subscription{ID: "alice@example.com", CalendarID: "alice@example.com"}
+	bob := meetingbot.Subscription{ID: "bob@example.com", CalendarID: "bob@example.com"}
+	outage := &meetingbot.StaleReading{CalendarID: alice.CalendarID, ReadAt: clk.Now(), Why: meetingbot.StaleUnavailable, Err: errors.New("503")}
+	quota := &meetingbot.StaleReading{CalendarID: bob.CalendarID, ReadAt: clk.Now(), Why: meetingbot.StaleQuota, Err: meetingbot.ErrQuotaWait}
+	m.Swept(alice, clk.Now(), time.Second, fmt.Errorf("read calendar: %w", outage))
+	m.Swept(alice, clk.Now(), time.Second, fmt.Errorf("read calendar: %w", outage))
+	m.Swept(bob, clk.Now(), time.Second, fmt.Errorf("read calendar: %w", quota))
+	m.Swept(bob, clk.Now(), time.Second, nil)
+
+	_, body := get(t, srv.URL+"/metrics")
+	for _, want := range []string{
+		`meetingbot_sweeps_from_last_reading_total{why="unavailable"} 2`,
+		`meetingbot_sweeps_from_last_reading_total{why="quota"} 1`,
+		`meetingbot_subscriptions_on_last_reading{why="unavailable"} 1`,
+		`meetingbot_subscriptions_on_last_reading{why="quota"} 0`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("GET /metrics lacks %q", want)
 		}
 	}
 }

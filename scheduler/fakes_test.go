@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -29,6 +30,36 @@ type calendar struct {
 	// slowRead, if set, runs before the next read of meetings answers,
 	// once: a read that waits (on the network, on the quota).
 	slowRead func()
+	// down holds, per calendar that cannot answer now (Down), its
+	// meetings as last read: a mirror's reading, which Meetings answers
+	// with a StaleReading.
+	down map[string]stale
+}
+
+// stale is a calendar's last reading, kept while it cannot answer.
+type stale struct {
+	at       time.Time
+	why      meetingbot.StaleReason
+	meetings map[string]meetingbot.Meeting
+}
+
+// Down makes cal unable to answer from now on: Meetings answers from its
+// meetings as they are now (the mirror's last reading, read at at), with
+// a StaleReading, whatever they become; Meeting fails. Up ends it.
+func (c *calendar) Down(cal string, at time.Time, why meetingbot.StaleReason) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.down == nil {
+		c.down = map[string]stale{}
+	}
+	c.down[cal] = stale{at: at, why: why, meetings: maps.Clone(c.events[cal])}
+}
+
+// Up lets cal answer again.
+func (c *calendar) Up(cal string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.down, cal)
 }
 
 func newCalendar() *calendar {
@@ -78,6 +109,9 @@ func (c *calendar) Meeting(ctx context.Context, sub meetingbot.Subscription, id 
 	if err := c.fail[sub.CalendarID]; err != nil {
 		return meetingbot.Meeting{}, err
 	}
+	if _, ok := c.down[sub.CalendarID]; ok {
+		return meetingbot.Meeting{}, fmt.Errorf("calendar %s: 503 backendError", sub.CalendarID)
+	}
 	m, ok := c.events[sub.CalendarID][id]
 	if !ok {
 		return meetingbot.Meeting{}, fmt.Errorf("event %s: %w", id, meetingbot.ErrGone)
@@ -103,14 +137,19 @@ func (c *calendar) Meetings(ctx context.Context, sub meetingbot.Subscription, fr
 	if err := c.fail[sub.CalendarID]; err != nil {
 		return nil, err
 	}
+	events, err := c.events[sub.CalendarID], error(nil)
+	if d, ok := c.down[sub.CalendarID]; ok {
+		events = d.meetings
+		err = &meetingbot.StaleReading{CalendarID: sub.CalendarID, ReadAt: d.at, Why: d.why, Err: fmt.Errorf("calendar %s: 503 backendError", sub.CalendarID)}
+	}
 	var out []meetingbot.Meeting
-	for _, m := range c.events[sub.CalendarID] {
+	for _, m := range events {
 		if m.Start.After(from) && !m.Start.After(to) {
 			out = append(out, m)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
-	return out, nil
+	return out, err
 }
 
 // mirrored is the calendar as a FreshSource, a mirror's: FreshMeetings

@@ -130,6 +130,19 @@ func (s *Scheduler) SweepCalendar(ctx context.Context, calendarID string) {
 
 // sweep does one sweep's work for sub, whose cursor is c, and returns nil
 // when the cursor may move to now.
+//
+// A sweep over a stale reading (a *meetingbot.StaleReading beside the
+// meetings: the calendar did not answer, or the Calendar quota had no
+// place for the read in time) plans and sends from what the reading
+// holds: a meeting the bot knew of gets its reminder, at its trigger, as
+// if the read had succeeded. What only a fresh reading can tell waits for
+// one: no reminder is recorded as skipped because its meeting started (it
+// may have moved), no interrupted claim as no longer due, no sent
+// reminder is edited, and the cursor stays, so that the first fresh
+// sweep covers every trigger since and settles each (sent, or skipped
+// because its meeting started) with what the calendar says then. The
+// sweep reports the stale reading as its error: logged when it starts
+// and changes, and counted.
 func (s *Scheduler) sweep(ctx context.Context, sub meetingbot.Subscription, c, now time.Time, orphans []meetingbot.Entry) error {
 	// Read every meeting that can own a due trigger not yet settled (its
 	// earliest trigger is after the cursor, or it has not started: a 0
@@ -148,7 +161,10 @@ func (s *Scheduler) sweep(ctx context.Context, sub meetingbot.Subscription, c, n
 	to := now.Add(horizon + sub.MaxOffset())
 
 	meetings, err := s.read(ctx, sub, from, to)
-	if err != nil {
+	// An older reading, when the calendar cannot answer now: what it
+	// knew is the plan until a newer reading comes (see staleSweep).
+	var stale *meetingbot.StaleReading
+	if err != nil && !errors.As(err, &stale) {
 		return fmt.Errorf("read calendar %s: %w", sub.CalendarID, err)
 	}
 	listed := meetings // muted series too: a reminder sent before the mute is still followed
@@ -156,10 +172,16 @@ func (s *Scheduler) sweep(ctx context.Context, sub meetingbot.Subscription, c, n
 		meetings = slices.DeleteFunc(slices.Clone(meetings), sub.Mutes)
 	}
 	due := dueReminders(sub, meetings, from, c, now, s.opts.Interval+meetingbot.LateSlack)
+	if stale != nil {
+		due = slices.DeleteFunc(due, func(r meetingbot.Reminder) bool { return started(r, now) })
+	}
 	s.plan(ctx, sub, meetings, now, horizon)
 	settled := true
 	if len(due) > 0 {
 		settled = s.deliver(ctx, sub, from, due)
+	}
+	if stale != nil {
+		return fmt.Errorf("read calendar %s: %w", sub.CalendarID, stale)
 	}
 	dueKeys := make(map[string]bool, len(due))
 	for _, r := range due {
@@ -340,7 +362,12 @@ func started(r meetingbot.Reminder, now time.Time) bool {
 // its recovery; and tells the observer every time.
 func (s *Scheduler) report(sub meetingbot.Subscription, now time.Time, took time.Duration, err error) {
 	msg := ""
-	if err != nil {
+	var stale *meetingbot.StaleReading
+	switch {
+	case errors.As(err, &stale):
+		// One line an outage, not one per retry's wording.
+		msg = "stale " + string(stale.Why) + " " + stale.ReadAt.String()
+	case err != nil:
 		msg = err.Error()
 	}
 	s.mu.Lock()
@@ -348,6 +375,9 @@ func (s *Scheduler) report(sub meetingbot.Subscription, now time.Time, took time
 	s.lastErr[sub.ID] = msg
 	s.mu.Unlock()
 	switch {
+	case stale != nil && msg != last:
+		s.log.Warn("calendar not read afresh: reminding from its last reading until it answers", "subscription", sub.ID,
+			"read_at", stale.ReadAt, "why", stale.Why, "err", stale.Err)
 	case err != nil && msg != last && meetingbot.IsPermanent(err):
 		s.log.Error("subscription needs attention", "subscription", sub.ID, "err", err)
 	case err != nil && msg != last:

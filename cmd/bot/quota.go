@@ -102,7 +102,7 @@ func overQuota(cfg config.Config, d calendar.Demand) string {
 	}
 	fixes = append(fixes, "a larger quota, asked of Google and set in "+quotaVar(d.Scope))
 	msg := fmt.Sprintf("the %d calendars %s need about %.0f Calendar calls a minute (a sync of each every CALENDAR_RESYNC_INTERVAL=%v), more than the %d a minute of %s: "+
-		"reads wait for the quota, the calls needed soonest first, and reminders may go out late. Fixes: ",
+		"the calendars whose reminders come soonest are read first and the others' reminders go out from their last reading, so their changes are seen later. Fixes: ",
 		d.Calendars, who, d.PerMinute, cfg.ResyncInterval, d.Quota, quotaVar(d.Scope))
 	for i, f := range fixes {
 		if i > 0 {
