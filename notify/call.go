@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -204,10 +205,8 @@ func (s *Slack) call(ctx context.Context, method string, p policy, fn func(conte
 			return err // nothing sent: the attempt would fail at once
 		}
 		if p.channel != "" {
-			if wait := s.pace.reserve(p.channel, s.cfg.Now()); wait > 0 {
-				if err := s.cfg.Sleep(ctx, wait); err != nil {
-					return err
-				}
+			if err := s.pace.wait(ctx, p.channel, s.cfg.Now, s.cfg.Sleep); err != nil {
+				return err
 			}
 		}
 		actx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
@@ -262,27 +261,99 @@ func (s *Slack) call(ctx context.Context, method string, p policy, fn func(conte
 	}
 }
 
-// pacer spaces calls to one channel at least interval apart. Slots are
-// reserved before waiting, so concurrent callers queue instead of bursting.
+// pacer spaces calls to one channel at least interval apart. Callers
+// waiting for one channel's next slot are served in order of urgency
+// (meetingbot.Urgency: the scheduler gives a reminder's meeting start),
+// then of arrival: after a pause (a replica taking over another's
+// reminders, a rate limit), the reminder whose meeting starts soonest
+// goes first, not the one that asked first.
 type pacer struct {
 	interval time.Duration
 	mu       sync.Mutex
-	next     map[string]time.Time // channel -> earliest next call
+	next     map[string]time.Time        // channel -> earliest next call
+	queue    map[string][]*channelWaiter // channel -> waiting callers, the next first
+	seq      uint64
 }
 
-// reserve books the next slot for channel and returns how long to wait for it.
-func (p *pacer) reserve(channel string, now time.Time) time.Duration {
-	if p.interval <= 0 {
-		return 0
+// channelWaiter is a caller waiting for its channel's next slot.
+type channelWaiter struct {
+	urgency time.Time // zero: the least urgent
+	seq     uint64
+	wake    chan struct{}
+}
+
+func (w *channelWaiter) before(o *channelWaiter) bool {
+	switch {
+	case w.urgency.IsZero() != o.urgency.IsZero():
+		return !w.urgency.IsZero()
+	case !w.urgency.Equal(o.urgency):
+		return w.urgency.Before(o.urgency)
 	}
+	return w.seq < o.seq
+}
+
+// wait takes channel's next slot, in order of urgency, sleeping until it
+// comes; it fails only when ctx ends first.
+func (p *pacer) wait(ctx context.Context, channel string, now func() time.Time, sleep func(context.Context, time.Duration) error) error {
+	if p.interval <= 0 {
+		return nil
+	}
+	urgency, _ := meetingbot.Urgency(ctx)
+	p.mu.Lock()
+	w := &channelWaiter{urgency: urgency, seq: p.seq, wake: make(chan struct{}, 1)}
+	p.seq++
+	q := p.queue[channel]
+	i, _ := slices.BinarySearchFunc(q, w, func(o, w *channelWaiter) int {
+		if o.before(w) {
+			return -1
+		}
+		return 1
+	})
+	p.queue[channel] = slices.Insert(q, i, w)
+	p.mu.Unlock()
+	defer p.leave(channel, w)
+	for {
+		p.mu.Lock()
+		if p.queue[channel][0] != w {
+			p.mu.Unlock()
+			select {
+			case <-w.wake:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		t := now()
+		slot := p.next[channel]
+		if !slot.After(t) {
+			p.next[channel] = t.Add(p.interval)
+			p.mu.Unlock()
+			return nil
+		}
+		p.mu.Unlock()
+		if err := sleep(ctx, slot.Sub(t)); err != nil {
+			return err
+		}
+	}
+}
+
+// leave removes w from channel's queue and tells the next one it is next.
+func (p *pacer) leave(channel string, w *channelWaiter) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	slot := p.next[channel]
-	if slot.Before(now) {
-		slot = now
+	q := p.queue[channel]
+	if i := slices.Index(q, w); i >= 0 {
+		q = slices.Delete(q, i, i+1)
 	}
-	p.next[channel] = slot.Add(p.interval)
-	return slot.Sub(now)
+	if len(q) == 0 {
+		delete(p.queue, channel)
+		return
+	}
+	p.queue[channel] = q
+	select {
+	case q[0].wake <- struct{}{}:
+	default:
+	}
 }
 
 // hold keeps channel quiet until at least until, after Slack said to wait.

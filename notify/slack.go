@@ -118,7 +118,7 @@ func New(cfg Config) *Slack {
 		api:   slack.New(cfg.Token, slack.OptionAPIURL(cfg.APIURL), slack.OptionHTTPClient(cfg.HTTPClient)),
 		cfg:   cfg,
 		log:   log,
-		pace:  &pacer{interval: cfg.Interval, next: map[string]time.Time{}},
+		pace:  &pacer{interval: cfg.Interval, next: map[string]time.Time{}, queue: map[string][]*channelWaiter{}},
 		names: names{byName: map[string]string{}, page: make(chan struct{})},
 	}
 }

@@ -298,3 +298,41 @@ func TestContextCancelStopsRetries(t *testing.T) {
 		t.Errorf("chat.postMessage calls = %d, want 1", n)
 	}
 }
+
+// Reminders waiting together for a channel's next slot go out in order of
+// their meetings' start, not of their arrival: the one whose meeting
+// starts soonest first.
+func TestPacingServesTheSoonestMeetingFirst(t *testing.T) {
+	e := newEnv(t, func(c *notify.Config) {
+		c.Now, c.Sleep, c.Interval = time.Now, nil, 200*time.Millisecond
+	})
+	e.srv.SetClock(time.Now)
+	send := func(id string, starts time.Time, done chan<- error) {
+		m := meeting()
+		m.ID = id
+		ctx := meetingbot.WithUrgency(context.Background(), starts)
+		_, err := e.slack.Notify(ctx, reminder(sub("C0STANDUP1"), m, 10*time.Minute))
+		done <- err
+	}
+	done := make(chan error, 4)
+	now := time.Now()
+	go send("first", now.Add(time.Hour), done) // takes the free slot
+	time.Sleep(50 * time.Millisecond)
+	go send("later", now.Add(3*time.Hour), done)
+	time.Sleep(20 * time.Millisecond)
+	go send("latest", now.Add(4*time.Hour), done)
+	time.Sleep(20 * time.Millisecond)
+	go send("soon", now.Add(2*time.Hour), done)
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var order []string
+	for _, m := range e.srv.Messages() {
+		order = append(order, m.Metadata.EventPayload["event_id"].(string))
+	}
+	if want := []string{"first", "soon", "later", "latest"}; !slices.Equal(order, want) {
+		t.Errorf("posts to one channel in order %v, want %v", order, want)
+	}
+}

@@ -284,3 +284,94 @@ func TestSnoozeClaimsAreLeftToTheTimers(t *testing.T) {
 	require.Len(t, orphans, 1, "orphans after a tick")
 	assert.Equal(t, en.Key, orphans[0].Key)
 }
+
+// holder is the SQLite store with a heartbeat's hold on its claims, as
+// PostgreSQL's is: lapse ends every Hold.
+type holder struct {
+	*storage.Store
+	lapsed chan struct{}
+}
+
+func (h holder) Hold(ctx context.Context) (context.Context, context.CancelFunc) {
+	held, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(ctx, cancel)
+	go func() {
+		select {
+		case <-h.lapsed:
+			cancel()
+		case <-held.Done():
+		}
+	}()
+	return held, func() { stop(); cancel() }
+}
+
+// Over a ledger whose claims the heartbeat holds (replicas on
+// PostgreSQL), a send is not bound by its claim's short lease, which only
+// covers the time a death takes to show: Slack's pace may hold a post
+// longer. It is cut when the heartbeat lapses, and then looked up in
+// Slack before any resend.
+func TestHeldSendOutlastsItsLease(t *testing.T) {
+	e := newEnv(t)
+	lapsed := make(chan struct{})
+	e.wrap = func(st *storage.Store) scheduler.Ledger { return holder{st, lapsed} }
+	e.opts.Lease = 6 * time.Second
+	e.restart()
+	e.meeting(cal, "sync", at("09:00"))
+	var left time.Duration
+	e.slack.sending = func(ctx context.Context, r meetingbot.Reminder) {
+		deadline, _ := ctx.Deadline()
+		left = time.Until(deadline)
+	}
+	e.tickAt(at("08:50"))
+	assert.Greater(t, left, 30*time.Second, "time the send had, with a lease of 6s")
+	require.Len(t, e.slack.Deliveries(), 1)
+
+	e.meeting(cal, "retro", at("09:10"))
+	e.slack.sending = func(ctx context.Context, r meetingbot.Reminder) {
+		close(lapsed)
+		<-ctx.Done() // the heartbeat lapsed mid-send
+	}
+	e.slack.FailNext("alice", fmt.Errorf("slack: cut: %w", meetingbot.ErrUnconfirmed))
+	e.tickAt(at("09:00"))
+	e.slack.sending = nil
+	rows, err := e.store.Entries(context.Background(), "alice", []string{meetingbot.Key("retro", 10*time.Minute, at("09:10"))})
+	require.NoError(t, err)
+	for _, row := range rows {
+		assert.Equal(t, meetingbot.Sending, row.Outcome, "the cut send, left to be looked up")
+		assert.Equal(t, meetingbot.ReasonUnconfirmed, row.Code)
+	}
+	assert.Len(t, rows, 1)
+}
+
+// busyOnce answers the first claim Busy, held by another process until
+// free, as a replica that died mid-send leaves it.
+type busyOnce struct {
+	*storage.Store
+	free time.Time
+	done bool
+}
+
+func (b *busyOnce) Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error) {
+	if !b.done {
+		b.done = true
+		return meetingbot.Busy, meetingbot.Entry{Owner: "dead-replica", LeaseUntil: b.free}, nil
+	}
+	return b.Store.Claim(ctx, e, now, leaseUntil)
+}
+
+// A claim another process holds is asked for again as soon as it may be
+// free, not at the subscription's next sweep: a reminder left by a
+// replica killed mid-send goes out then, before its meeting starts.
+func TestBusyClaimIsAskedForAgainWhenItMayBeFree(t *testing.T) {
+	e := newEnv(t, sub("alice", 10*time.Second))
+	e.opts.Interval = 10 * time.Second
+	e.wrap = func(st *storage.Store) scheduler.Ledger { return &busyOnce{Store: st, free: at("08:59:54")} }
+	e.restart()
+	e.meeting(cal, "sync", at("09:00"))
+	e.tickAt(at("08:59:51")) // due at 08:59:50, claimed by a dead replica until 08:59:54
+	require.Empty(t, e.slack.Deliveries())
+	e.clock.Set(at("08:59:55"))
+	got := e.slack.Deliveries()
+	require.Len(t, got, 1, "reminders by 08:59:55, before the next sweep at 09:00:01")
+	assert.True(t, got[0].At.Before(at("08:59:55")), "sent at %v, just after the claim may be free", got[0].At)
+}

@@ -108,6 +108,17 @@ type Ledger interface {
 	RecordEdit(ctx context.Context, e meetingbot.Entry) error
 }
 
+// Holder is a Ledger whose claims another process cannot take while this
+// one's heartbeat is fresh, whatever their leases say (postgres.Store):
+// a claim's lease then only covers the time a process's death takes to
+// show, and a send may last longer than it. Hold returns a context that
+// ends, with a cause, when this process can no longer be sure of its
+// claims (its heartbeat not renewed in time); a send made with it is cut
+// then, left unconfirmed, and looked up in Slack before any resend.
+type Holder interface {
+	Hold(ctx context.Context) (context.Context, context.CancelFunc)
+}
+
 // Observer is told what the scheduler does, for metrics and health. Its
 // methods are called from several goroutines at once.
 type Observer interface {

@@ -102,7 +102,8 @@ func (s *Scheduler) prepare(ctx context.Context, r meetingbot.Reminder) (c claim
 	case meetingbot.Done:
 		return c, false, true
 	case meetingbot.Busy:
-		log.Debug("reminder claimed by another process", "owner", prev.Owner)
+		log.Debug("reminder claimed by another process", "owner", prev.Owner, "free_from", prev.LeaseUntil)
+		s.resweep(ctx, r.Subscription, prev.LeaseUntil)
 		return c, false, false
 	}
 
@@ -157,6 +158,9 @@ func (s *Scheduler) post(ctx context.Context, cs []claim) bool {
 		}
 		return false
 	}
+	if h, ok := s.ledger.(Holder); ok {
+		return s.postHeld(ctx, h, cs)
+	}
 	// The lease must cover the whole send and a margin, or another
 	// process could take a key over while Slack has the message: one that
 	// judges the lease a moment late, or on a clock a little ahead.
@@ -180,6 +184,32 @@ func (s *Scheduler) post(ctx context.Context, cs []claim) bool {
 		return false
 	}
 	send, cancel := s.workContext(ctx, min(s.opts.SendTimeout, lease.Sub(now)-margin))
+	defer cancel()
+	return s.send(ctx, send, kept) && all
+}
+
+// postHeld sends the claims cs over a Holder's ledger: the heartbeat keeps
+// them this process's for as long as the send takes, up to SendTimeout,
+// and Hold cuts the send should the heartbeat lapse first.
+func (s *Scheduler) postHeld(ctx context.Context, h Holder, cs []claim) bool {
+	work, cancel := s.workContext(ctx, s.opts.SendTimeout)
+	defer cancel()
+	held, release := h.Hold(work)
+	defer release()
+	return s.send(ctx, held, cs)
+}
+
+// send delivers the claims cs with the context send, one with Notify or
+// several as one digest, and records each outcome; it reports whether
+// every outcome is final.
+func (s *Scheduler) send(ctx, send context.Context, kept []claim) bool {
+	// Slack's pace of a channel serves the reminder whose meeting starts
+	// soonest first (see notify's pacer).
+	first := kept[0].r.Meeting.Start
+	for _, c := range kept[1:] {
+		first = earlier(first, c.r.Meeting.Start)
+	}
+	send = meetingbot.WithUrgency(send, first)
 	var receipt meetingbot.Receipt
 	var err error
 	if len(kept) == 1 {
@@ -192,7 +222,7 @@ func (s *Scheduler) post(ctx context.Context, cs []claim) bool {
 		receipt, err = s.notify.NotifyDigest(send, rs)
 	}
 	cut := send.Err() != nil
-	cancel()
+	all := true
 	for _, c := range kept {
 		all = s.finish(ctx, c, len(kept), receipt, err, cut) && all
 	}
@@ -229,6 +259,41 @@ func (s *Scheduler) finish(ctx context.Context, c claim, n int, receipt meetingb
 	}
 	return s.record(ctx, log, e) && !e.Retryable
 }
+
+// resweep sweeps sub again just after at, the instant a claim another
+// process holds may be free (its owner's heartbeat or the claim's lease
+// ending), when that comes before the subscription's next sweep: a
+// replica that died mid-send leaves a reminder that must go out before
+// its meeting starts, not a tick later. One re-sweep per subscription is
+// armed at a time, the earliest.
+func (s *Scheduler) resweep(ctx context.Context, sub meetingbot.Subscription, at time.Time) {
+	now := s.clock.Now()
+	d := at.Sub(now) + resweepSlack
+	if d <= 0 || d > s.opts.Interval {
+		return
+	}
+	s.mu.Lock()
+	if due, ok := s.resweeps[sub.ID]; ok && !due.After(now.Add(d)) {
+		s.mu.Unlock()
+		return
+	}
+	s.resweeps[sub.ID] = now.Add(d)
+	s.mu.Unlock()
+	s.after(d, func() {
+		s.mu.Lock()
+		delete(s.resweeps, sub.ID)
+		mine := !s.shared || slices.ContainsFunc(s.mine, func(m meetingbot.Subscription) bool { return m.ID == sub.ID })
+		s.mu.Unlock()
+		if mine && ctx.Err() == nil {
+			s.sweepOne(ctx, sub)
+		}
+	})
+}
+
+// resweepSlack is how long after a claim may be free it is asked for
+// again: the other process's clock and the database's may differ a
+// little.
+const resweepSlack = 100 * time.Millisecond
 
 // leaseMargin is how long before its claim's lease ends a send must have
 // ended: a quarter of the lease. SendTimeout is at most half of it, so a

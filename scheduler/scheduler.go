@@ -55,7 +55,9 @@ type Options struct {
 	Lease time.Duration
 	// SendTimeout bounds one delivery, retries included; Lease/2 by
 	// default, and never more, so a claim outlives the send it guards by a
-	// margin (a quarter of the lease at least: see leaseMargin).
+	// margin (a quarter of the lease at least: see leaseMargin). Over a
+	// Holder, whose claims the heartbeat keeps, DefaultHeldSendTimeout by
+	// default, and the send is cut when the heartbeat lapses.
 	SendTimeout time.Duration
 	// ShutdownGrace is how long a send in flight may go on once the
 	// context ends; 5s by default.
@@ -105,6 +107,11 @@ type Options struct {
 	Observer Observer
 }
 
+// DefaultHeldSendTimeout is SendTimeout's default over a Holder: long
+// enough for Slack's pace of about a post a second to a channel to serve a
+// minute of reminders to one channel.
+const DefaultHeldSendTimeout = time.Minute
+
 // Scheduler sweeps subscriptions and fires their reminders. Create it with
 // New; run it with Run, or drive it with Tick in tests.
 type Scheduler struct {
@@ -146,6 +153,7 @@ type Scheduler struct {
 	shared    bool                      // Options.Share has answered once
 	guard     jumpGuard
 	asked     map[string]map[string]time.Time // per subscription, by key: when follow last read a meeting moved beyond the window
+	resweeps  map[string]time.Time            // per subscription, a sweep armed for when a claim another holds may be free
 }
 
 // New returns a Scheduler over subs. It fails if two subscriptions share an
@@ -159,7 +167,13 @@ func New(subs []meetingbot.Subscription, source Source, notifier Notifier, ledge
 	opts.MaxCatchUp = orDefault(opts.MaxCatchUp, 24*time.Hour)
 	opts.Retention = orDefault(opts.Retention, 30*24*time.Hour)
 	opts.Lease = orDefault(opts.Lease, 2*time.Minute)
-	opts.SendTimeout = min(orDefault(opts.SendTimeout, opts.Lease/2), opts.Lease/2)
+	if _, held := ledger.(Holder); held {
+		// Claims are held by the heartbeat past their leases; Hold cuts a
+		// send the heartbeat no longer covers.
+		opts.SendTimeout = orDefault(opts.SendTimeout, DefaultHeldSendTimeout)
+	} else {
+		opts.SendTimeout = min(orDefault(opts.SendTimeout, opts.Lease/2), opts.Lease/2)
+	}
 	opts.ReadTimeout = orDefault(opts.ReadTimeout, time.Minute)
 	opts.ShutdownGrace = orDefault(opts.ShutdownGrace, 5*time.Second)
 	opts.FireLead = orDefault(opts.FireLead, time.Second)
@@ -199,6 +213,7 @@ func New(subs []meetingbot.Subscription, source Source, notifier Notifier, ledge
 		lastErr: map[string]string{}, behind: map[string]bool{}, inflight: map[string]bool{},
 		sweeping: map[string]bool{}, again: map[string]bool{}, timers: map[string]map[string]*armed{},
 		pending: map[string]time.Time{}, cursors: map[string]time.Time{}, settled: map[string]map[string]time.Time{},
+		resweeps:  map[string]time.Time{},
 		lastFlush: -time.Hour,
 	}, nil
 }

@@ -33,10 +33,12 @@ type store interface {
 	Close() error
 }
 
-// Both stores provide everything the bot reads and writes.
+// Both stores provide everything the bot reads and writes; PostgreSQL's
+// claims are held by its replicas' heartbeats.
 var (
-	_ store = (*storage.Store)(nil)
-	_ store = (*postgres.Store)(nil)
+	_ store            = (*storage.Store)(nil)
+	_ store            = (*postgres.Store)(nil)
+	_ scheduler.Holder = (*postgres.Store)(nil)
 )
 
 // shareFunc is a replica's share of the subscriptions, as
@@ -73,18 +75,19 @@ func openStore(ctx context.Context, cfg config.Config, mon *monitor.Monitor, log
 
 // claimLease is how long a claim on a reminder keeps other processes off
 // its key when its owner cannot be told alive. With SQLite, where flock(2)
-// tells it, the scheduler's default. With PostgreSQL a replica's heartbeat
-// lasts postgres.LeaseTicks ticks, and so does the claim: a replica killed
-// mid-send leaves its claims, as its subscriptions, to the others within
-// that span (looked up in Slack, then sent late if the meeting has not
-// started), where a longer lease would keep them off the key past the
-// meeting's start. The send it guards ends a margin before it (the
-// scheduler's SendTimeout is at most half the lease).
+// tells it, the scheduler's default. With PostgreSQL a replica's claims
+// are its own while its heartbeat is fresh (postgres.LeaseTicks ticks
+// from its last beat), and Hold cuts a send the heartbeat no longer
+// covers (scheduler.Holder), so the lease need only outlast a tick: a
+// replica killed mid-send leaves its claims to the others as soon as its
+// heartbeat runs out, within that span (looked up in Slack, then sent
+// late if the meeting has not started), where a longer lease kept them
+// off the key past the meeting's start.
 func claimLease(cfg config.Config) time.Duration {
 	if cfg.DatabaseURL == "" {
 		return 0
 	}
-	return postgres.LeaseTicks * cfg.TickInterval
+	return cfg.TickInterval
 }
 
 // Start-up waits for a database it cannot reach, from startRetry to

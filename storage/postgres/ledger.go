@@ -21,7 +21,8 @@ const entryColumns = `l.subscription, l.key, l.event_id, l.offset_ms, l.start_at
 // whether the row's claim lease and its edit lease run, all by the
 // database's clock ($1, see dbNow).
 const ownerColumns = `r.owner IS NOT NULL, coalesce(r.alive_until > ` + dbNow + `, false),
-	coalesce(l.lease_until > ` + dbNow + `, false), coalesce(l.edit_lease_until > ` + dbNow + `, false)`
+	coalesce(l.lease_until > ` + dbNow + `, false), coalesce(l.edit_lease_until > ` + dbNow + `, false),
+	greatest(r.alive_until, l.lease_until) - ` + dbNow
 
 // fromLedger joins each ledger row to its owner's replica row.
 const fromLedger = ` FROM ledger l LEFT JOIN replicas r ON r.owner = l.owner`
@@ -31,6 +32,10 @@ type row struct {
 	meetingbot.Entry
 	registered, alive        bool
 	leaseRuns, editLeaseRuns bool
+	// heldFor is how long from the database's now the claim stays its
+	// owner's at least: until its heartbeat or its lease ends, whichever
+	// is later (NULL when there is neither).
+	heldFor pgtype.Interval
 }
 
 func scanEntry(r pgx.Row, extra ...any) (meetingbot.Entry, error) {
@@ -57,7 +62,7 @@ func scanEntry(r pgx.Row, extra ...any) (meetingbot.Entry, error) {
 func scanRow(r pgx.Row) (row, error) {
 	var out row
 	var err error
-	out.Entry, err = scanEntry(r, &out.registered, &out.alive, &out.leaseRuns, &out.editLeaseRuns)
+	out.Entry, err = scanEntry(r, &out.registered, &out.alive, &out.leaseRuns, &out.editLeaseRuns, &out.heldFor)
 	return out, err
 }
 
@@ -81,7 +86,9 @@ func ts(t time.Time) any {
 // Claim takes the key e.Key of e.Subscription for this Store for
 // leaseUntil - now, if it is free, and returns what it found (the previous
 // entry, if any) and whether the caller now holds the claim (Claimed or
-// Orphaned). now is the instant of the claim on the caller's clock: leases
+// Orphaned). Busy's entry has, as its LeaseUntil, when the claim may be
+// free at the earliest (its owner's heartbeat or its lease ending,
+// whichever is later), on the caller's clock. now is the instant of the claim on the caller's clock: leases
 // start when they are taken.
 //
 // Leases are written and judged on the database's clock (its now(), or
@@ -131,6 +138,11 @@ func (s *Store) Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil t
 			return nil
 		case prev.Outcome == meetingbot.Sending && s.heldByOther(prev):
 			status = meetingbot.Busy
+			// When the claim may be free, told on the caller's clock.
+			if prev.heldFor.Valid {
+				held := time.Duration(prev.heldFor.Microseconds)*time.Microsecond + time.Duration(prev.heldFor.Days)*24*time.Hour
+				prev.LeaseUntil = now.Add(held)
+			}
 			return nil
 		case prev.Outcome == meetingbot.Sending:
 			status = meetingbot.Orphaned

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"net/url"
 	"sync"
 	"testing"
@@ -153,4 +154,29 @@ func TestOneReadFailsAfterTheDatabaseEndsEveryConnection(t *testing.T) {
 	assert.NoError(t, err, "Cursor after the one that met a dead connection (that one: %v)", first)
 	_, err = s.Orphans(t.Context(), "", t0)
 	assert.NoError(t, err, "Orphans")
+}
+
+// A replica's Hold lasts while its heartbeat beats and ends, with
+// ErrHeartbeatLapsed, once it stops: before the heartbeat's span is over,
+// when the others could take its claims.
+func TestHoldEndsBeforeTheHeartbeatLapses(t *testing.T) {
+	url := pgtest.URL(t)
+	const interval = time.Second // a span of 3s
+	a := open(t, url, postgres.Options{Interval: interval})
+	held, release := a.Hold(t.Context())
+	defer release()
+	select {
+	case <-held.Done():
+		t.Fatalf("Hold ended while the heartbeat beats: %v", context.Cause(held))
+	case <-time.After(postgres.LeaseTicks*interval - interval/2):
+	}
+	stopped := time.Now()
+	postgres.Crash(a)
+	select {
+	case <-held.Done():
+		assert.ErrorIs(t, context.Cause(held), postgres.ErrHeartbeatLapsed)
+		assert.Less(t, time.Since(stopped), postgres.LeaseTicks*interval, "Hold ended after the heartbeat's span")
+	case <-time.After(2 * postgres.LeaseTicks * interval):
+		t.Fatal("Hold still on after the heartbeat stopped")
+	}
 }

@@ -69,11 +69,13 @@ func (s *Store) heartbeat() {
 func (s *Store) beat(ctx context.Context) error {
 	ctx, cancel := s.op(ctx)
 	defer cancel()
+	sent := time.Now()
 	_, err := s.exec(ctx, `INSERT INTO replicas (owner, started_at, alive_until) VALUES ($2, `+dbNow+`, `+dbNow+` + $3::bigint * interval '1 millisecond')
 		ON CONFLICT (owner) DO UPDATE SET alive_until = excluded.alive_until`, s.now(), s.owner, s.ttl.Milliseconds())
 	if err != nil {
 		return fmt.Errorf("postgres: %s: heartbeat of replica %s: %w", s.where, s.owner, err)
 	}
+	s.heldFrom(sent)
 	return nil
 }
 
@@ -92,6 +94,7 @@ func (s *Store) Share(ctx context.Context, subs []meetingbot.Subscription) ([]me
 	ctx, cancel := s.op(ctx)
 	defer cancel()
 	var held []string
+	sent := time.Now() // the transaction renews the heartbeat too
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
 		held, err = s.rebalance(ctx, tx, ids)
@@ -100,6 +103,7 @@ func (s *Store) Share(ctx context.Context, subs []meetingbot.Subscription) ([]me
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %s: share subscriptions: %w", s.where, s.lost(err))
 	}
+	s.heldFrom(sent)
 	mine := make(map[string]bool, len(held))
 	for _, id := range held {
 		mine[id] = true

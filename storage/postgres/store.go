@@ -104,6 +104,10 @@ type Store struct {
 	// skew is how far the database's clock is ahead of the callers' (in
 	// nanoseconds), as the last claim saw it: see noteSkew.
 	skew atomic.Int64
+	// heldUntil is, on this process's clock, when the heartbeat last
+	// written may no longer keep this replica's claims (see Hold).
+	holdMu    sync.Mutex
+	heldUntil time.Time
 }
 
 // Open connects to the database at rawURL (postgres://user:password@host:
