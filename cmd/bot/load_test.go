@@ -42,6 +42,15 @@ import (
 //
 //	go test ./cmd/bot -run '^$' -bench Load -benchtime 1x -timeout 30m -load.subs=1000 -load.latency=150ms -load.push -load.spread=6m
 //
+// With -load.impersonate=false every calendar is shared with the service
+// account, as a company without domain-wide delegation shares them, and
+// all of its reads count against that one account's quota of 600 a
+// minute: at 1,000 calendars and a sweep every 30 s the calendars need
+// more reads than the quota gives. The run: two minutes warm, a
+// 30-second offset:
+//
+//	go test ./cmd/bot -run '^$' -bench Load -benchtime 1x -timeout 30m -load.subs=1000 -load.impersonate=false -load.lead=2m -load.offset=30s
+//
 // With -load.replicas=N, N bots share one PostgreSQL database (DATABASE_URL)
 // and the subscriptions, as several replicas do:
 //
@@ -59,12 +68,12 @@ var (
 	loadPush         = flag.Bool("load.push", false, "load benchmark: run with PUBLIC_URL (push notifications) and create and move meetings at -load.rate")
 	loadRate         = flag.Float64("load.rate", 2, "load benchmark with -load.push: meetings created or moved a second, each due at once")
 	loadResync       = flag.Duration("load.resync", 0, "load benchmark: CALENDAR_RESYNC_INTERVAL, if set (the bot's default otherwise)")
+	loadImpersonate  = flag.Bool("load.impersonate", true, "load benchmark: read each calendar as its owner (GOOGLE_IMPERSONATE=true: a quota of 600 a minute per calendar); false: every calendar shared with the service account, all reads against its one quota of 600 a minute")
+	loadOffsetFlag   = flag.Duration("load.offset", 2*time.Minute, "load benchmark: the reminder offset of every subscription")
 	loadReplicas     = flag.Int("load.replicas", 0, "load benchmark: run this many replicas on PostgreSQL (a schema of the run's own on MEETINGBOT_TEST_DATABASE_URL) instead of one bot on SQLite; CPU and RSS are their sums")
 )
 
 const (
-	// loadOffset is the reminder offset of every subscription.
-	loadOffset = 2 * time.Minute
 	// loadMissAfter is how long after the last trigger a reminder not yet
 	// posted counts as missed.
 	loadMissAfter = 20 * time.Second
@@ -72,6 +81,9 @@ const (
 	// 100 on every Linux architecture Go supports.
 	clockTicks = 100
 )
+
+// loadOffset is the reminder offset of every subscription (-load.offset).
+func loadOffset() time.Duration { return *loadOffsetFlag }
 
 // loadResult is what one run measured.
 type loadResult struct {
@@ -118,7 +130,11 @@ func BenchmarkLoad(b *testing.B) {
 	botBinary(b) // build once, before any timing
 	var header sync.Once
 	for _, n := range sizes {
-		b.Run(fmt.Sprintf("subs=%d", n), func(b *testing.B) {
+		name := fmt.Sprintf("subs=%d", n)
+		if !*loadImpersonate {
+			name += "/shared" // every calendar read as the service account
+		}
+		b.Run(name, func(b *testing.B) {
 			var r loadResult
 			for range b.N {
 				r = runLoad(b, n, *loadLatency)
@@ -182,8 +198,9 @@ func thousands(n int) string {
 
 // runLoad runs the bot once with n subscriptions, each a calendar of its
 // own DMing its owner (a company-wide deployment with domain-wide
-// delegation: each calendar read as its owner), two meetings each, and
-// measures it.
+// delegation: each calendar read as its owner; or, with
+// -load.impersonate=false, shared with the service account), two
+// meetings each, and measures it.
 func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 	cal, slack := calendartest.NewServer(), slacktest.NewServer()
 	b.Cleanup(cal.Close)
@@ -198,7 +215,11 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 		users[i] = slacktest.User{ID: fmt.Sprintf("U%07d", i), Name: fmt.Sprint("u", i), Email: email}
 		entries[i] = email
 		cal.AddCalendar(email)
-		cal.Share(email, email) // readable by its owner only: impersonation must work
+		if *loadImpersonate {
+			cal.Share(email, email) // readable by its owner only: impersonation must work
+		} else {
+			cal.Share(email, cal.ServiceAccountEmail()) // shared with the service account, as most companies do it
+		}
 	}
 	slack.AddUsers(users...)
 
@@ -208,9 +229,9 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 		"SLACK_API_URL":           slack.URL(),
 		"GOOGLE_CREDENTIALS_JSON": string(cal.ServiceAccountJSON()),
 		"GOOGLE_API_ENDPOINT":     cal.Endpoint(),
-		"GOOGLE_IMPERSONATE":      "true",
+		"GOOGLE_IMPERSONATE":      fmt.Sprint(*loadImpersonate),
 		"CALENDARS":               strings.Join(entries, ","),
-		"REMINDER_OFFSETS":        loadOffset.String(),
+		"REMINDER_OFFSETS":        loadOffset().String(),
 		"DATABASE_PATH":           filepath.Join(dir, "reminders.db"),
 		"HTTP_ADDR":               "127.0.0.1:0",
 	}
@@ -248,7 +269,7 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 		for i := range 2 * n {
 			trigger := first.Add(time.Duration(i) * *loadSpread / time.Duration(2*n)).Truncate(time.Second)
 			id := fmt.Sprintf("e%06d", i)
-			begins := trigger.Add(loadOffset)
+			begins := trigger.Add(loadOffset())
 			if err := cal.Put(entries[i%n], calendartest.NewEvent(id, "Load "+id, begins, begins.Add(30*time.Minute))); err != nil {
 				b.Fatal(err)
 			}
@@ -308,7 +329,7 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 			if cancel {
 				err = cal.Delete(entries[i%n], id)
 			} else {
-				begins := triggers[id].Add(loadOffset + time.Hour)
+				begins := triggers[id].Add(loadOffset() + time.Hour)
 				err = cal.Put(entries[i%n], calendartest.NewEvent(id, "Load "+id, begins, begins.Add(30*time.Minute)))
 			}
 			changeMu.Lock()
@@ -504,7 +525,7 @@ func (c *changer) run(until time.Time, rate float64) {
 				k, _ := strconv.Atoi(strings.TrimPrefix(id, "e"))
 				calendarID = c.entries[k%len(c.entries)]
 			}
-			begins := time.Now().Add(loadOffset)
+			begins := time.Now().Add(loadOffset())
 			c.mu.Lock()
 			c.at[id] = time.Now()
 			c.mu.Unlock()
