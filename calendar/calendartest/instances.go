@@ -137,39 +137,17 @@ func parseInstancesQuery(q url.Values) (lq listQuery, reason, message string) {
 	lq.maxResults = 250
 	lq.version = -1
 	lq.singleEvents = true
-	var err error
-	for _, p := range []struct {
-		name string
-		dst  *time.Time
-	}{{"timeMin", &lq.timeMin}, {"timeMax", &lq.timeMax}} {
-		if v := q.Get(p.name); v != "" {
-			if *p.dst, err = time.Parse(time.RFC3339, v); err != nil {
-				return lq, "badRequest", "Bad Request"
-			}
-			*p.dst = p.dst.Truncate(time.Second)
-		}
-	}
-	if !lq.timeMin.IsZero() && !lq.timeMax.IsZero() && !lq.timeMax.After(lq.timeMin) {
-		return lq, "timeRangeEmpty", "The specified time range is empty."
+	if reason, message := parseWindow(q, &lq); reason != "" {
+		return lq, reason, message
 	}
 	if v := q.Get("showDeleted"); v != "" {
+		var err error
 		if lq.showDeleted, err = strconv.ParseBool(v); err != nil {
 			return lq, "invalidBoolean", "Invalid boolean value: '" + v + "'."
 		}
 	}
-	if v := q.Get("maxResults"); v != "" {
-		if lq.maxResults, err = strconv.Atoi(v); err != nil || lq.maxResults < 1 {
-			return lq, "invalid", "Invalid value '" + v + "'. Values must be within the range: [1, 2500]"
-		}
-		lq.maxResults = min(lq.maxResults, 2500)
-	}
-	if v := q.Get("pageToken"); v != "" {
-		var ok bool
-		if lq.offset, lq.version, ok = parsePageToken(v); !ok {
-			return lq, "invalid", "Invalid page token value."
-		}
-	}
-	return lq, "", ""
+	reason, message = parsePaging(q, &lq)
+	return lq, reason, message
 }
 
 // instances returns master's instances matching lq, by original start,

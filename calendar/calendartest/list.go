@@ -39,22 +39,10 @@ func parseListQuery(q url.Values) (lq listQuery, reason, message string) {
 			return lq, reason, message
 		}
 	}
+	if reason, message := parseWindow(q, &lq); reason != "" {
+		return lq, reason, message
+	}
 	var err error
-	for _, p := range []struct {
-		name string
-		dst  *time.Time
-	}{{"timeMin", &lq.timeMin}, {"timeMax", &lq.timeMax}} {
-		if v := q.Get(p.name); v != "" {
-			if *p.dst, err = time.Parse(time.RFC3339, v); err != nil {
-				return lq, "badRequest", "Bad Request"
-			}
-			// Milliseconds may be provided but are ignored.
-			*p.dst = p.dst.Truncate(time.Second)
-		}
-	}
-	if !lq.timeMin.IsZero() && !lq.timeMax.IsZero() && !lq.timeMax.After(lq.timeMin) {
-		return lq, "timeRangeEmpty", "The specified time range is empty."
-	}
 	for _, p := range []struct {
 		name string
 		dst  *bool
@@ -74,19 +62,49 @@ func parseListQuery(q url.Values) (lq listQuery, reason, message string) {
 	default:
 		return lq, "invalidParameter", "Invalid value for: orderBy"
 	}
-	if v := q.Get("maxResults"); v != "" {
-		if lq.maxResults, err = strconv.Atoi(v); err != nil || lq.maxResults < 1 {
-			return lq, "invalid", "Invalid value '" + v + "'. Values must be within the range: [1, 2500]"
+	reason, message = parsePaging(q, &lq)
+	return lq, reason, message
+}
+
+// parseWindow reads timeMin and timeMax as events.list and
+// events.instances take them, naming the reason of a 400 answer.
+func parseWindow(q url.Values, lq *listQuery) (reason, message string) {
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"timeMin", &lq.timeMin}, {"timeMax", &lq.timeMax}} {
+		if v := q.Get(p.name); v != "" {
+			t, err := time.Parse(time.RFC3339, v)
+			if err != nil {
+				return "badRequest", "Bad Request"
+			}
+			// Milliseconds may be provided but are ignored.
+			*p.dst = t.Truncate(time.Second)
 		}
-		lq.maxResults = min(lq.maxResults, 2500)
+	}
+	if !lq.timeMin.IsZero() && !lq.timeMax.IsZero() && !lq.timeMax.After(lq.timeMin) {
+		return "timeRangeEmpty", "The specified time range is empty."
+	}
+	return "", ""
+}
+
+// parsePaging reads maxResults and pageToken as events.list and
+// events.instances take them, naming the reason of a 400 answer.
+func parsePaging(q url.Values, lq *listQuery) (reason, message string) {
+	if v := q.Get("maxResults"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return "invalid", "Invalid value '" + v + "'. Values must be within the range: [1, 2500]"
+		}
+		lq.maxResults = min(n, 2500)
 	}
 	if v := q.Get("pageToken"); v != "" {
 		var ok bool
 		if lq.offset, lq.version, ok = parsePageToken(v); !ok {
-			return lq, "invalid", "Invalid page token value."
+			return "invalid", "Invalid page token value."
 		}
 	}
-	return lq, "", ""
+	return "", ""
 }
 
 // pageToken names the page of a list that starts at offset, cut from the
