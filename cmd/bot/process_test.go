@@ -77,6 +77,10 @@ const (
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
+	// The binary is built before a test picks its instants (at(25s) and
+	// the like): a cold build takes minutes, and a bot started after its
+	// meeting would fail a test that tests nothing.
+	botBinary(t)
 	w := &world{cal: calendartest.NewServer(), slack: slacktest.NewServer(), dir: t.TempDir()}
 	t.Cleanup(w.cal.Close)
 	t.Cleanup(w.slack.Close)
