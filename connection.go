@@ -7,7 +7,7 @@ import (
 )
 
 // Provider names a service people connect an account of their own with
-// OAuth 2.0 (DESIGN.md, "People connect their own accounts"). It is the
+// OAuth 2.0 (docs/design.md, "People connect their own accounts"). It is the
 // first path element of the flow's endpoints (/google/oauth/start).
 type Provider string
 

@@ -3,6 +3,7 @@ package meetingbot_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -138,5 +139,37 @@ func TestSlug(t *testing.T) {
 		if got := slug(c.heading); got != c.want {
 			t.Errorf("slug(%q) = %q, want %q", c.heading, got, c.want)
 		}
+	}
+}
+
+// TestDocsAreTheProjects: the design a reader is pointed at is the one in
+// docs/, so nothing the repository holds cites a DESIGN.md it lacks; and
+// the README stays a first page (at most 250 lines), with the rest in
+// docs/.
+func TestDocsAreTheProjects(t *testing.T) {
+	out, err := exec.Command("git", "ls-files").Output()
+	if err != nil {
+		t.Skipf("git ls-files: %v (not a checkout)", err)
+	}
+	for _, f := range strings.Fields(string(out)) {
+		if f == "docs_test.go" || !(strings.HasSuffix(f, ".go") || strings.HasSuffix(f, ".md") || strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".yml") || strings.HasSuffix(f, ".toml")) {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // deleted in the work tree
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "DESIGN.md") {
+				t.Errorf("%s:%d cites DESIGN.md, which the repository lacks: cite docs/design.md", f, i+1)
+			}
+		}
+	}
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > 250 {
+		t.Errorf("README.md has %d lines, want at most 250: move what is not the first page to docs/", n)
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // When the calendar cannot answer: a reading that fails must not make the
-// bot forget what it read before (DESIGN.md). These are the words the
+// bot forget what it read before (docs/design.md). These are the words the
 // mirror, the Calendar client and the scheduler share about it.
 
 // StaleReason says, for machines, why a calendar was answered from an

@@ -9,7 +9,7 @@ import (
 )
 
 // People who connected their Google account answer invitations from Slack
-// (DESIGN.md, "Reminder actions"): a DM reminder of a meeting they were
+// (docs/design.md, "Reminder actions"): a DM reminder of a meeting they were
 // invited to carries Going / Maybe / No, and with invitation notices on
 // ("/meetingbot invites on") a new invitation gets a DM of its own with
 // the same buttons. A click sets the person's own responseStatus on the

@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// Timer is a durable timer (DESIGN.md, "Two kinds of waiting"): a wait a
+// Timer is a durable timer (docs/design.md, "Remind me at start: a
+// durable timer"): a wait a
 // person created in the bot, such as "remind me when it starts", with no
 // outside source to read it again from. Its stored row is the truth. It
 // is written before the person is answered, fired once at its instant

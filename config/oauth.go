@@ -12,7 +12,7 @@ import (
 	"github.com/meetingbot/meetingbot/outbound"
 )
 
-// People connect their own accounts (DESIGN.md): GOOGLE_OAUTH_CLIENT_JSON,
+// People connect their own accounts (docs/design.md): GOOGLE_OAUTH_CLIENT_JSON,
 // PUBLIC_URL and TOKEN_ENCRYPTION_KEY turn it on for Google, with
 // self-service on; the service account then becomes optional (CALENDARS
 // still needs it).

@@ -18,8 +18,8 @@ import (
 	"github.com/meetingbot/meetingbot/outbound"
 )
 
-// People's Slack status during their meetings (DESIGN.md, "Slack status
-// during meetings"), set with each person's own user token (a bot token
+// People's Slack status during their meetings (docs/design.md, "Slack
+// status during meetings"), set with each person's own user token (a bot token
 // cannot: users.profile.set takes a user token with users.profile:write).
 // A status is one more kind of reminder: a subscription per person whose
 // destination is StatusDestination(user), offset 0, so that it goes

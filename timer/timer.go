@@ -1,6 +1,6 @@
 // Package timer fires durable timers (meetingbot.Timer): the waits people
-// create in the bot, whose stored row is the truth (DESIGN.md, "Two kinds
-// of waiting").
+// create in the bot, whose stored row is the truth (docs/design.md, "Remind
+// me at start: a durable timer").
 //
 // An Engine sleeps on its clock until the earliest pending timer of the
 // store, takes it under a lease (so that one process of those sharing the
