@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/clock"
 	"github.com/slack-go/slack"
 )
 
@@ -122,6 +123,9 @@ type Config struct {
 	BotUserID string
 	// Now is the clock; time.Now by default.
 	Now func() time.Time
+	// AfterFunc runs a function later, on the clock of Now; time.AfterFunc
+	// by default.
+	AfterFunc func(time.Duration, func()) clock.Timer
 	// Logger receives the logs; slog.Default() by default.
 	Logger *slog.Logger
 	// HTTPClient posts to response_urls; a client with a 10s timeout by
@@ -231,7 +235,7 @@ func New(cfg Config) (*App, error) {
 	if a.now == nil {
 		a.now = time.Now
 	}
-	a.refusals = &refusals{log: a.log, now: a.now, count: a.countRefused}
+	a.refusals = &refusals{log: a.log, now: a.now, count: a.countRefused, after: cfg.AfterFunc}
 	for _, id := range cfg.Admins {
 		if id = strings.TrimSpace(id); id != "" {
 			a.admins[strings.ToLower(id)] = true
@@ -258,6 +262,7 @@ func (a *App) Close() {
 	}
 	a.mu.Unlock()
 	a.work.Wait()
+	a.refusals.flush() // the refusals of the last minute, counted
 }
 
 // spawn runs f in its own goroutine with a context that outlives the

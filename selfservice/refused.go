@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/meetingbot/meetingbot/clock"
 )
 
 // Refusal says why a request to Slack's request URLs was refused: a code
@@ -53,39 +55,78 @@ type refusals struct {
 	log   *slog.Logger
 	now   func() time.Time
 	count func(Refusal)
+	// after runs a function later (time.AfterFunc by default): the line
+	// that counts the refusals of a minute is written when the minute
+	// ends, even if none follows them.
+	after func(time.Duration, func()) clock.Timer
 
-	mu     sync.Mutex
-	logged time.Time // when the last line was written; zero before any
-	since  map[Refusal]int
+	mu      sync.Mutex
+	logged  time.Time // when the last line was written; zero before any
+	since   map[Refusal]int
+	last    []any       // the path, remote address and error of the last refusal counted
+	pending clock.Timer // the flush of since, when it holds refusals
 }
 
 // refused counts one refused request and logs it unless a line was
-// written within logEvery; then the next line counts it.
+// written within logEvery; then the line written when the minute ends
+// counts it.
 func (r *refusals) refused(reason Refusal, path, remote string, err error) {
 	if r.count != nil {
 		r.count(reason)
 	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.since == nil {
 		r.since = map[Refusal]int{}
 	}
 	r.since[reason]++
+	r.last = []any{"path", path, "remote", remote, "err", err}
 	now := r.now()
 	if !r.logged.IsZero() && now.Sub(r.logged) < logEvery && !now.Before(r.logged) {
-		r.mu.Unlock()
+		if r.pending == nil {
+			r.pending = r.afterFunc(r.logged.Add(logEvery).Sub(now), r.flush)
+		}
 		return
 	}
+	r.write(now)
+}
+
+// flush writes the line of the refusals counted since the last one, if
+// any: at the end of the minute that held them back, and at Close.
+func (r *refusals) flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending != nil {
+		r.pending.Stop()
+		r.pending = nil
+	}
+	if len(r.since) > 0 {
+		r.write(r.now())
+	}
+}
+
+// write logs the refusals counted since the last line; r.mu is held.
+func (r *refusals) write(now time.Time) {
 	total, reasons := 0, make([]string, 0, len(r.since))
 	for _, k := range slices.Sorted(maps.Keys(r.since)) {
 		total += r.since[k]
 		reasons = append(reasons, fmt.Sprintf("%s=%d", k, r.since[k]))
 	}
-	fix := refusalFix(r.since)
-	r.logged, r.since = now, nil
-	r.mu.Unlock()
-	attrs := []any{"refused", total, "reasons", strings.Join(reasons, ","), "path", path, "remote", remote, "err", err}
-	if fix != "" {
+	attrs := append([]any{"refused", total, "reasons", strings.Join(reasons, ",")}, r.last...)
+	if fix := refusalFix(r.since); fix != "" {
 		attrs = append(attrs, "fix", fix)
 	}
+	r.logged, r.since, r.last = now, nil, nil
+	if r.pending != nil {
+		r.pending.Stop()
+		r.pending = nil
+	}
 	r.log.Warn("refused requests to Slack's request URLs (one line a minute at most; meetingbot_slack_requests_refused_total counts each)", attrs...)
+}
+
+func (r *refusals) afterFunc(d time.Duration, f func()) clock.Timer {
+	if r.after != nil {
+		return r.after(d, f)
+	}
+	return time.AfterFunc(d, f)
 }

@@ -69,16 +69,25 @@ func TestRefusedRequestsAreCountedAndLoggedOnceAMinute(t *testing.T) {
 	got := logs.lines("refused")
 	require.Len(t, got, 1, "log lines of 31 refusals within a minute: %s", got)
 
+	// The minute over, the line counting the refusals it held back is
+	// written, though none follows them.
 	e.clock.Advance(time.Minute)
-	e.send(unsigned)
 	got = logs.lines("refused")
 	require.Len(t, got, 2, "log lines once the minute is over: %s", got)
-	assert.Contains(t, got[1], "refused=31", "the second line counts the refusals since the first: %s", got[1])
-	assert.Contains(t, got[1], `reasons="signature=29,unsigned=2"`, "by reason: %s", got[1])
+	assert.Contains(t, got[1], "refused=30", "the second line counts the refusals since the first: %s", got[1])
+	assert.Contains(t, got[1], `reasons="signature=29,unsigned=1"`, "by reason: %s", got[1])
 
+	e.send(unsigned)
 	huge := e.signed(selfservice.PathCommands, "application/x-www-form-urlencoded", e.commandForm(alice, eng, "on "+strings.Repeat("1m,", selfservice.MaxBody/3)))
 	status, _ := e.send(huge)
 	require.Equal(t, http.StatusRequestEntityTooLarge, status)
+	require.Len(t, logs.lines("refused"), 2, "log lines within the next minute")
+	// A last burst is counted in the log when the bot stops, before its
+	// minute is over.
+	e.app.Close()
+	got = logs.lines("refused")
+	require.Len(t, got, 3, "log lines after Close: %s", got)
+	assert.Contains(t, got[2], `reasons="too_large=1,unsigned=1"`, "the last burst, by reason: %s", got[2])
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, map[selfservice.Refusal]int{selfservice.RefusedSignature: 30, selfservice.RefusedUnsigned: 2, selfservice.RefusedTooLarge: 1}, counted, "refusals counted for the metric")

@@ -174,6 +174,7 @@ func newEnv(t *testing.T, configure ...func(*selfservice.Config)) *env {
 		Access:         selfservice.Access{ServiceAccount: serviceAccount},
 		BotUserID:      slacktest.BotUserID,
 		Now:            e.clock.Now,
+		AfterFunc:      e.clock.AfterFunc,
 		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	if testing.Verbose() {
