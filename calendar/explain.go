@@ -90,6 +90,9 @@ func concise(err error) error {
 
 // fix says what went wrong and how to put it right.
 func (s *Source) fix(calendarID string, err error) string {
+	if errors.Is(err, errors.ErrUnsupported) {
+		return fmt.Sprintf("the Calendar API at GOOGLE_API_ENDPOINT (%s) does not serve this method", s.endpoint)
+	}
 	if errors.Is(err, meetingbot.ErrNotConnected) {
 		if s.creds.kind == "" {
 			return "no connected Google account reads it, and the bot has no service account: its owner connects it with /meetingbot connect in Slack"

@@ -30,7 +30,10 @@ const callEventsInstances = "events.instances"
 // still keeps answers with its instances cancelled, which are left out, so
 // it comes back empty. Google answers 404 as well for a calendar no longer
 // shared with the reader; the next sync tells that apart, as a permanent
-// error. Any other error is as Meetings's.
+// error. A 404 without Google's error body, from a server at
+// GOOGLE_API_ENDPOINT that does not serve events.instances, returns an
+// error matching errors.ErrUnsupported. Any other error is as
+// Meetings's.
 func (s *Source) Instances(ctx context.Context, calendarID, recurringEventID string, w Window) ([]meetingbot.Meeting, error) {
 	if !w.Horizon.After(w.From) {
 		return nil, fmt.Errorf("calendar %s: events.instances: empty window (%v, %v]", calendarID, w.From, w.Horizon)
@@ -58,6 +61,14 @@ func (s *Source) Instances(ctx context.Context, calendarID, recurringEventID str
 			page, err = call.Do()
 			var gerr *googleapi.Error
 			if errors.As(err, &gerr) && (gerr.Code == http.StatusNotFound || gerr.Code == http.StatusGone) {
+				if len(gerr.Errors) == 0 && gerr.Message == "" {
+					// Google answers a recurring event it lacks with its
+					// error JSON (reason notFound or deleted); a 404
+					// without it comes from a server that does not serve
+					// the method at all (a proxy or an emulator at
+					// GOOGLE_API_ENDPOINT), and says nothing of the series.
+					return meetingbot.Permanent(fmt.Errorf("calendar %s: events.instances of %s: HTTP %d without Google's error body: %w", calendarID, recurringEventID, gerr.Code, errors.ErrUnsupported))
+				}
 				return fmt.Errorf("calendar %s: recurring event %s: HTTP %d: %w", calendarID, recurringEventID, gerr.Code, meetingbot.ErrGone)
 			}
 			return err

@@ -161,6 +161,17 @@ func TestInstances(t *testing.T) {
 	if _, err := src.Instances(context.Background(), alice, "weekly", calendar.Window{From: w.From, Horizon: w.From}); err == nil {
 		t.Error("Instances(empty window) error = nil, want one")
 	}
+	// A 404 without Google's error JSON is a server that lacks the
+	// method, not a series gone: unsupported, and not asked again.
+	srv.QueueInstancesFaults(alice, calendartest.Fault{Status: 404, Plain: true})
+	before := srv.RequestsTo(calendartest.MethodInstances)
+	_, err = src.Instances(context.Background(), alice, "weekly", w)
+	if !errors.Is(err, errors.ErrUnsupported) || errors.Is(err, meetingbot.ErrGone) || !meetingbot.IsPermanent(err) {
+		t.Errorf("Instances(weekly) answered a plain 404 error = %v, want errors.ErrUnsupported, permanent, not meetingbot.ErrGone", err)
+	}
+	if got := srv.RequestsTo(calendartest.MethodInstances) - before; got != 1 {
+		t.Errorf("events.instances requests for a plain 404 = %d, want 1", got)
+	}
 }
 
 func idTimes(ms []meetingbot.Meeting) []string {

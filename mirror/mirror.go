@@ -35,6 +35,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/meetingbot/meetingbot"
@@ -120,6 +121,8 @@ type Mirror struct {
 	renewal  map[string]bool                   // channels opened to replace a live one, until their first notification
 	kick     chan struct{}                     // wakes Run for pending
 	pushes   pushSyncs                         // the syncs notifications asked for, coalesced
+
+	instancesUnserved atomic.Bool // events.instances answered as a method the server lacks; said once
 }
 
 // New returns a Mirror reading cal and keeping the mirror in store.

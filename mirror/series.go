@@ -87,12 +87,16 @@ func (m *Mirror) reconcile(ctx context.Context, st meetingbot.CalendarSync, res 
 			relist = append(relist, series)
 		}
 	}
-	lists, err := m.readSeries(ctx, st, relist)
+	lists, unread, err := m.readSeries(ctx, st, relist)
 	if err != nil {
 		return res, err
 	}
 	listed := map[string]bool{}
 	for i, series := range relist {
+		if unread[i] {
+			settled[series] = false // taken as the sync reports it
+			continue
+		}
 		ms := lists[i]
 		keep := make(map[string]bool, len(ms))
 		for _, x := range ms {
@@ -121,20 +125,32 @@ const seriesReads = 8
 
 // readSeries reads the instances of each recurring event of series in st's
 // window, several at once, in the order given. A recurring event the
-// calendar no longer has reads as none.
-func (m *Mirror) readSeries(ctx context.Context, st meetingbot.CalendarSync, series []string) ([][]meetingbot.Meeting, error) {
-	out := make([][]meetingbot.Meeting, len(series))
+// calendar no longer has reads as none. A read the Calendar API does not
+// serve (errors.ErrUnsupported: a server at GOOGLE_API_ENDPOINT without
+// events.instances) is marked unread: that series is taken as the sync
+// reports it, as before the mirror read series again, rather than as
+// deleted, which would lose its reminders.
+func (m *Mirror) readSeries(ctx context.Context, st meetingbot.CalendarSync, series []string) (lists [][]meetingbot.Meeting, unread []bool, err error) {
+	lists, unread = make([][]meetingbot.Meeting, len(series)), make([]bool, len(series))
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(seriesReads)
 	for i, id := range series {
 		g.Go(func() error {
 			ms, err := m.cal.Instances(ctx, st.CalendarID, id, st.From, st.Horizon)
-			if errors.Is(err, meetingbot.ErrGone) {
+			switch {
+			case errors.Is(err, meetingbot.ErrGone):
+				return nil
+			case errors.Is(err, errors.ErrUnsupported):
+				unread[i] = true
+				if m.instancesUnserved.CompareAndSwap(false, true) {
+					m.log.Warn("the Calendar API at GOOGLE_API_ENDPOINT does not serve events.instances: recurring series are taken as each sync reports them, and a series deleted may keep instances until the next full sync",
+						"calendar", st.CalendarID, "err", err)
+				}
 				return nil
 			}
-			out[i] = ms
+			lists[i] = ms
 			return err
 		})
 	}
-	return out, g.Wait()
+	return lists, unread, g.Wait()
 }

@@ -1,7 +1,10 @@
 package mirror_test
 
 import (
+	"bytes"
+	"log/slog"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,6 +151,37 @@ func TestSeriesReadFailures(t *testing.T) {
 	w.cal.QueueInstancesFaults(alice, calendartest.Fault{Status: 404, Domain: "global", Reason: "notFound", Message: "Not Found"})
 	require.NoError(t, m.Sync(t.Context(), alice))
 	assert.Empty(t, w.meetings(m, s, start, at(24*7)), "Meetings after the series read 404")
+}
+
+// A Calendar API at GOOGLE_API_ENDPOINT that does not serve
+// events.instances (a plain 404) leaves a series as the sync reports it:
+// an instance moved is moved, and the others stay, rather than the whole
+// series taken as deleted. It is said once in the log.
+func TestSeriesOfACalendarWithoutInstancesIsTakenAsTheSyncSaysIt(t *testing.T) {
+	w := newWorld(t)
+	w.putDaily("standup", 1, 6)
+	var logs bytes.Buffer
+	m := w.mirror(mirror.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	s := sub("alice", alice)
+	require.Len(t, w.meetings(m, s, start, at(24*7)), 6)
+
+	inst, err := w.cal.Instance(alice, "standup_20261202T090000Z")
+	require.NoError(t, err)
+	inst.Start.DateTime, inst.End.DateTime = "2026-12-02T11:00:00Z", "2026-12-02T11:15:00Z"
+	require.NoError(t, w.cal.Put(alice, inst))
+	plain := calendartest.Fault{Status: 404, Plain: true}
+	w.cal.QueueInstancesFaults(alice, plain, plain)
+	require.NoError(t, m.Sync(t.Context(), alice))
+	got := w.meetings(m, s, start, at(24*7))
+	assert.Len(t, got, 6, "Meetings after a sync whose series read was not served: %q", got)
+	assert.Contains(t, got, "standup_20261202T090000Z 11:00", "the moved instance, as the sync reported it")
+
+	inst.Start.DateTime, inst.End.DateTime = "2026-12-02T12:00:00Z", "2026-12-02T12:15:00Z"
+	require.NoError(t, w.cal.Put(alice, inst))
+	w.cal.QueueInstancesFaults(alice, plain)
+	require.NoError(t, m.Sync(t.Context(), alice))
+	assert.Contains(t, w.meetings(m, s, start, at(24*7)), "standup_20261202T090000Z 12:00", "the instance moved again")
+	assert.Equal(t, 1, strings.Count(logs.String(), "does not serve events.instances"), "lines saying so: %s", logs.String())
 }
 
 // A sync that touches many series reads each once, several at once, and

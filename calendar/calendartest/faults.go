@@ -3,6 +3,7 @@ package calendartest
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -19,6 +20,11 @@ type Fault struct {
 	// Delay holds the answer back that long first; with no Status and no
 	// Drop, the request is then answered as usual: a slow Calendar.
 	Delay time.Duration
+	// Plain answers Status with a text body instead of Google's error
+	// JSON, as a server that lacks the method does (a proxy, or another
+	// emulator, at GOOGLE_API_ENDPOINT: Go's http.NotFound answers "404
+	// page not found" as text/plain).
+	Plain bool
 }
 
 // delayOnly reports whether f only slows the request down.
@@ -92,6 +98,10 @@ func serveFault(w http.ResponseWriter, f Fault) {
 	}
 	if f.RetryAfter != "" {
 		w.Header().Set("Retry-After", f.RetryAfter)
+	}
+	if f.Plain {
+		http.Error(w, strconv.Itoa(f.Status)+" page not found", f.Status)
+		return
 	}
 	writeError(w, f.Status, f.Domain, f.Reason, f.Message)
 }
