@@ -189,6 +189,8 @@ type App struct {
 	selfMu         sync.Mutex
 	self           identity
 	selfFailed     time.Time
+	botID          string // auth.test's bot_id, for bots.info
+	appUnknown     bool   // bots.info cannot name the app: not checked
 	accounts       Accounts
 	statusSettings StatusSettings
 

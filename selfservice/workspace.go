@@ -39,53 +39,91 @@ const identityRetry = 5 * time.Second
 // which the manifest asks for). The app is installed in one workspace
 // (the manifest's org_deploy_enabled: false), so a request's team_id is
 // that one's.
+//
+// The app check is a second lock, not the first: a request is verified
+// against the signing secret before it is read, and that secret is the
+// app's own (Basic Information > App Credentials), so only Slack, for this
+// app, can sign one. What the secret does not bind is the workspace, as
+// one app may be installed in several. So the team is required to check
+// a request that names one, and the app is checked when Slack can say it:
+// a Web API without bots.info, or a bot_id, leaves app "" and the app
+// unchecked, which is said once in the log.
 type identity struct {
 	team, app string
 }
 
 // identity returns the bot's workspace and app, asking Slack once; a
-// failure is asked again after identityRetry.
+// failure of auth.test is asked again after identityRetry, and so is a
+// bots.info that failed for a reason that may pass.
 func (a *App) identity(ctx context.Context) (identity, error) {
 	a.selfMu.Lock()
 	defer a.selfMu.Unlock()
-	if a.self.team != "" {
+	if a.self.team != "" && (a.self.app != "" || a.appUnknown) {
 		return a.self, nil
 	}
 	if now := a.now(); !a.selfFailed.IsZero() && now.Sub(a.selfFailed) < identityRetry && !now.Before(a.selfFailed) {
+		if a.self.team != "" {
+			return a.self, nil // the app unknown for now
+		}
 		return identity{}, errors.New("the last lookup failed moments ago")
 	}
-	auth, err := a.api.AuthTestContext(ctx)
-	if err == nil && (auth.TeamID == "" || auth.BotID == "") {
-		err = fmt.Errorf("auth.test named no team_id or bot_id (team %q, bot %q)", auth.TeamID, auth.BotID)
-	}
-	var bot *slack.Bot
-	if err == nil {
-		bot, err = a.api.GetBotInfoContext(ctx, slack.GetBotInfoParameters{Bot: auth.BotID})
-		if err == nil && bot.AppID == "" {
-			err = fmt.Errorf("bots.info of %s named no app_id", auth.BotID)
+	if a.self.team == "" {
+		auth, err := a.api.AuthTestContext(ctx)
+		if err == nil && auth.TeamID == "" {
+			err = fmt.Errorf("auth.test named no team_id")
 		}
+		if err != nil {
+			a.selfFailed = a.now()
+			return identity{}, err
+		}
+		a.self.team, a.botID = auth.TeamID, auth.BotID
 	}
-	if err != nil {
-		a.selfFailed = a.now()
-		return identity{}, err
+	if a.botID == "" {
+		a.appUnknown = true
+		a.log.Warn("auth.test named no bot_id, so requests are not checked for this app's api_app_id; the signing secret, which is the app's own, still is", "team", a.self.team)
+		return a.self, nil
 	}
-	a.self = identity{team: auth.TeamID, app: bot.AppID}
-	a.log.Info("self-service serves one Slack workspace and app; requests for others are refused", "team", a.self.team, "app", a.self.app)
+	bot, err := a.api.GetBotInfoContext(ctx, slack.GetBotInfoParameters{Bot: a.botID})
+	switch {
+	case err == nil && bot.AppID != "":
+		a.self.app = bot.AppID
+		a.log.Info("self-service serves one Slack workspace and app; requests for others are refused", "team", a.self.team, "app", a.self.app)
+	case err == nil || isSlackRefusal(err):
+		// Slack answered, and will answer the same: no app ID to check.
+		a.appUnknown = true
+		a.log.Warn("bots.info named no app_id for the bot, so requests are not checked for this app's api_app_id; the signing secret, which is the app's own, still is", "team", a.self.team, "bot", a.botID, "err", err)
+	default:
+		a.selfFailed = a.now() // unchecked until bots.info answers
+	}
 	return a.self, nil
+}
+
+// isSlackRefusal reports whether err is Slack's answer, as opposed to
+// Slack not answering: an error code (unknown_method, missing_scope,
+// bot_not_found) or a 4xx.
+func isSlackRefusal(err error) bool {
+	var se slack.SlackErrorResponse
+	var sc slack.StatusCodeError
+	return errors.As(err, &se) || errors.As(err, &sc) && sc.Code >= 400 && sc.Code < 500
 }
 
 // forUs returns nil when a request names the bot's workspace (team) and
 // app, else the *refusal to answer it with: errOtherWorkspace,
-// errOtherApp, or errNoIdentity (wrapping why) when Slack cannot say who
-// the bot is.
+// errOtherApp, or errNoIdentity (wrapping why) when Slack cannot say which
+// workspace the bot is in. A field the request leaves empty is not
+// compared (Slack's requests carry both, and the signature binds the
+// app), nor is an app Slack cannot name (see identity).
 func (a *App) forUs(ctx context.Context, team, app string) error {
+	if team == "" && app == "" {
+		return nil
+	}
 	self, err := a.identity(ctx)
 	switch {
 	case err != nil:
 		return errors.Join(errNoIdentity, err)
-	case team != self.team:
+	case team != "" && team != self.team:
 		return errOtherWorkspace
-	case app != self.app:
+	case app != "" && self.app != "" && app != self.app:
 		return errOtherApp
 	}
 	return nil

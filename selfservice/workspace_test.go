@@ -54,7 +54,6 @@ func TestRequestsForAnotherWorkspaceOrAppAreRefused(t *testing.T) {
 	}{
 		{"a slash command from another workspace", command(otherTeam, slacktest.AppID)},
 		{"a slash command for another app", command(slacktest.TeamID, otherApp)},
-		{"a slash command naming no workspace", command("", slacktest.AppID)},
 		{"an event from another workspace", homeOpened(otherTeam, slacktest.AppID)},
 		{"an event for another app", homeOpened(slacktest.TeamID, otherApp)},
 		{"a click from another workspace", click(otherTeam, slacktest.AppID)},
@@ -111,4 +110,44 @@ func TestRequestWhileSlackCannotNameTheBotIsRetried(t *testing.T) {
 
 	e.clock.Advance(5 * time.Second)
 	assert.Contains(t, e.command(alice, eng, "on"), "On.", "once Slack answers")
+}
+
+// A request that names no workspace and no app is served: Slack's own
+// requests name both, and the signature binds them to this app's signing
+// secret. A Web API that cannot name the bot's app (no bots.info, as a
+// Slack-shaped server may lack it) leaves the app unchecked, once said,
+// and the workspace still checked.
+func TestRequestsCheckedForWhatSlackCanName(t *testing.T) {
+	form := "application/x-www-form-urlencoded"
+	command := func(e *env, team, app string) signed {
+		f, err := url.ParseQuery(string(e.commandForm(alice, eng, "on")))
+		require.NoError(t, err)
+		f.Del("team_id")
+		f.Del("api_app_id")
+		if team != "" {
+			f.Set("team_id", team)
+		}
+		if app != "" {
+			f.Set("api_app_id", app)
+		}
+		e.clock.Advance(time.Second)
+		return e.signed(selfservice.PathCommands, form, []byte(f.Encode()))
+	}
+
+	e := newEnv(t)
+	status, reply := e.send(command(e, "", ""))
+	assert.Equal(t, http.StatusOK, status, "a command naming neither workspace nor app: %s", reply)
+	assert.Contains(t, reply, "On.", "a command naming neither workspace nor app")
+	assert.Empty(t, e.slack.CallsTo("auth.test"), "auth.test calls for a request with nothing to check")
+
+	e = newEnv(t)
+	e.slack.Fail("bots.info", "", slacktest.Fault{Error: "unknown_method"})
+	status, reply = e.send(command(e, slacktest.TeamID, "A0OTHER001"))
+	assert.Equal(t, http.StatusOK, status, "with bots.info unknown, a command naming any app: %s", reply)
+	status, _ = e.send(command(e, "T0OTHER001", slacktest.AppID))
+	assert.Equal(t, http.StatusForbidden, status, "with bots.info unknown, a command from another workspace")
+	e.clock.Advance(time.Minute)
+	status, _ = e.send(command(e, slacktest.TeamID, slacktest.AppID))
+	assert.Equal(t, http.StatusOK, status, "a minute later")
+	assert.Len(t, e.slack.CallsTo("bots.info"), 1, "bots.info asked once: it will answer the same")
 }
