@@ -103,7 +103,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	// so a rejected key stops the bot before the database or the port.
 	mon := monitor.New(monitor.Options{Subscriptions: cfg.Subscriptions, Interval: cfg.TickInterval})
 	late := accountsFor(cfg)
-	source, slack, err := clients(ctx, cfg, log, observers{calendar: mon.ObserveCalendar, slack: mon.ObserveSlack, quotaWait: mon.ObserveQuotaWait, quotaChanged: quotaChanged(mon, log)}, late)
+	source, slack, err := clients(ctx, cfg, log, observers{calendar: mon.ObserveCalendar, slack: mon.ObserveSlack, quotaWait: mon.ObserveQuotaWait, quotaChanged: newUsageLimits(cfg, mon, log).changed}, late)
 	if err != nil {
 		return err
 	}
