@@ -151,8 +151,8 @@ func (s *spend) startUp(ctx context.Context) {
 		return // the store's trouble, said by its other readers
 	}
 	est := estimateDay(s.cfg, len(cals), false)
-	msg := fmt.Sprintf("Calendar requests a day, projected from the configuration: about %s for %d calendars (%s each: %s)",
-		count(est.Total()), est.Calendars, count(est.PerCalendar()), s.breakdown(est))
+	msg := fmt.Sprintf("Calendar requests a day, projected from the configuration: about %s for %s (%s each: %s)",
+		count(est.Total()), calendarsOf(est.Calendars), count(est.PerCalendar()), breakdown(est))
 	if s.cfg.PublicURL == "" && est.Calendars > 0 {
 		push := estimateDay(s.cfg, len(cals), true)
 		msg += fmt.Sprintf("; without push notifications each calendar costs a sync every CALENDAR_RESYNC_INTERVAL (%v), where with PUBLIC_URL it would cost about %s a day",
@@ -162,7 +162,7 @@ func (s *spend) startUp(ctx context.Context) {
 }
 
 // breakdown says what a day's requests are for.
-func (s *spend) breakdown(c callsPerDay) string {
+func breakdown(c callsPerDay) string {
 	n := float64(max(c.Calendars, 1))
 	parts := []string{fmt.Sprintf("%s resyncs", count(c.Resyncs/n)), fmt.Sprintf("%s checks before reminders", count(c.Checks/n)), fmt.Sprintf("%s full sync", count(c.Full/n))}
 	if c.Changes > 0 || c.Channels > 0 {
@@ -226,8 +226,8 @@ func spendFixes(cfg config.Config, n int, threshold float64) []string {
 	var fixes []string
 	if cfg.PublicURL == "" {
 		push := estimateDay(cfg, n, true)
-		fixes = append(fixes, fmt.Sprintf("turn push notifications on with PUBLIC_URL (a calendar is read when it changes and resynced every %v: about %s requests a day for %d calendars)",
-			config.DefaultResyncPush, count(push.Total()), n))
+		fixes = append(fixes, fmt.Sprintf("turn push notifications on with PUBLIC_URL (a calendar is read when it changes and resynced every %v: about %s requests a day for %s)",
+			config.DefaultResyncPush, count(push.Total()), calendarsOf(n)))
 	}
 	if r, ok := fitResync(cfg, n, threshold); ok {
 		c := cfg
@@ -280,6 +280,14 @@ func (s *spend) run(ctx context.Context) {
 	mu.Lock()
 	defer mu.Unlock()
 	t.Stop()
+}
+
+// calendarsOf says "1 calendar" or "n calendars".
+func calendarsOf(n int) string {
+	if n == 1 {
+		return "1 calendar"
+	}
+	return fmt.Sprintf("%d calendars", n)
 }
 
 // count writes n rounded, with thousands separated by commas.
