@@ -26,9 +26,8 @@ import (
 // it down (docs/operations.md, What Calendar calls cost).
 
 // Assumptions of the projection from the configuration, per calendar and
-// day: a working day of meetings (issue 30's "realistic day", 6 to 10
-// meetings in working hours), and with push one notification's sync for
-// every other one of them changing.
+// day: a working day of meetings (6 to 10 in working hours), and with push
+// a notification's sync for every other one of them changing.
 const (
 	assumedMeetings = 8
 	assumedChanges  = 4
