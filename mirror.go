@@ -1,6 +1,7 @@
 package meetingbot
 
 import (
+	"context"
 	"errors"
 	"time"
 )
@@ -82,3 +83,19 @@ var ErrChannelIDTaken = errors.New("channel ID already in use")
 // channel", reason push.webhookUrlUnauthorized): every watch to that
 // address is refused alike until the operator verifies the domain.
 var ErrPushAddressUnverified = errors.New("the notification address's domain is not verified for the Google Cloud project")
+
+type renewalKey struct{}
+
+// WithRenewal marks the channel a watch made with ctx opens as the renewal
+// of a live channel of its calendar, which the Calendar client counts
+// apart from a first opening: renewals are the channels' upkeep, a cost of
+// push that grows with time, not with changes.
+func WithRenewal(ctx context.Context) context.Context {
+	return context.WithValue(ctx, renewalKey{}, true)
+}
+
+// Renewal reports whether ctx is WithRenewal's.
+func Renewal(ctx context.Context) bool {
+	r, _ := ctx.Value(renewalKey{}).(bool)
+	return r
+}

@@ -214,9 +214,9 @@ func readAlerts(t *testing.T) alertRules {
 }
 
 // TestAlertRules checks each alert: a severity, a summary and a
-// description, a runbook_url naming a section of the docs that exists, and
-// a unit test in alerts_test.yml where it fires; then promtool checks the
-// rules and runs their tests.
+// description, a runbook and a runbook_url naming a section of the docs
+// that exists, and a unit test in alerts_test.yml where it fires; then
+// promtool checks the rules and runs their tests.
 func TestAlertRules(t *testing.T) {
 	rules := readAlerts(t)
 	b, err := os.ReadFile(alertTestsPath)
@@ -264,6 +264,11 @@ func TestAlertRules(t *testing.T) {
 				t.Errorf("%s: no test in %s where it fires", r.Alert, alertTestsPath)
 			}
 			url := r.Annotations["runbook_url"]
+			// runbook is the name the issue gave, runbook_url Grafana's and
+			// Alertmanager's conventions: both, the same link.
+			if rb := r.Annotations["runbook"]; rb != url {
+				t.Errorf("%s: runbook %q and runbook_url %q, want both, the same", r.Alert, rb, url)
+			}
 			rest, ok := strings.CutPrefix(url, runbookBase)
 			file, frag, _ := strings.Cut(rest, "#")
 			if !ok || frag == "" || !strings.HasSuffix(file, ".md") {

@@ -21,7 +21,8 @@ const (
 	// error, a timeout), or not before its answer was needed.
 	StaleUnavailable StaleReason = "unavailable"
 	// StaleQuota: the Calendar quota had no place for the read before its
-	// answer was needed (ErrQuotaWait); the calendars whose reminders come
+	// answer was needed (ErrQuotaWait), or Google answered that a usage
+	// limit is reached (ErrUsageLimit); the calendars whose reminders come
 	// soonest were read first.
 	StaleQuota StaleReason = "quota"
 )
@@ -49,6 +50,12 @@ func (e *StaleReading) Unwrap() error { return e.Err }
 // the quota past its context's deadline: it was not sent, and nothing of
 // the quota was spent on it.
 var ErrQuotaWait = errors.New("the Calendar quota has no place for the call before its answer is needed")
+
+// ErrUsageLimit marks a Calendar call that Google refused for a usage
+// limit (403 or 429 of the domain usageLimits: a per-minute quota, the
+// project's daily limit, Calendar's own usage limits): the client has
+// slowed down, and the caller answers from what it read before.
+var ErrUsageLimit = errors.New("a Calendar usage limit is reached")
 
 type urgencyKey struct{}
 

@@ -38,8 +38,11 @@ import (
 
 // Names of the push calls reported to Config.Observe and Config.QuotaWait.
 const (
-	callEventsWatch  = "events.watch"
-	callChannelsStop = "channels.stop"
+	callEventsWatch = "events.watch"
+	// callEventsWatchRenewal is an events.watch that renews a live channel
+	// (meetingbot.WithRenewal): the channels' upkeep, counted apart.
+	callEventsWatchRenewal = "events.watch.renewal"
+	callChannelsStop       = "channels.stop"
 )
 
 // Limits of a watch request: the channel ID is "a UUID or similar unique
@@ -91,6 +94,8 @@ func (c Channel) LogValue() slog.Value {
 // default, a week) or StopChannel. It reads as the calendar's owner when
 // impersonating, with the same quotas, retries and explanations as Meetings.
 // The first notification, state "sync", may arrive before Watch returns.
+// A watch with a ctx of meetingbot.WithRenewal is reported to Observe as
+// "events.watch.renewal".
 //
 // channelID must be unique among the caller's live channels (at most 64
 // characters; a random one per watch); token should be random and secret
@@ -108,7 +113,11 @@ func (s *Source) Watch(ctx context.Context, calendarID, channelID, token, addres
 	}
 	var resp *calendar.Channel
 	taken := false
-	err := s.withRetries(ctx, callEventsWatch, calendarID, func() error {
+	call := callEventsWatch
+	if meetingbot.Renewal(ctx) {
+		call = callEventsWatchRenewal
+	}
+	err := s.withRetries(ctx, call, calendarID, func() error {
 		svc, err := s.service(ctx, calendarID)
 		if err != nil {
 			return meetingbot.Permanent(err)

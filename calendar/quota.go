@@ -59,16 +59,22 @@ const (
 // and spends nothing, so that its caller answers from what it read before
 // rather than wait.
 //
-// A rate-limit answer all the same (403 rateLimitExceeded or
-// userRateLimitExceeded, or a 429, all of the domain usageLimits: "Handle
-// API errors", https://developers.google.com/workspace/calendar/api/guides/errors)
+// A usage-limit answer all the same (usageLimitOf: 403 or 429 of the
+// domain usageLimits, "Handle API errors",
+// https://developers.google.com/workspace/calendar/api/guides/errors)
 // says the budget is more than Google gives now (a quota lowered, other
-// clients of the project, the sliding window): the budget of the user
-// answered is halved, at most once every lowerEvery, and so is the
-// project's when several users were answered so within a minute; a budget
-// lowered grows back by a quarter of its configured value each minute
-// without such an answer. Google asks for exponential backoff of the
-// request itself, which withRetries does.
+// clients of the project, the sliding window), and whose budget: the
+// user's for userRateLimitExceeded, quotaExceeded and an answer naming a
+// per-user quota; the project's for dailyLimitExceeded and one naming the
+// project's per-minute or daily quota. A per-minute limit halves that
+// budget, at most once every lowerEvery; a plain "Rate Limit Exceeded",
+// which names none, halves the user's, and the project's too when several
+// users were answered so within a minute. The project's daily limit and
+// Calendar's own usage limits last hours: they drop their budget to one
+// call a minute, which probes until the limit is lifted. A budget lowered
+// grows back by a quarter of its configured value each minute without
+// such an answer. Google asks for exponential backoff of the request
+// itself, which withRetries does for a per-minute limit.
 type quota struct {
 	now   func() time.Time
 	sleep func(context.Context, time.Duration) error
@@ -76,11 +82,11 @@ type quota struct {
 	project *budget
 	perUser int
 
-	mu      sync.Mutex
-	users   map[string]*budget
-	limited map[string]time.Time // principals answered with a rate limit, when
+	mu    sync.Mutex
+	users map[string]*budget
+	plain map[string]time.Time // principals answered a plain rate limit, when
 	// changed, if set, is told of each budget lowered or grown back.
-	changed func(scope, principal string, perMinute, configured int)
+	changed func(QuotaChange)
 }
 
 // Timings of a budget lowered by rate-limit answers.
@@ -106,7 +112,7 @@ func newQuota(projectPerMinute, userPerMinute int, now func() time.Time, sleep f
 		project: newBudget(projectPerMinute),
 		perUser: userPerMinute,
 		users:   map[string]*budget{},
-		limited: map[string]time.Time{},
+		plain:   map[string]time.Time{},
 	}
 }
 
@@ -142,29 +148,41 @@ func (q *quota) wait(ctx context.Context, principal string) (time.Duration, erro
 	return waited + more, err
 }
 
-// rateLimited lowers the budgets after Google answered a request of
-// principal with a rate limit (see quota).
-func (q *quota) rateLimited(principal string) {
+// limited lowers the budgets after Google answered a request of
+// principal with the usage limit l (see quota).
+func (q *quota) limited(principal string, l usageLimit) {
 	now := q.now()
-	q.mu.Lock()
-	q.limited[principal] = now
-	others := 0
-	for p, at := range q.limited {
-		switch {
-		case now.Sub(at) > time.Minute:
-			delete(q.limited, p)
-		case p != principal:
-			others++
+	scopes := []string{l.scope}
+	if l.scope == "" {
+		// A plain rate limit: the user's, and the project's when other
+		// users met one within a minute.
+		scopes = []string{"user"}
+		q.mu.Lock()
+		q.plain[principal] = now
+		others := 0
+		for p, at := range q.plain {
+			switch {
+			case now.Sub(at) > time.Minute:
+				delete(q.plain, p)
+			case p != principal:
+				others++
+			}
+		}
+		q.mu.Unlock()
+		if others > 0 {
+			scopes = append(scopes, "project")
 		}
 	}
+	q.mu.Lock()
 	changed := q.changed
 	q.mu.Unlock()
-	if n, conf, ok := q.user(principal).lower(now); ok && changed != nil {
-		changed("user", principal, n, conf)
-	}
-	if others > 0 {
-		if n, conf, ok := q.project.lower(now); ok && changed != nil {
-			changed("project", "", n, conf)
+	for _, scope := range scopes {
+		b, who := q.project, ""
+		if scope == "user" {
+			b, who = q.user(principal), principal
+		}
+		if n, conf, ok := b.lower(now, l.lasting()); ok && changed != nil {
+			changed(QuotaChange{Scope: scope, Principal: who, PerMinute: n, Configured: conf, Limit: l.limit, Reason: l.reason})
 		}
 	}
 }
@@ -184,7 +202,7 @@ func (q *quota) grown(b *budget, n int) {
 	}
 	q.mu.Unlock()
 	if changed != nil {
-		changed(scope, principal, n, b.configured)
+		changed(QuotaChange{Scope: scope, Principal: principal, PerMinute: n, Configured: b.configured})
 	}
 }
 
@@ -345,17 +363,28 @@ func (b *budget) giveBack(place *rate.Reservation, now time.Time) {
 	b.wakeFirst()
 }
 
-// lower halves b's pace after a rate-limit answer, unless it was halved
+// lower halves b's pace after a usage-limit answer, unless it was halved
 // within lowerEvery (the answers of requests sent before the first
-// halving); it returns the pace and whether it changed.
-func (b *budget) lower(now time.Time) (perMinute, configured int, changed bool) {
+// halving), or drops it to one call a minute for a lasting limit; it
+// returns the pace and whether it changed.
+func (b *budget) lower(now time.Time, lasting bool) (perMinute, configured int, changed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.limitedAt = now
-	if now.Sub(b.loweredAt) < lowerEvery || b.perMinute == 1 {
+	switch {
+	case b.perMinute == 1:
 		return b.perMinute, b.configured, false
+	case lasting:
+		// One probe a minute, the first a minute from now.
+		b.set(now, 1)
+		if b.lim.TokensAt(now) >= 1 {
+			b.lim.ReserveN(now, 1)
+		}
+	case now.Sub(b.loweredAt) < lowerEvery:
+		return b.perMinute, b.configured, false
+	default:
+		b.set(now, max(1, b.perMinute/2))
 	}
-	b.set(now, max(1, b.perMinute/2))
 	b.loweredAt = now
 	return b.perMinute, b.configured, true
 }

@@ -23,41 +23,40 @@ const (
 	callEventsGet  = "events.get"
 )
 
-// classify says what a failed attempt means, and how long the server asked
-// to wait (0 when it did not say).
-func classify(err error) (class retry.Class, retryAfter time.Duration) {
+// classify says what a failed attempt means, how long the server asked to
+// wait (0 when it did not say), and for a usage-limit answer
+// (usageLimitOf) which limit it says is reached.
+func classify(err error) (class retry.Class, retryAfter time.Duration, limit *usageLimit) {
 	if meetingbot.IsPermanent(err) {
-		return retry.Permanent, 0
+		return retry.Permanent, 0, nil
 	}
 	var gerr *googleapi.Error
 	if errors.As(err, &gerr) {
 		retryAfter = parseRetryAfter(gerr.Header.Get("Retry-After"), time.Now())
-		switch {
-		case gerr.Code == http.StatusTooManyRequests:
-			return retry.RateLimited, retryAfter
-		case gerr.Code == http.StatusForbidden && (hasReason(gerr, "rateLimitExceeded") || hasReason(gerr, "userRateLimitExceeded")):
-			return retry.RateLimited, retryAfter
-		case gerr.Code >= 500:
-			return retry.ServerError, retryAfter
+		if l, ok := usageLimitOf(gerr); ok {
+			return retry.RateLimited, retryAfter, &l
 		}
-		return retry.Permanent, 0
+		if gerr.Code >= 500 {
+			return retry.ServerError, retryAfter, nil
+		}
+		return retry.Permanent, 0, nil
 	}
 	var rerr *oauth2.RetrieveError
 	if errors.As(err, &rerr) {
 		if rerr.Response == nil {
-			return retry.Network, 0
+			return retry.Network, 0, nil
 		}
 		switch code := rerr.Response.StatusCode; {
 		case code == http.StatusTooManyRequests:
-			return retry.RateLimited, parseRetryAfter(rerr.Response.Header.Get("Retry-After"), time.Now())
+			return retry.RateLimited, parseRetryAfter(rerr.Response.Header.Get("Retry-After"), time.Now()), nil
 		case code >= 500 || code == http.StatusRequestTimeout:
-			return retry.ServerError, 0
+			return retry.ServerError, 0, nil
 		}
-		return retry.Permanent, 0
+		return retry.Permanent, 0, nil
 	}
 	// Anything else failed on the way: a refused or cut connection, a
 	// truncated body, a timeout.
-	return retry.Network, 0
+	return retry.Network, 0, nil
 }
 
 // unauthorized reports whether err is a 401 for the credentials: not one
@@ -117,11 +116,17 @@ func (s *Source) withRetries(ctx context.Context, call, calendarID string, try f
 			s.observe(call, retry.Network)
 			return fmt.Errorf("calendar %s: %s: %w", calendarID, call, ctx.Err())
 		}
-		class, wait := classify(err)
+		class, wait, limit := classify(err)
 		s.observe(call, class)
-		if class == retry.RateLimited {
+		if limit != nil {
 			// Google says the budget is more than it gives now: see quota.
-			s.quota.rateLimited(principal)
+			s.quota.limited(principal, *limit)
+			if limit.lasting() {
+				// A day's limit, or Calendar's own: no retry within
+				// seconds cures it, and the budget now paces a probe a
+				// minute. The caller answers from its last reading.
+				return fmt.Errorf("calendar %s: %s: %w", calendarID, call, usageLimitError{*limit, concise(err)})
+			}
 		}
 		if class == retry.Permanent && !renewed && unauthorized(err) {
 			// An access token revoked or expired early is not the
@@ -136,6 +141,9 @@ func (s *Source) withRetries(ctx context.Context, call, calendarID string, try f
 		}
 		if class == retry.Permanent {
 			return s.explain(calendarID, err)
+		}
+		if limit != nil {
+			err = usageLimitError{*limit, concise(err)}
 		}
 		if n >= s.cfg.Retry.Attempts() {
 			return fmt.Errorf("calendar %s: %s: %s after %d attempts: %w", calendarID, call, class, n, concise(err))

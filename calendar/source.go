@@ -83,10 +83,8 @@ type Config struct {
 	// quotas, 0 when it did not.
 	QuotaWait func(call string, waited time.Duration)
 	// QuotaChanged, when set, is called when a budget is lowered after
-	// Google answered a rate limit, or grows back (see quota.go): scope is
-	// "project" or "user", principal the user's (empty for the project),
-	// perMinute the pace now and configured the quota's.
-	QuotaChanged func(scope, principal string, perMinute, configured int)
+	// Google answered a usage limit, or grows back (see quota.go).
+	QuotaChanged func(QuotaChange)
 	// Now is the quotas' clock; time.Now by default. Tests inject it with
 	// Sleep.
 	Now func() time.Time

@@ -199,8 +199,8 @@ func TestRateLimitAnswerLowersTheBudgetUntilItRecovers(t *testing.T) {
 		cfg.UserQuota = 60 // one a second
 		cfg.HTTPClient = &http.Client{Transport: c}
 		cfg.Now, cfg.Sleep = c.Now, c.Sleep
-		cfg.QuotaChanged = func(scope, principal string, perMinute, configured int) {
-			changes = append(changes, change{scope, perMinute})
+		cfg.QuotaChanged = func(c calendar.QuotaChange) {
+			changes = append(changes, change{c.Scope, c.PerMinute})
 		}
 	})
 	srv.QueueFaults(alice, calendartest.RateLimited)

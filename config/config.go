@@ -70,6 +70,10 @@ type Config struct {
 	// minute the Google Cloud project allows in all and per user (see
 	// quota.go).
 	CalendarQuota, CalendarUserQuota int
+	// CalendarDailyThreshold is CALENDAR_DAILY_REQUEST_THRESHOLD: the
+	// Calendar API requests a day past which Google bills the project;
+	// the bot projects its day against it (quota.go).
+	CalendarDailyThreshold int
 	// HTTPAddr is HTTP_ADDR.
 	HTTPAddr string
 	// MetricsAddr is METRICS_ADDR: a second, private listener for

@@ -63,8 +63,9 @@ func TestParseDefaults(t *testing.T) {
 		LogLevel:       slog.LevelInfo,
 		LogFormat:      "json",
 
-		CalendarQuota:     10000,
-		CalendarUserQuota: 600,
+		CalendarQuota:          10000,
+		CalendarUserQuota:      600,
+		CalendarDailyThreshold: 1000000,
 	}, c)
 	assert.NotContains(t, c.String(), "SECRET")
 }

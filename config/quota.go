@@ -23,13 +23,44 @@ const (
 	// maxQuota bounds both: a typo of a few zeros would have the bot
 	// draw rate-limit answers instead of pacing itself.
 	maxQuota = 1_000_000
+	// DefaultDailyRequestThreshold is CALENDAR_DAILY_REQUEST_THRESHOLD's
+	// default: the Calendar API requests a day a project makes before
+	// Google bills it ("Daily billing threshold" on the usage-limits
+	// page, 2026: 1,000,000 a day per project; it cannot be raised).
+	DefaultDailyRequestThreshold = 1_000_000
+	// maxDailyThreshold bounds it, as maxQuota the per-minute ones.
+	maxDailyThreshold = 100_000_000
 )
 
-// quotas reads CALENDAR_QUOTA_PER_MINUTE and
-// CALENDAR_QUOTA_PER_USER_PER_MINUTE into c.
+// quotas reads CALENDAR_QUOTA_PER_MINUTE,
+// CALENDAR_QUOTA_PER_USER_PER_MINUTE and CALENDAR_DAILY_REQUEST_THRESHOLD
+// into c.
 func (p *parser) quotas(c *Config) {
 	c.CalendarQuota = p.quota("CALENDAR_QUOTA_PER_MINUTE", DefaultQuotaPerMinute, "10000")
 	c.CalendarUserQuota = p.quota("CALENDAR_QUOTA_PER_USER_PER_MINUTE", DefaultQuotaPerUserPerMinute, "600")
+	c.CalendarDailyThreshold = p.dailyThreshold()
+}
+
+// dailyThreshold reads CALENDAR_DAILY_REQUEST_THRESHOLD: requests a day, a
+// whole number from 1 to maxDailyThreshold.
+func (p *parser) dailyThreshold() int {
+	const name, example = "CALENDAR_DAILY_REQUEST_THRESHOLD", "1000000"
+	v := p.get(name)
+	if v == "" {
+		return DefaultDailyRequestThreshold
+	}
+	n, err := strconv.Atoi(strings.ReplaceAll(v, "_", ""))
+	switch {
+	case err != nil:
+		p.bad(name, v, "not a whole number of requests a day, e.g. "+name+"="+example+" (Google's daily billing threshold of the Calendar API)")
+	case n < 1:
+		p.bad(name, v, "must be at least 1 request a day, e.g. "+name+"="+example)
+	case n > maxDailyThreshold:
+		p.bad(name, v, "must be at most 100000000 requests a day (is a zero too many?), e.g. "+name+"="+example)
+	default:
+		return n
+	}
+	return DefaultDailyRequestThreshold
 }
 
 // quota reads a quota: requests a minute, a whole number from 1 to

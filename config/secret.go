@@ -94,6 +94,7 @@ var examples = map[string]string{
 
 	// The Calendar quotas (quota.go).
 	"CALENDAR_QUOTA_PER_MINUTE":          "10000",
+	"CALENDAR_DAILY_REQUEST_THRESHOLD":   "1000000",
 	"CALENDAR_QUOTA_PER_USER_PER_MINUTE": "600",
 }
 

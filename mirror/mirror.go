@@ -278,7 +278,7 @@ func (m *Mirror) lastReading(ctx context.Context, sub meetingbot.Subscription, f
 	}
 	c.mu.Unlock()
 	why := meetingbot.StaleUnavailable
-	if errors.Is(err, meetingbot.ErrQuotaWait) {
+	if errors.Is(err, meetingbot.ErrQuotaWait) || errors.Is(err, meetingbot.ErrUsageLimit) {
 		why = meetingbot.StaleQuota
 	}
 	return ms, &meetingbot.StaleReading{CalendarID: sub.CalendarID, ReadAt: st.SyncedAt, Why: why, Err: err}

@@ -490,7 +490,11 @@ func (m *Mirror) open(ctx context.Context, calendarID string, renewal bool) (mee
 			m.renewal[pending.ID] = true
 		}
 		m.mu.Unlock()
-		ch, err := m.opts.Push.Watch(ctx, calendarID, pending.ID, pending.Token, m.opts.Address, m.opts.ChannelTTL)
+		watch := ctx
+		if renewal {
+			watch = meetingbot.WithRenewal(ctx)
+		}
+		ch, err := m.opts.Push.Watch(watch, calendarID, pending.ID, pending.Token, m.opts.Address, m.opts.ChannelTTL)
 		if err == nil {
 			err = m.store.PutChannel(ctx, ch)
 			if err != nil {

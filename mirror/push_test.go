@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/mirror"
 )
@@ -29,6 +30,22 @@ type pushWorld struct {
 	woken  chan string
 	opts   mirror.Options
 	handle http.Handler
+	// watches records, for each watch, whether it renewed a live channel
+	// (meetingbot.Renewal).
+	watches []bool
+}
+
+// recordingPush is the Calendar client's Push, recording each watch.
+type recordingPush struct {
+	mirror.Push
+	p *pushWorld
+}
+
+func (r recordingPush) Watch(ctx context.Context, calendarID, channelID, token, address string, ttl time.Duration) (meetingbot.PushChannel, error) {
+	r.p.mu.Lock()
+	r.p.watches = append(r.p.watches, meetingbot.Renewal(ctx))
+	r.p.mu.Unlock()
+	return r.Push.Watch(ctx, calendarID, channelID, token, address, ttl)
 }
 
 func newPushWorld(t *testing.T, opts mirror.Options) *pushWorld {
@@ -51,7 +68,7 @@ func newPushWorld(t *testing.T, opts mirror.Options) *pushWorld {
 // start starts a mirror, as a process does; stop ends it.
 func (p *pushWorld) start() {
 	opts := p.opts
-	opts.Push = p.src
+	opts.Push = recordingPush{p.src, p}
 	opts.Address = p.srv.URL + "/google/notify"
 	opts.Calendars = func(context.Context) ([]string, error) {
 		p.mu.Lock()
@@ -191,6 +208,9 @@ func TestChannelRenewedBeforeItExpires(t *testing.T) {
 		return len(chs) == 1 && chs[0].ID != first[0].ID && len(kept) == 1 && kept[0].ID == chs[0].ID
 	}, 5*time.Second, 10*time.Millisecond, "one channel open and kept, a new one")
 	assert.GreaterOrEqual(t, p.cal.RequestsTo(calendartest.MethodStop), 1, "channels.stop calls")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	assert.Equal(t, []bool{false, true}, p.watches[:2], "watches: the first opening, then a renewal, counted apart")
 }
 
 // A calendar no longer subscribed has its channel stopped and its mirror

@@ -13,6 +13,8 @@ type quotaMetrics struct {
 	lowered      *prometheus.GaugeVec
 	loweredTotal *prometheus.CounterVec
 	demand       prometheus.Gauge
+	dailyCalls   prometheus.Gauge
+	dailyRatio   prometheus.Gauge
 
 	mu   sync.Mutex
 	down map[string]int // by scope|principal, the pace of the budgets below their quota
@@ -32,9 +34,17 @@ func newQuotaMetrics(reg prometheus.Registerer) *quotaMetrics {
 			Name: "meetingbot_calendar_quota_demand_ratio",
 			Help: "Calendar calls a minute the calendars subscribed need (one sync each per CALENDAR_RESYNC_INTERVAL) over what the tightest quota gives (CALENDAR_QUOTA_PER_MINUTE, or CALENDAR_QUOTA_PER_USER_PER_MINUTE for one user's calendars). Above 1 the bot reads the calendars whose reminders come soonest first and reminds from its last reading of the others: push (PUBLIC_URL), GOOGLE_IMPERSONATE=true, people connecting their own calendars or a longer CALENDAR_RESYNC_INTERVAL bring it down.",
 		}),
+		dailyCalls: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "meetingbot_calendar_daily_projection_requests",
+			Help: "Calendar API requests the bot projects for a day: at start-up from the configuration (the calendars subscribed, REMINDER_OFFSETS, TICK_INTERVAL, CALENDAR_RESYNC_INTERVAL, push or not), then every hour from the requests it made (the last hour's, or the average since start, whichever is more, times a day). See docs/operations.md, What Calendar calls cost.",
+		}),
+		dailyRatio: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "meetingbot_calendar_daily_projection_ratio",
+			Help: "meetingbot_calendar_daily_projection_requests over CALENDAR_DAILY_REQUEST_THRESHOLD (Google's daily billing threshold, 1,000,000 by default): past 1 Google bills the project; the bot warns past 0.8, with the fix (push with PUBLIC_URL, a longer CALENDAR_RESYNC_INTERVAL).",
+		}),
 		down: map[string]int{},
 	}
-	reg.MustRegister(q.lowered, q.loweredTotal, q.demand)
+	reg.MustRegister(q.lowered, q.loweredTotal, q.demand, q.dailyCalls, q.dailyRatio)
 	for _, s := range []string{"project", "user"} {
 		q.lowered.WithLabelValues(s)
 		q.loweredTotal.WithLabelValues(s)
@@ -69,3 +79,10 @@ func (m *Monitor) QuotaChanged(scope, principal string, perMinute, configured in
 // QuotaDemand records what the calendars subscribed need of the Calendar
 // quota: calls a minute over what the tightest budget gives.
 func (m *Monitor) QuotaDemand(ratio float64) { m.quota.demand.Set(ratio) }
+
+// CalendarDailyProjection records the Calendar requests projected for a
+// day, and their ratio to the daily threshold.
+func (m *Monitor) CalendarDailyProjection(requests, ratio float64) {
+	m.quota.dailyCalls.Set(requests)
+	m.quota.dailyRatio.Set(ratio)
+}

@@ -15,7 +15,8 @@ import (
 )
 
 // The budgets lowered after rate-limit answers show while they are down,
-// each halving counted; the demand on the quota shows as a ratio.
+// each halving counted; the demand on the quota shows as a ratio, and so
+// does the day's projection against the daily threshold.
 func TestQuotaMetrics(t *testing.T) {
 	m, _, srv := start(t)
 	m.QuotaChanged("user", "bot@x.iam.gserviceaccount.com", 300, 600)
@@ -24,6 +25,7 @@ func TestQuotaMetrics(t *testing.T) {
 	m.QuotaChanged("project", "", 5000, 10000)
 	m.QuotaChanged("user", "alice@example.com", 600, 600) // grown back
 	m.QuotaDemand(3.33)
+	m.CalendarDailyProjection(850000, 0.85)
 
 	status, body := get(t, srv.URL+"/metrics")
 	require.Equal(t, 200, status)
@@ -56,6 +58,8 @@ func TestQuotaMetrics(t *testing.T) {
 		{"meetingbot_calendar_quota_lowered_total", "user", 3},
 		{"meetingbot_calendar_quota_lowered_total", "project", 1},
 		{"meetingbot_calendar_quota_demand_ratio", "", 3.33},
+		{"meetingbot_calendar_daily_projection_requests", "", 850000},
+		{"meetingbot_calendar_daily_projection_ratio", "", 0.85},
 	} {
 		if got := value(c.name, c.scope); got != c.want {
 			t.Errorf("%s{scope=%q} = %v, want %v", c.name, c.scope, got, c.want)

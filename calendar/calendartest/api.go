@@ -33,13 +33,19 @@ func (s *Server) RequestsTo(method string) int {
 	return s.methodCounts[method]
 }
 
-// api wraps the handler of one API method: it counts the request, then
-// waits out the latency without holding the server's lock.
+// api wraps the handler of one API method: it counts the request, refuses
+// it when it is over the Quota (SetQuota), then waits out the latency
+// without holding the server's lock.
 func (s *Server) api(method string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.methodCounts[method]++
+		f, over := s.overQuota(r)
 		s.mu.Unlock()
+		if over {
+			serveFault(w, f)
+			return
+		}
 		if d := time.Duration(s.latency.Load()); d > 0 {
 			t := time.NewTimer(d)
 			select {

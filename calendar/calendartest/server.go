@@ -15,7 +15,8 @@
 // own grants (the authorization, token and revoke endpoints of a web
 // application's flow, see oauth.go), and injects
 // faults (rate limits, server errors, dropped connections, lost
-// notifications) and a latency on request.
+// notifications) and a latency on request, and enforces per-minute and
+// daily quotas as Google does (quota.go).
 package calendartest
 
 import (
@@ -92,6 +93,9 @@ type Server struct {
 
 	// oauth is the state of people's own grants, see oauth.go.
 	oauth oauthState
+	// quota is the usage limits enforced and what counts against them,
+	// see quota.go.
+	quota quotaState
 	// subjectToken is the platform token workload identity federation
 	// accepts, and federated the tokens the STS issued (federation.go).
 	subjectToken string

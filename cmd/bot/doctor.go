@@ -70,6 +70,8 @@ var doctorChecks = []func(*doctorEnv) []check{
 	databaseChecks,
 	publicURLChecks,
 	googleOAuthChecks,
+	slackOAuthChecks,
+	spendChecks,
 }
 
 // doctorResult is one check's line in bot doctor --json.

@@ -60,12 +60,12 @@ func TestDoctorPasses(t *testing.T) {
 		t.Fatalf("bot doctor = exit %d, want 0:\n%s", code, strings.Join(lines, "\n"))
 	}
 	for _, name := range []string{"Slack token", "Slack scopes", "calendar " + alice, "calendar " + team, "calendar room@example.com",
-		"destination of " + alice, "destination of " + teamID, "destination of room@example.com=" + engID, "database"} {
+		"destination of " + alice, "destination of " + teamID, "destination of room@example.com=" + engID, "database", "Calendar daily projection"} {
 		if l := line(lines, name); !strings.HasPrefix(l, "✓ ") {
 			t.Errorf("bot doctor: check %q = %q, want ✓", name, l)
 		}
 	}
-	if got, want := lines[len(lines)-1], "9 checks: 9 passed, 0 failed"; got != want {
+	if got, want := lines[len(lines)-1], "10 checks: 10 passed, 0 failed"; got != want {
 		t.Errorf("bot doctor: last line %q, want %q", got, want)
 	}
 	for _, want := range []string{
@@ -74,6 +74,9 @@ func TestDoctorPasses(t *testing.T) {
 		"✓ calendar " + alice + ": readable with event details (access reader)",
 		"✓ destination of " + teamID + ": reminders can be posted: #eng",
 		"✓ database: SQLite at " + env["DATABASE_PATH"] + ": no ledger yet; the bot creates it",
+		// TICK_INTERVAL=1s: a sync of each calendar every second.
+		"✓ Calendar daily projection: about 259,227 Calendar requests a day for 3 calendars of CALENDARS (86,409 each: 86,400 resyncs, 8 checks before reminders, 1 full sync), 25.9% of CALENDAR_DAILY_REQUEST_THRESHOLD (1,000,000); " +
+			"without push each calendar costs a sync every CALENDAR_RESYNC_INTERVAL (1s), with PUBLIC_URL about 301 a day",
 	} {
 		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, want) }) {
 			t.Errorf("bot doctor printed no line starting %q:\n%s", want, strings.Join(lines, "\n"))
@@ -104,8 +107,8 @@ func TestDoctorPasses(t *testing.T) {
 	if err := json.Unmarshal([]byte(p.out.String()), &report); err != nil {
 		t.Fatalf("bot doctor --json printed %q: %v", p.out.String(), err)
 	}
-	if !report.OK || len(report.Checks) != 9 || report.Checks[0].Name != "Slack token" || !report.Checks[0].OK {
-		t.Errorf("bot doctor --json = %+v, want ok and 9 checks, the Slack token's first", report)
+	if !report.OK || len(report.Checks) != 10 || report.Checks[0].Name != "Slack token" || !report.Checks[0].OK {
+		t.Errorf("bot doctor --json = %+v, want ok and 10 checks, the Slack token's first", report)
 	}
 }
 
@@ -144,6 +147,9 @@ func TestDoctorFindsWhatIsWrong(t *testing.T) {
 			"✗ Slack app-level token (Socket Mode): Slack refused it (invalid_auth)", "connections:write"},
 		{"a database that cannot be reached", nil, []string{"DATABASE_PATH=", "DATABASE_URL=postgres://meetingbot:secret-pw@127.0.0.1:1/meetingbot?connect_timeout=2"},
 			"database", "✗ database: cannot be reached", "check the host and port in DATABASE_URL"},
+		// A sync every second of one calendar: 86,409 requests a day.
+		{"a day past 80% of the daily threshold", nil, []string{"CALENDAR_DAILY_REQUEST_THRESHOLD=100000"}, "Calendar daily projection",
+			"✗ Calendar daily projection: about 86,409 Calendar requests a day for 1 calendar of CALENDARS", "turn push notifications on with PUBLIC_URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -305,5 +311,29 @@ func TestDoctorGoogleOAuthClient(t *testing.T) {
 	if code != 1 || !strings.HasPrefix(l, "✗ Google OAuth client: ") || !strings.Contains(l, "does not list the redirect URI "+front.URL+"/google/oauth/callback") ||
 		!strings.Contains(l, "fix: add "+front.URL+"/google/oauth/callback under Authorized redirect URIs") {
 		t.Errorf("bot doctor, client for another URL = exit %d, %q; want 1 and the URI to add", code, l)
+	}
+}
+
+// With people's own Slack users on (SLACK_CLIENT_ID), doctor asks Slack's
+// authorization page whether the app takes the redirect URL
+// PUBLIC_URL/slack/oauth/callback: listed in the app, it passes; not
+// listed, it fails with where to list it.
+func TestDoctorSlackOAuthClient(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	addr := freeAddr(t)
+	front := httpsFront(t, addr)
+	env := w.connectEnv(front, addr, "SLACK_CLIENT_ID="+slacktest.ClientID, "SLACK_CLIENT_SECRET="+slacktest.ClientSecret)
+	uri := front.URL + "/slack/oauth/callback"
+	code, lines := doctor(t, w, env)
+	l := line(lines, "Slack OAuth client")
+	if !strings.HasPrefix(l, "✗ Slack OAuth client: Slack's authorization page refuses client "+slacktest.ClientID+" with the redirect URL "+uri) ||
+		!strings.Contains(l, "fix: list "+uri+" under the app's Redirect URLs") || code != 1 {
+		t.Errorf("bot doctor, the redirect URL not in the app = exit %d, %q; want 1 and where to list it:\n%s", code, l, strings.Join(lines, "\n"))
+	}
+	w.slack.RegisterRedirect(uri)
+	_, lines = doctor(t, w, env)
+	if l, want := line(lines, "Slack OAuth client"), "✓ Slack OAuth client: Slack's authorization page takes client "+slacktest.ClientID+" with the redirect URL "+uri; l != want {
+		t.Errorf("bot doctor, the redirect URL in the app: %q, want %q", l, want)
 	}
 }

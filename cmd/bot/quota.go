@@ -12,20 +12,6 @@ import (
 	"github.com/meetingbot/meetingbot/monitor"
 )
 
-// quotaChanged tells mon and the log of a Calendar budget the client
-// lowered after Google answered a rate limit, or grew back.
-func quotaChanged(mon *monitor.Monitor, log *slog.Logger) func(scope, principal string, perMinute, configured int) {
-	return func(scope, principal string, perMinute, configured int) {
-		mon.QuotaChanged(scope, principal, perMinute, configured)
-		if perMinute < configured {
-			log.Warn("Google answered a rate limit: Calendar calls slowed down until the answers stop; if this lasts, "+quotaVar(scope)+" is more than the project's quota",
-				"scope", scope, "principal", principal, "per_minute", perMinute, "quota", configured)
-			return
-		}
-		log.Info("Calendar calls back at their quota's pace", "scope", scope, "principal", principal, "per_minute", perMinute)
-	}
-}
-
 // quotaVar names the variable of a budget's scope.
 func quotaVar(scope string) string {
 	if scope == "project" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/audit"
+	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/mirror"
 	"github.com/meetingbot/meetingbot/monitor"
@@ -103,7 +104,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	// so a rejected key stops the bot before the database or the port.
 	mon := monitor.New(monitor.Options{Subscriptions: cfg.Subscriptions, Interval: cfg.TickInterval})
 	late := accountsFor(cfg)
-	source, slack, err := clients(ctx, cfg, log, observers{calendar: mon.ObserveCalendar, slack: mon.ObserveSlack, quotaWait: mon.ObserveQuotaWait, quotaChanged: quotaChanged(mon, log)}, late)
+	spent := newSpend(cfg, clock.New(), mon, log) // what Calendar calls cost (spend.go)
+	source, slack, err := clients(ctx, cfg, log, observers{calendar: spent.observe(mon.ObserveCalendar), slack: mon.ObserveSlack, quotaWait: mon.ObserveQuotaWait, quotaChanged: newUsageLimits(cfg, mon, log).changed}, late)
 	if err != nil {
 		return err
 	}
@@ -203,11 +205,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	// Said at start-up, and again when it changes side.
 	demand := &quotaDemand{cfg: cfg, source: source, calendars: subscribedCalendars(cfg, store, fromSlack != nil, extraCalendars), mon: mon, log: log}
 	demand.check(ctx)
+	spent.calendars = demand.calendars
+	spent.startUp(ctx)
 
 	bg, stopBG := context.WithCancel(ctx)
 	defer stopBG()
 	var wg sync.WaitGroup
 	wg.Go(func() { demand.run(bg) })
+	wg.Go(func() { spent.run(bg) })
 	if fromSlack != nil {
 		fromSlack.mount(servers)
 		fromSlack.run(bg, &wg)

@@ -47,7 +47,7 @@ func (e rejectedConfig) Unwrap() error { return e.err }
 type observers struct {
 	calendar, slack func(call string, class retry.Class)
 	quotaWait       func(call string, waited time.Duration)
-	quotaChanged    func(scope, principal string, perMinute, configured int)
+	quotaChanged    func(calendar.QuotaChange)
 }
 
 // clients builds the Calendar source and the Slack notifier for cfg. It
