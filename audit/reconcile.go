@@ -364,6 +364,8 @@ func editedOrNot(e meetingbot.Entry, found bool, why string) (message, reason st
 		return Edited, why + "; message edited: moved to " + stamp(e.Edit.MovedTo)
 	case found && e.Edit.Kind == meetingbot.EditCancelled:
 		return Edited, why + "; message edited: cancelled"
+	case found && e.Edit.Kind == meetingbot.EditDeclined:
+		return Edited, why + "; message edited: declined by the calendar's owner"
 	case found && e.Edit.Code == meetingbot.ReasonPermanent:
 		return NotEdited, why + "; message not edited: " + e.Edit.Reason
 	case found && e.Edit.Code == meetingbot.ReasonTransient:

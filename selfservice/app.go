@@ -150,6 +150,9 @@ type Config struct {
 	Accounts Accounts
 	// StatusSettings keeps "/meetingbot status titles"; see status.go.
 	StatusSettings StatusSettings
+	// Answers, when set, answers the Going / Maybe / No of reminders
+	// (rsvp.go).
+	Answers Answers
 }
 
 // App handles what people do in Slack. Create it with New; serve it with
@@ -187,6 +190,7 @@ type App struct {
 	selfFailed     time.Time
 	accounts       Accounts
 	statusSettings StatusSettings
+	answers        Answers
 
 	mu      sync.Mutex
 	closing bool
@@ -223,6 +227,7 @@ func New(cfg Config) (*App, error) {
 		refused:        cfg.Refused,
 		accounts:       cfg.Accounts,
 		statusSettings: cfg.StatusSettings,
+		answers:        cfg.Answers,
 		admins:         map[string]bool{},
 		stop:           make(chan struct{}),
 

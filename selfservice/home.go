@@ -263,15 +263,22 @@ func clip(s string, n int) string {
 }
 
 // interaction handles a block_actions payload: the Home tab's controls and
-// the buttons of reminders. The caller's Home tab is republished after.
+// the buttons of reminders. The caller's Home tab is republished after,
+// unless the payload held only answers to invitations, which show on the
+// message clicked.
 func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 	if cb.Type != slack.InteractionTypeBlockActions {
 		return
 	}
 	user := cb.User.ID
 	var notice string
-	check := false
+	check, home := false, false
 	for _, act := range cb.ActionCallback.BlockActions {
+		if meetingbot.IsRSVPAction(act.ActionID) {
+			a.rsvpClick(ctx, cb, act) // on a message: the Home tab stays
+			continue
+		}
+		home = true
 		switch act.ActionID {
 		case meetingbot.ActionSnoozeStart, meetingbot.ActionSnooze5m:
 			continue // answered before Slack was (snoozeClicks)
@@ -314,5 +321,7 @@ func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 			continue
 		}
 	}
-	a.publishHomeRead(ctx, user, notice, check)
+	if home {
+		a.publishHomeRead(ctx, user, notice, check)
+	}
 }

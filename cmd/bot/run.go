@@ -15,6 +15,7 @@ import (
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/mirror"
 	"github.com/meetingbot/meetingbot/monitor"
+	"github.com/meetingbot/meetingbot/rsvp"
 	"github.com/meetingbot/meetingbot/scheduler"
 )
 
@@ -130,7 +131,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	if err != nil {
 		return err
 	}
-	fromSlack, err := newSelfService(cfg, store, source, mon, slack.BotUserID(), log, late, snoozes)
+	refresh := &lateRefresh{}
+	var answers *rsvp.Service
+	if cfg.SelfService() {
+		if answers, err = newAnswers(source, late, refresh, log); err != nil {
+			return err
+		}
+	}
+	fromSlack, err := newSelfService(cfg, store, source, mon, slack.BotUserID(), log, late, snoozes, answers)
 	if err != nil {
 		return err
 	}
@@ -206,6 +214,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 
 	bg, stopBG := context.WithCancel(ctx)
 	defer stopBG()
+	// An answer given from Slack reads its calendar again at once: a
+	// declined meeting's reminders stop and say "You declined".
+	refresh.set(func(ctx context.Context, calendarID string) {
+		if err := mir.Sync(ctx, calendarID); err != nil {
+			log.Warn("sync after an answer; the next sweep reads the calendar", "calendar", calendarID, "err", err)
+		}
+		sched.SweepCalendar(bg, calendarID)
+	})
 	var wg sync.WaitGroup
 	wg.Go(func() { demand.run(bg) })
 	if fromSlack != nil {
