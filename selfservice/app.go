@@ -150,9 +150,11 @@ type Config struct {
 	Accounts Accounts
 	// StatusSettings keeps "/meetingbot status titles"; see status.go.
 	StatusSettings StatusSettings
-	// Answers, when set, answers the Going / Maybe / No of reminders
-	// (rsvp.go).
+	// Answers, when set, answers the Going / Maybe / No of reminders and
+	// notices (rsvp.go); with Invites and Accounts, people turn
+	// invitation notices on (invites.go).
 	Answers Answers
+	Invites InviteStore
 }
 
 // App handles what people do in Slack. Create it with New; serve it with
@@ -191,6 +193,7 @@ type App struct {
 	accounts       Accounts
 	statusSettings StatusSettings
 	answers        Answers
+	invites        InviteStore
 
 	mu      sync.Mutex
 	closing bool
@@ -228,6 +231,7 @@ func New(cfg Config) (*App, error) {
 		accounts:       cfg.Accounts,
 		statusSettings: cfg.StatusSettings,
 		answers:        cfg.Answers,
+		invites:        cfg.Invites,
 		admins:         map[string]bool{},
 		stop:           make(chan struct{}),
 

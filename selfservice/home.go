@@ -143,6 +143,7 @@ func (a *App) homeBlocks(ctx context.Context, userID, notice string, check bool)
 
 	blocks = append(blocks, a.connectBlocks(ctx, userID)...)
 	blocks = append(blocks, a.statusBlocks(ctx, userID)...)
+	blocks = append(blocks, a.invitesBlocks(ctx, userID)...)
 	blocks = append(blocks, a.calendarBlocks(ctx, userID, calendar, check, on || isFixed, offsets, subs, p.TZ)...)
 	blocks = append(blocks, a.snoozeBlocks(ctx, userID)...)
 	blocks = append(blocks, a.mutedBlocks(ctx, userID)...)
@@ -314,6 +315,10 @@ func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 			notice = msg
 		default:
 			if n, ok := a.connectAction(ctx, cb, act); ok {
+				notice = n
+				break
+			}
+			if n, ok := a.invitesAction(ctx, user, act.ActionID); ok {
 				notice = n
 				break
 			}

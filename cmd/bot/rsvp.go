@@ -10,6 +10,8 @@ import (
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/rsvp"
 	"github.com/meetingbot/meetingbot/selfservice"
+	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/postgres"
 )
 
 // Answering invitations from Slack (package rsvp): the Going / Maybe /
@@ -18,9 +20,11 @@ import (
 
 // The adapters provide what the answers consume.
 var (
-	_ rsvp.Calendar       = (*calendar.Source)(nil)
-	_ rsvp.Accounts       = (*lateAccounts)(nil)
-	_ selfservice.Answers = (*rsvp.Service)(nil)
+	_ rsvp.Calendar           = (*calendar.Source)(nil)
+	_ rsvp.Accounts           = (*lateAccounts)(nil)
+	_ selfservice.Answers     = (*rsvp.Service)(nil)
+	_ selfservice.InviteStore = (*storage.Store)(nil)
+	_ selfservice.InviteStore = (*postgres.Store)(nil)
 )
 
 // newAnswers returns the answers of invitations for cfg, or nil when

@@ -99,6 +99,9 @@ func newSelfService(cfg config.Config, store selfservice.Store, source *calendar
 	}
 	if answers != nil {
 		scfg.Answers = answers // Going / Maybe / No, see rsvp.go
+		if is, ok := store.(selfservice.InviteStore); ok {
+			scfg.Invites = is
+		}
 	}
 	app, err := selfservice.New(scfg)
 	if err != nil {

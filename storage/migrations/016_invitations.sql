@@ -51,3 +51,15 @@ CREATE INDEX ledger_trigger ON ledger (trigger_ms);
 CREATE INDEX ledger_sending ON ledger (subscription, outcome) WHERE outcome = 'sending';
 CREATE INDEX ledger_sent_start ON ledger (subscription, start_ms) WHERE outcome = 'sent';
 CREATE INDEX ledger_moved_to ON ledger (subscription, edit_to_ms) WHERE edit_to_ms > 0;
+
+-- Who gets a DM of each new invitation (/meetingbot invites on), off by
+-- default. since_ms is when they were last turned on: an invitation on
+-- the calendar before then (last changed before) gets none. Instants are
+-- UTC Unix milliseconds. The notices themselves are ledger entries
+-- (invite:<user>:<eventId> under invite:<user>).
+CREATE TABLE invite_settings (
+	user_id    TEXT    PRIMARY KEY,
+	enabled    INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+	since_ms   INTEGER NOT NULL,
+	updated_ms INTEGER NOT NULL
+) STRICT;
