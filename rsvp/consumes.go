@@ -72,9 +72,3 @@ type Ledger interface {
 	Record(ctx context.Context, e meetingbot.Entry, now time.Time) error
 	Release(ctx context.Context, e meetingbot.Entry, reason string) error
 }
-
-// Observer is told each notice's outcome recorded, for metrics. It is
-// called from several goroutines at once.
-type Observer interface {
-	RecordedNotice(e meetingbot.Entry)
-}

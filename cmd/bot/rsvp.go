@@ -5,9 +5,12 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar"
+	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/rsvp"
 	"github.com/meetingbot/meetingbot/selfservice"
 	"github.com/meetingbot/meetingbot/storage"
@@ -22,6 +25,7 @@ import (
 var (
 	_ rsvp.Calendar           = (*calendar.Source)(nil)
 	_ rsvp.Accounts           = (*lateAccounts)(nil)
+	_ rsvp.Notifier           = (*notify.Slack)(nil)
 	_ selfservice.Answers     = (*rsvp.Service)(nil)
 	_ selfservice.InviteStore = (*storage.Store)(nil)
 	_ selfservice.InviteStore = (*postgres.Store)(nil)
@@ -73,4 +77,65 @@ func (l *lateAccounts) LinkScopes(ctx context.Context, p meetingbot.Provider, us
 func (l *lateAccounts) answerable(ctx context.Context, calendarID string) bool {
 	_, _, err := l.Account(ctx, calendarID)
 	return err == nil
+}
+
+// noticeStore is what the notices keep in the bot's store: who turned
+// them on, and the ledger's claims.
+type noticeStore interface {
+	rsvp.Settings
+	rsvp.Ledger
+}
+
+// Both stores provide the notices' state.
+var (
+	_ noticeStore = (*storage.Store)(nil)
+	_ noticeStore = (*postgres.Store)(nil)
+)
+
+// meetingsFunc reads a calendar's meetings: the mirror's, built after the
+// notices.
+type meetingsFunc func(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error)
+
+func (f meetingsFunc) Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
+	return f(ctx, sub, from, to)
+}
+
+// newNotices returns the notices of new invitations for cfg, or nil when
+// nobody can answer from Slack (answers is nil) or the store keeps no
+// settings for them. Their calendars are read through meetings (the
+// mirror), their DMs posted by slack.
+func newNotices(cfg config.Config, st store, conns *connections, answers *rsvp.Service, meetings meetingsFunc, slack *notify.Slack, log *slog.Logger) (*rsvp.Engine, error) {
+	if answers == nil || conns == nil {
+		return nil, nil
+	}
+	ns, ok := st.(noticeStore)
+	if !ok {
+		return nil, nil
+	}
+	return rsvp.New(ns, conns.accounts, meetings, slack, ns, rsvp.Options{
+		Interval: cfg.TickInterval,
+		Lease:    claimLease(cfg),
+		Logger:   log,
+	})
+}
+
+// bothCalendars returns the calendars a and b return, either nil.
+func bothCalendars(a, b func(ctx context.Context) ([]string, error)) func(ctx context.Context) ([]string, error) {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func(ctx context.Context) ([]string, error) {
+		x, err := a(ctx)
+		if err != nil {
+			return nil, err
+		}
+		y, err := b(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return append(x, y...), nil
+	}
 }

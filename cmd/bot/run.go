@@ -174,6 +174,17 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	if conns != nil {
 		opts.Subscriptions = sweptSubscriptions(opts.Subscriptions, stat, conns, cfg.HasServiceAccount(), cfg.Subscriptions, mon)
 	}
+	// Notices of new invitations read the calendars of the people who
+	// turned them on through the mirror, which keeps those calendars too.
+	notices, err := newNotices(cfg, store, conns, answers, func(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
+		return mir.Meetings(ctx, sub, from, to)
+	}, slack, log)
+	if err != nil {
+		return err
+	}
+	if notices != nil {
+		extraCalendars = bothCalendars(extraCalendars, notices.Calendars)
+	}
 	// The sweeps plan from a mirror of each calendar, kept by incremental
 	// sync and, with PUBLIC_URL, by push notifications, which wake the
 	// scheduler for the calendar that changed.
@@ -256,6 +267,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	}
 	if snoozes != nil {
 		snoozes.run(ctx, &wg) // as the agendas
+	}
+	if notices != nil {
+		wg.Go(func() { _ = notices.Run(ctx) }) // as the agendas
 	}
 	wg.Go(func() { newDestinationCheck(cfg.Subscriptions, slack.Resolve, mon.Destination, log).Run(bg) })
 	if h.listening != nil {
