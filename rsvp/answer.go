@@ -87,8 +87,9 @@ func (s *Service) Answer(ctx context.Context, user string, t meetingbot.RSVPTarg
 		// account's, which is lower case): Refresh reads that one.
 		a.Calendar = t.Calendar
 	}
-	if errors.Is(err, meetingbot.ErrNotConnected) {
-		// It was active a moment ago: Google refused its token since.
+	if err != nil && (errors.Is(err, meetingbot.ErrNotConnected) || s.stopped(ctx, user)) {
+		// It was active a moment ago: Google refused its grant since
+		// (invalid_grant), and the connection stopped.
 		return a, meetingbot.Permanent(fmt.Errorf("rsvp: %s: %w: %w", user, meetingbot.ErrConnectionBroken, err))
 	}
 	if err != nil {
@@ -96,6 +97,14 @@ func (s *Service) Answer(ctx context.Context, user string, t meetingbot.RSVPTarg
 	}
 	s.log.Info("invitation answered", "user", user, "calendar", a.Calendar, "event", a.Event, "was", a.Was, "answer", a.Response)
 	return a, nil
+}
+
+// stopped reports whether user's Google connection is no longer in use:
+// a write refused for the grant (Google answered invalid_grant to its
+// refresh) stops the connection, whatever the error says on its way back.
+func (s *Service) stopped(ctx context.Context, user string) bool {
+	c, ok, err := s.accounts.Connection(ctx, meetingbot.ProviderGoogle, user)
+	return err == nil && (!ok || c.State != meetingbot.ConnectionActive)
 }
 
 // Refresh has calendarID read again now, after an answer changed one of

@@ -79,6 +79,23 @@ func (refused) Token() (*oauth2.Token, error) {
 	return nil, meetingbot.Permanent(fmt.Errorf("connect: Google refused the grant: %w: invalid_grant", meetingbot.ErrNotConnected))
 }
 
+// revokedNow is a token source whose refresh Google refuses now: the
+// connection stops (as package connect stops it on invalid_grant), and
+// the error on its way back names only the token endpoint's answer.
+type revokedNow struct {
+	p    *people
+	user string
+}
+
+func (r revokedNow) Token() (*oauth2.Token, error) {
+	r.p.mu.Lock()
+	c := r.p.conns[r.user]
+	c.State = meetingbot.ConnectionBroken
+	r.p.conns[r.user] = c
+	r.p.mu.Unlock()
+	return nil, &oauth2.RetrieveError{ErrorCode: "invalid_grant"}
+}
+
 // world is Bob's meeting on his and Alice's calendars, Alice and Carol
 // invited, read and written through the real calendar client.
 type world struct {
@@ -174,6 +191,10 @@ func TestAnswerRefusals(t *testing.T) {
 		{"grant refused meanwhile", func(p *people) {
 			p.connect("UALICE", "alice@example.com", meetingbot.ConnectionActive, meetingbot.ScopeCalendarEvents)
 			p.tokens["alice@example.com"] = refused{}
+		}, meetingbot.RSVPTarget{Event: "plan1"}, meetingbot.ErrConnectionBroken},
+		{"grant refused, said by the token endpoint alone", func(p *people) {
+			p.connect("UALICE", "alice@example.com", meetingbot.ConnectionActive, meetingbot.ScopeCalendarEvents)
+			p.tokens["alice@example.com"] = revokedNow{p: p, user: "UALICE"}
 		}, meetingbot.RSVPTarget{Event: "plan1"}, meetingbot.ErrConnectionBroken},
 		{"an event she organises", func(p *people) {
 			p.connect("UBOB", "bob@example.com", meetingbot.ConnectionActive, meetingbot.ScopeCalendarEvents)
