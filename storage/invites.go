@@ -28,23 +28,34 @@ func (s *Store) InviteSettingsOf(ctx context.Context, userID string) (meetingbot
 // InviteSettingsOn returns the settings of everyone whose invitation
 // notices are on, by user.
 func (s *Store) InviteSettingsOn(ctx context.Context) ([]meetingbot.InviteSettings, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT user_id, since_ms, updated_ms FROM invite_settings WHERE enabled = 1 ORDER BY user_id`)
+	return s.inviteSettings(ctx, `WHERE enabled = 1`)
+}
+
+// InviteSettings returns the settings of everyone who ever turned
+// invitation notices on, on or off now, by user: whose notices bot audit
+// looks at.
+func (s *Store) InviteSettings(ctx context.Context) ([]meetingbot.InviteSettings, error) {
+	return s.inviteSettings(ctx, ``)
+}
+
+func (s *Store) inviteSettings(ctx context.Context, where string) ([]meetingbot.InviteSettings, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT user_id, enabled, since_ms, updated_ms FROM invite_settings `+where+` ORDER BY user_id`)
 	if err != nil {
-		return nil, fmt.Errorf("storage: invitation notices on: %w", err)
+		return nil, fmt.Errorf("storage: invitation notices: %w", err)
 	}
 	defer rows.Close()
 	var out []meetingbot.InviteSettings
 	for rows.Next() {
-		set := meetingbot.InviteSettings{On: true}
-		var since, updated int64
-		if err := rows.Scan(&set.UserID, &since, &updated); err != nil {
-			return nil, fmt.Errorf("storage: invitation notices on: %w", err)
+		var set meetingbot.InviteSettings
+		var on, since, updated int64
+		if err := rows.Scan(&set.UserID, &on, &since, &updated); err != nil {
+			return nil, fmt.Errorf("storage: invitation notices: %w", err)
 		}
-		set.Since, set.UpdatedAt = fromMS(since), fromMS(updated)
+		set.On, set.Since, set.UpdatedAt = on == 1, fromMS(since), fromMS(updated)
 		out = append(out, set)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("storage: invitation notices on: %w", err)
+		return nil, fmt.Errorf("storage: invitation notices: %w", err)
 	}
 	return out, nil
 }

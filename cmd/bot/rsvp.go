@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/notify"
@@ -86,10 +87,12 @@ type noticeStore interface {
 	rsvp.Ledger
 }
 
-// Both stores provide the notices' state.
+// Both stores provide the notices' state, and what bot audit reads of it.
 var (
-	_ noticeStore = (*storage.Store)(nil)
-	_ noticeStore = (*postgres.Store)(nil)
+	_ noticeStore   = (*storage.Store)(nil)
+	_ noticeStore   = (*postgres.Store)(nil)
+	_ audit.Notices = (*storage.Store)(nil)
+	_ audit.Notices = (*postgres.Store)(nil)
 )
 
 // meetingsFunc reads a calendar's meetings: the mirror's, built after the

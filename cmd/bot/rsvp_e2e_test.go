@@ -298,6 +298,40 @@ func TestInvitationNoticesOnceThroughARestart(t *testing.T) {
 	if writes := w.cal.Writes(); len(writes) != 1 || !slices.Equal(writes[0].Changes, []string{"attendees[bob@example.com].responseStatus: needsAction -> accepted"}) {
 		t.Errorf("Writes() = %+v, want Bob's answer to Lecture 0 alone", writes)
 	}
+
+	// bot audit, beside the running bot, reports the notices due and
+	// delivered once each.
+	a := start(t, w.dir, env, "audit", "--since", "1h", "--json")
+	if code, _ := a.wait(30 * time.Second); code != 0 {
+		t.Errorf("bot audit: exit %d, want 0: %s", code, a.out.String())
+	}
+	out := a.out.String()
+	i := strings.Index(out, "{\n  \"from\"")
+	if i < 0 {
+		t.Fatalf("bot audit --json printed no report: %s", out)
+	}
+	var report struct {
+		Subscriptions []struct {
+			Subscription string            `json:"subscription"`
+			Expected     int               `json:"expected"`
+			Delivered    []json.RawMessage `json:"delivered"`
+		} `json:"subscriptions"`
+	}
+	if err := json.NewDecoder(strings.NewReader(out[i:])).Decode(&report); err != nil {
+		t.Fatalf("bot audit --json = %v: %s", err, out)
+	}
+	found := false
+	for _, sr := range report.Subscriptions {
+		if sr.Subscription == meetingbot.InviteSubscription(bobID) {
+			found = true
+			if sr.Expected != 8 || len(sr.Delivered) != 8 {
+				t.Errorf("bot audit of Bob's notices: %d expected, %d delivered; want 8 and 8", sr.Expected, len(sr.Delivered))
+			}
+		}
+	}
+	if !found {
+		t.Errorf("bot audit reports no notices of Bob: %s", out[i:])
+	}
 }
 
 // TestInvitationNoticesOnceWithTwoReplicas: two bots on one PostgreSQL

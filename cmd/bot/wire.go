@@ -151,6 +151,9 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 		if cfg.SelfService() {
 			deps.Timers = ledger // the snoozes people asked for
 		}
+		if n, ok := ledger.(audit.Notices); ok && cfg.SelfService() && cfg.GoogleConnect() {
+			deps.Notices = n // the notices of new invitations
+		}
 		return deps, nil
 	}
 	if code := audit.Command(ctx, args, open, stdout, stderr); code != audit.ExitOK {

@@ -30,24 +30,35 @@ func (s *Store) InviteSettingsOf(ctx context.Context, userID string) (meetingbot
 // InviteSettingsOn returns the settings of everyone whose invitation
 // notices are on, by user.
 func (s *Store) InviteSettingsOn(ctx context.Context) ([]meetingbot.InviteSettings, error) {
+	return s.inviteSettings(ctx, `WHERE enabled`)
+}
+
+// InviteSettings returns the settings of everyone who ever turned
+// invitation notices on, on or off now, by user: whose notices bot audit
+// looks at.
+func (s *Store) InviteSettings(ctx context.Context) ([]meetingbot.InviteSettings, error) {
+	return s.inviteSettings(ctx, ``)
+}
+
+func (s *Store) inviteSettings(ctx context.Context, where string) ([]meetingbot.InviteSettings, error) {
 	ctx, cancel := s.op(ctx)
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT user_id, since, updated_at FROM invite_settings WHERE enabled ORDER BY user_id`)
+	rows, err := s.pool.Query(ctx, `SELECT user_id, enabled, since, updated_at FROM invite_settings `+where+` ORDER BY user_id`)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: invitation notices on: %w", s.lost(err))
+		return nil, fmt.Errorf("postgres: invitation notices: %w", s.lost(err))
 	}
 	defer rows.Close()
 	var out []meetingbot.InviteSettings
 	for rows.Next() {
-		set := meetingbot.InviteSettings{On: true}
-		if err := rows.Scan(&set.UserID, &set.Since, &set.UpdatedAt); err != nil {
-			return nil, fmt.Errorf("postgres: invitation notices on: %w", err)
+		var set meetingbot.InviteSettings
+		if err := rows.Scan(&set.UserID, &set.On, &set.Since, &set.UpdatedAt); err != nil {
+			return nil, fmt.Errorf("postgres: invitation notices: %w", err)
 		}
 		set.Since, set.UpdatedAt = set.Since.UTC(), set.UpdatedAt.UTC()
 		out = append(out, set)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: invitation notices on: %w", s.lost(err))
+		return nil, fmt.Errorf("postgres: invitation notices: %w", s.lost(err))
 	}
 	return out, nil
 }

@@ -16,6 +16,7 @@ import (
 type InviteStore interface {
 	InviteSettingsOf(ctx context.Context, userID string) (meetingbot.InviteSettings, bool, error)
 	InviteSettingsOn(ctx context.Context) ([]meetingbot.InviteSettings, error)
+	InviteSettings(ctx context.Context) ([]meetingbot.InviteSettings, error)
 	PutInviteSettings(ctx context.Context, set meetingbot.InviteSettings) error
 }
 
@@ -85,4 +86,13 @@ func testInviteSettingsOn(t *testing.T, open InviteOpener) {
 	}
 	assert.Equal(t, []string{"U1", "U3"}, users, "InviteSettingsOn: those on, by user")
 	assert.Equal(t, at.Add(time.Minute), got[0].Since, "U1's since")
+
+	all, err := s.InviteSettings(ctx)
+	require.NoError(t, err)
+	users = nil
+	for _, g := range all {
+		users = append(users, g.UserID)
+	}
+	assert.Equal(t, []string{"U1", "U2", "U3"}, users, "InviteSettings: everyone who set them, by user")
+	assert.False(t, all[1].On, "U2's notices in InviteSettings")
 }
