@@ -66,12 +66,12 @@ func InviteMessage(inv meetingbot.Invitation) (text string, blocks []slack.Block
 	}
 	answer := answerBlocks(meetingbot.RSVPTarget{Calendar: inv.Calendar, Event: inv.Event}, responseOf(m))
 	if buttonURL(m.HTMLLink) {
-		open := slack.NewButtonBlockElement("open_event", "", slack.NewTextBlockObject(slack.PlainTextType, "Open in Calendar", false, false)).WithURL(m.HTMLLink)
+		link := slack.NewButtonBlockElement("open_event", "", slack.NewTextBlockObject(slack.PlainTextType, "Open in Calendar", false, false)).WithURL(m.HTMLLink)
 		if len(answer) == 2 {
 			a := answer[1].(*slack.ActionBlock)
-			a.Elements.ElementSet = append(a.Elements.ElementSet, open)
+			a.Elements.ElementSet = append(a.Elements.ElementSet, link)
 		} else {
-			answer = append(answer, slack.NewActionBlock("invite_actions", open))
+			answer = append(answer, slack.NewActionBlock("invite_actions", link))
 		}
 	}
 	return text, append(blocks, answer...)

@@ -166,7 +166,13 @@ func (e *Engine) Tick(ctx context.Context) error {
 			if err == nil {
 				settled[meetingbot.InviteSubscription(set.UserID)] = true
 			}
-			if err != nil {
+			var stale *meetingbot.StaleReading
+			switch {
+			case errors.As(err, &stale):
+				// The calendar cannot answer now, which the mirror and the
+				// sweep say already: the next pass reads it again.
+				e.log.Debug("invitation notices wait for a fresh reading of the calendar", "user", set.UserID, "err", err)
+			case err != nil:
 				e.log.Warn("invitation notices of a person failed; retrying at the next pass", "user", set.UserID, "err", err)
 				firstErr = cmp.Or(firstErr, err)
 			}

@@ -2,6 +2,7 @@ package rsvp_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -27,12 +28,19 @@ type mirror struct {
 	mu    sync.Mutex
 	cals  map[string][]meetingbot.Meeting
 	reads int
+	// stale, when set, is the calendar's last reading's age: Meetings
+	// answers it with a StaleReading, as the mirror does while the
+	// calendar cannot answer.
+	stale *meetingbot.StaleReading
 }
 
 func (m *mirror) Meetings(_ context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.reads++
+	if m.stale != nil {
+		return m.cals[sub.CalendarID], m.stale
+	}
 	var out []meetingbot.Meeting
 	for _, mt := range m.cals[sub.CalendarID] {
 		if mt.Start.After(from) && !mt.Start.After(to) {
@@ -359,5 +367,25 @@ func TestTwoProcessesNoticeOnce(t *testing.T) {
 		if seen[key] != 1 {
 			t.Errorf("notices of %s = %d, want 1", key, seen[key])
 		}
+	}
+}
+
+// TestNoticesWaitForAFreshReading: while the calendar cannot answer (the
+// mirror answers from an old reading) no notice goes out and the pass
+// does not fail; once it answers, the notice goes out.
+func TestNoticesWaitForAFreshReading(t *testing.T) {
+	e := newNoticeEnv(t)
+	e.turnOn(t0.Add(-time.Hour))
+	e.mirror.put("alice@example.com", invite("plan1", "Planning", t0.Add(time.Hour), t0))
+	e.mirror.stale = &meetingbot.StaleReading{CalendarID: "alice@example.com", ReadAt: t0.Add(-time.Hour), Why: meetingbot.StaleUnavailable, Err: errors.New("503")}
+	eng := e.engine(e.store)
+	if err := eng.Tick(t.Context()); err != nil || len(e.dms()) != 0 {
+		t.Fatalf("Tick on an old reading = %v, %d notices; want nil and none", err, len(e.dms()))
+	}
+	e.mirror.mu.Lock()
+	e.mirror.stale = nil
+	e.mirror.mu.Unlock()
+	if err := eng.Tick(t.Context()); err != nil || len(e.dms()) != 1 {
+		t.Fatalf("Tick once the calendar answers = %v, %d notices; want 1", err, len(e.dms()))
 	}
 }
