@@ -105,6 +105,16 @@ var forbidden = map[string]map[string]string{
 		module + "/notify":    "the snoozes declare what they consume; adapters provide it",
 		module + "/scheduler": "the snoozes are beside the scheduler, not inside it",
 	},
+	"rsvp": {
+		"modernc.org/sqlite":    "answers and notices consume a Ledger and a Settings interface, not a driver",
+		pgx:                     "answers and notices consume a Ledger and a Settings interface, not a driver",
+		module + "/storage":     "answers and notices declare what they consume; adapters provide it",
+		module + "/calendar":    "answers and notices declare what they consume; adapters provide it",
+		module + "/notify":      "answers and notices declare what they consume; adapters provide it",
+		module + "/connect":     "answers and notices declare what they consume; adapters provide it",
+		module + "/selfservice": "self-service consumes the answers, not the other way",
+		module + "/scheduler":   "answers and notices are beside the scheduler, not inside it",
+	},
 	"monitor": {
 		"modernc.org/sqlite": "health and metrics are told, not read from a database",
 		pgx:                  "health and metrics are told, not read from a database",

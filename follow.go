@@ -15,16 +15,24 @@ const (
 	// (Edit.MovedTo), and strikes the time it named.
 	EditMoved EditKind = "moved"
 	// EditCancelled: the message says the meeting was cancelled (or
-	// deleted, or declined by the calendar's owner), and strikes its time.
+	// deleted), and strikes its time.
 	EditCancelled EditKind = "cancelled"
+	// EditDeclined: the message says the calendar's owner declined the
+	// meeting ("You declined"), and strikes its time; it keeps the answer
+	// buttons, so that they may change their mind.
+	EditDeclined EditKind = "declined"
 	// EditRestored: the message was edited back to as it was posted: the
 	// meeting moved back to the start the reminder named.
 	EditRestored EditKind = "restored"
 )
 
 // Changed reports whether a message edited to k says that its meeting is
-// no longer when the reminder said: moved or cancelled.
-func (k EditKind) Changed() bool { return k == EditMoved || k == EditCancelled }
+// no longer when the reminder said: moved, cancelled or declined.
+func (k EditKind) Changed() bool { return k == EditMoved || k == EditCancelled || k == EditDeclined }
+
+// Gone reports whether a message edited to k says that its meeting is not
+// to be reminded of any more: cancelled or declined.
+func (k EditKind) Gone() bool { return k == EditCancelled || k == EditDeclined }
 
 // Edit is what the ledger knows of the edits of one sent reminder's
 // message. Instants are UTC.
@@ -63,8 +71,8 @@ type Follow struct {
 	// SentAt is when the reminder was sent, so that a message restored
 	// reads as it was posted.
 	SentAt time.Time
-	// Kind is what the message is to say: EditMoved, EditCancelled, or
-	// EditRestored to put it back as posted.
+	// Kind is what the message is to say: EditMoved, EditCancelled,
+	// EditDeclined, or EditRestored to put it back as posted.
 	Kind EditKind
 	// MovedTo is the meeting's new start, when Kind is EditMoved.
 	MovedTo time.Time

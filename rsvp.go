@@ -3,6 +3,7 @@ package meetingbot
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -164,7 +165,38 @@ var (
 	// ErrNotInvited: the calendar's owner is not an invited attendee of
 	// the event (they organise it, or are not on its guest list).
 	ErrNotInvited = errors.New("the calendar's owner is not an invited guest of the event")
+	// ErrNotYourCalendar: the control names a calendar that is not the
+	// clicker's own connected account: a person answers only for
+	// themselves, whoever forwarded them the message.
+	ErrNotYourCalendar = errors.New("the invitation is on another calendar than the clicker's own connected account")
+	// ErrConnectionBroken: the person connected their Google account, and
+	// Google no longer honours the grant (revoked, expired): they connect
+	// again. It matches ErrNotConnected too.
+	ErrConnectionBroken = fmt.Errorf("the Google connection stopped: %w", ErrNotConnected)
 )
+
+// Block IDs of a message's answer: the line saying the person's answer,
+// and the actions block of the answer buttons. A click replaces the line
+// (AnswerLine of the new answer) in the message clicked.
+const (
+	RSVPAnswerBlock  = "rsvp_answer"
+	RSVPActionsBlock = "rsvp_actions"
+)
+
+// AnswerLine is the line (Slack mrkdwn) that says a person's answer r on
+// a reminder or a notice: "Your answer: *Maybe*", "*You declined*", or
+// that they have not answered.
+func AnswerLine(r Response) string {
+	switch r {
+	case ResponseAccepted:
+		return ":white_check_mark: Your answer: *Going*"
+	case ResponseTentative:
+		return ":grey_question: Your answer: *Maybe*"
+	case ResponseDeclined:
+		return ":x: *You declined*"
+	}
+	return ":envelope: You haven't answered this invitation yet."
+}
 
 // Answered is what a write of a person's answer left on the event.
 type Answered struct {
@@ -213,6 +245,42 @@ type InviteSettings struct {
 	Since     time.Time
 	UpdatedAt time.Time
 }
+
+// Invitation is one notice of a new invitation: a DM to the person
+// invited, with the answer buttons (package notify renders it).
+type Invitation struct {
+	// Key is the notice's ledger key (InviteKey), User the Slack user
+	// invited and DMed, Calendar their connected account's calendar.
+	Key, User, Calendar string
+	// Event is the event answered: a single event's ID, or the recurring
+	// event's for a series, whose answer holds for every occurrence.
+	Event string
+	// Meeting is the invitation's meeting: for a series, its next
+	// occurrence.
+	Meeting Meeting
+	// Series is true when the invitation is to a recurring series.
+	Series bool
+	// At is when the notice was first due: where a look in Slack for it
+	// starts.
+	At time.Time
+}
+
+// Subscription is the pseudo-subscription of inv's notice: scoped by
+// InviteSubscription, reading the person's calendar, sent to them.
+func (inv Invitation) Subscription() Subscription {
+	return Subscription{ID: InviteSubscription(inv.User), CalendarID: inv.Calendar, Destination: inv.User}
+}
+
+// Reminder is the notice as the ledger and Slack's history know it: its
+// key, its pseudo-subscription, its meeting and when it was due.
+func (inv Invitation) Reminder() Reminder {
+	return Reminder{Key: inv.Key, Subscription: inv.Subscription(), Meeting: inv.Meeting, TriggerAt: inv.At}
+}
+
+// InviteDigestAt is how many new invitations found at once make one
+// digest rather than a DM each: a mailing list's 40 events are one
+// message, with an answer menu per line.
+const InviteDigestAt = 5
 
 // Reason codes of notices.
 const (

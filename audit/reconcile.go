@@ -68,6 +68,9 @@ type Deps struct {
 	// Timers, when set, audits the snoozes people asked for too: each
 	// timer due against the DMs sent (snooze.go).
 	Timers Timers
+	// Notices, when set, audits the notices of new invitations too: each
+	// one the ledger says was due against the DMs sent (notices.go).
+	Notices Notices
 }
 
 // Input is one reconciliation: Deps over the trigger times [From, To).
@@ -123,6 +126,12 @@ func Reconcile(ctx context.Context, in Input) (Report, error) {
 	}
 	if p.Timers != nil {
 		r.Subscriptions = append(r.Subscriptions, reconcileSnoozes(ctx, p, p.Timers)...)
+		if err := ctx.Err(); err != nil {
+			return Report{}, fmt.Errorf("audit: %w", err)
+		}
+	}
+	if p.Notices != nil {
+		r.Subscriptions = append(r.Subscriptions, reconcileNotices(ctx, p, p.Notices)...)
 		if err := ctx.Err(); err != nil {
 			return Report{}, fmt.Errorf("audit: %w", err)
 		}
@@ -364,6 +373,8 @@ func editedOrNot(e meetingbot.Entry, found bool, why string) (message, reason st
 		return Edited, why + "; message edited: moved to " + stamp(e.Edit.MovedTo)
 	case found && e.Edit.Kind == meetingbot.EditCancelled:
 		return Edited, why + "; message edited: cancelled"
+	case found && e.Edit.Kind == meetingbot.EditDeclined:
+		return Edited, why + "; message edited: declined by the calendar's owner"
 	case found && e.Edit.Code == meetingbot.ReasonPermanent:
 		return NotEdited, why + "; message not edited: " + e.Edit.Reason
 	case found && e.Edit.Code == meetingbot.ReasonTransient:

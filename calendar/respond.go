@@ -26,22 +26,35 @@ const maxConflicts = 5
 const answerFields = "id,etag,status,summary,start(date,dateTime),recurrence,recurringEventId,organizer(email,self)," +
 	"attendees(email,displayName,self,organizer,resource,optional,responseStatus,comment,additionalGuests),attendeesOmitted"
 
-// sendUpdates is what an answer asks Google to notify. Google Calendar's
-// own page answers with a click on Yes, No or Maybe and asks nothing
-// about notifying anyone ("Respond to event invitations",
-// https://support.google.com/calendar/answer/37135), and the answer
-// reaches the organizer: one outside Google Calendar gets it by email
-// (nextcloud/calendar#7787, "you get an eMail from the persons Google
-// account, telling you that they replied to your invitation"), one on
-// Google Calendar sees it on the event and gets an email only if their
-// own "event responses" notifications are on (the same help page). An
-// answer is a reply, sent from an attendee to the organizer alone
-// (RFC 5546 section 3.2.3, REPLY), so no other guest hears of it.
-// events.patch defaults to sending nothing ("none"), which would leave an
-// organizer outside Google Calendar without the answer ("none" may keep
-// events from syncing to external calendars, Events: insert,
-// sendUpdates): "all" lets Google deliver the reply as its own page
-// does.
+// sendUpdates is what an answer asks Google to notify: "all", confirmed
+// against Google's documentation and what others report.
+//
+//   - The parameter says which "Guests who should receive notifications
+//     about the event update": "all", "externalOnly" (guests not on
+//     Google Calendar) or "none" (Events: patch, sendUpdates). Left out,
+//     Google sends nothing: "Google Calendar's implicit default when
+//     sendUpdates is omitted is effectively 'none'"
+//     (taylorwilsdon/google_workspace_mcp#707, whose RSVP action sends
+//     "all" by default, #639), and "none" may keep the change from
+//     reaching external calendars (Events: insert, sendUpdates).
+//   - An answer is a reply from one attendee to the organizer (RFC 5546
+//     section 3.2.3, REPLY), not an update of the event: no other guest
+//     hears of it. Google Calendar's own page answers with a click on
+//     Yes, No or Maybe and asks nobody about notifying ("Respond to event
+//     invitations", https://support.google.com/calendar/answer/37135);
+//     an organizer on Google Calendar sees the answer on the event, and
+//     gets an email only with their own "event responses" notifications
+//     on (the same page), while one outside Google Calendar learns it by
+//     email alone ("you get an eMail from the persons Google account,
+//     telling you that they replied to your invitation",
+//     nextcloud/calendar#7787).
+//
+// So "none" would leave an organizer outside Google Calendar without the
+// answer, and "externalOnly" one on Google Calendar who asked for
+// response emails; "all" lets Google deliver the reply as its own page
+// does. The patch changes the person's own entry alone
+// (attendeesOmitted), so there is no update of the event to announce to
+// the other guests.
 const sendUpdates = "all"
 
 // Respond sets the answer of calendarID's owner to the invitation eventID

@@ -89,7 +89,7 @@ func newMetrics() *metrics {
 		}, []string{"call"}),
 		edits: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "meetingbot_reminder_edits_total",
-			Help: "Sent reminders edited because their meeting changed, by kind: moved (to another start), cancelled (or declined), restored (moved back to the time reminded).",
+			Help: "Sent reminders edited because their meeting changed, by kind: moved (to another start), cancelled, declined (by the calendar's owner: \"You declined\"), restored (moved back to the time reminded, or accepted again).",
 		}, []string{"kind"}),
 		calendarCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "meetingbot_calendar_calls_total",
@@ -141,7 +141,7 @@ func newMetrics() *metrics {
 	for _, o := range []meetingbot.CheckOutcome{meetingbot.CheckConfirmed, meetingbot.CheckMoved, meetingbot.CheckCancelled, meetingbot.CheckUnknown} {
 		m.checks.WithLabelValues(string(o))
 	}
-	for _, k := range []meetingbot.EditKind{meetingbot.EditMoved, meetingbot.EditCancelled, meetingbot.EditRestored} {
+	for _, k := range []meetingbot.EditKind{meetingbot.EditMoved, meetingbot.EditCancelled, meetingbot.EditDeclined, meetingbot.EditRestored} {
 		m.edits.WithLabelValues(string(k))
 	}
 	return m

@@ -179,7 +179,7 @@ func (m *Monitor) Checked(outcome meetingbot.CheckOutcome) {
 }
 
 // Edited counts an edit of a sent reminder whose meeting changed, by its
-// kind: moved, cancelled or restored.
+// kind: moved, cancelled, declined or restored.
 func (m *Monitor) Edited(e meetingbot.Entry) {
 	if e.Edit.Kind != meetingbot.NotEdited {
 		m.metrics.edits.WithLabelValues(string(e.Edit.Kind)).Inc()

@@ -56,6 +56,15 @@ func DigestMessage(rs []meetingbot.Reminder, now time.Time, joinHosts ...string)
 			accessory = slack.NewAccessory(slack.NewButtonBlockElement("join", strconv.Itoa(i), slack.NewTextBlockObject(slack.PlainTextType, "Join", false, false)).
 				WithURL(m.JoinURL))
 		}
+		// A digest's line says the person's answer to an invitation, in
+		// a word, and offers no answer controls: its one accessory is
+		// "Remind me at start", which meetings starting together need
+		// most, and a menu per line beside it would take a block of its
+		// own where 50 blocks hold 45 lines. The person answers from the
+		// notice of the invitation (invites on) or from the calendar.
+		if r.Meeting.Response != meetingbot.ResponseNone && toOwner(r.Subscription) {
+			suffix = " · " + answerWord(r.Meeting.Response) + suffix
+		}
 		line := "*" + fit(title, maxSectionText-len(when)-len(suffix)-8) + "* · " + when + suffix
 		blocks = append(blocks, slack.NewSectionBlock(markdown(line), nil, accessory, slack.SectionBlockOptionBlockID("digest_"+strconv.Itoa(i))))
 	}

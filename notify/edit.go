@@ -18,9 +18,13 @@ import (
 // title, what it said then: "starts in 10 minutes"), strikes what is no
 // longer true (that phrase and the time it named) and says what happened:
 // "Moved to <new time>", with ", a new reminder will follow" when one will
-// (f.Follows), or "Cancelled". A moved meeting keeps its Join and Open in
-// Calendar buttons; a cancelled one has none. EditRestored renders the
-// reminder as Message did when it was sent (at f.SentAt).
+// (f.Follows), "Cancelled", or "You declined" when the calendar's owner
+// declined it (EditDeclined: not "Cancelled", for the meeting goes on
+// without them; in a channel, "Declined by the calendar's owner"). A
+// moved meeting keeps its Join and Open in Calendar buttons; a cancelled
+// one has none; a declined one in its owner's DM keeps the answer
+// buttons. EditRestored renders the reminder as Message did when it was
+// sent (at f.SentAt).
 //
 // Event text follows Message's rules: inert, escaped, Slack told to show it
 // verbatim, a private meeting shown as "Private meeting" except in a DM to
@@ -36,7 +40,10 @@ func EditedMessage(f meetingbot.Follow, joinHosts ...string) (text string, block
 	note, plain := changeNote(f)
 	text = editedText(title, r, plain, maxFallback)
 
-	details := "*When:* ~" + dateToken(m.Start, "{date_short_pretty} {time}", "2006-01-02 15:04 UTC") + "~\n" + note
+	details := "*When:* ~" + dateToken(m.Start, "{date_short_pretty} {time}", "2006-01-02 15:04 UTC") + "~"
+	if note != "" {
+		details += "\n" + note
+	}
 	if organizer := escape(inert(m.Organizer)); organizer != "" && f.Kind == meetingbot.EditMoved {
 		const label = "\n*Organizer:* "
 		if room := maxSectionText - len(details) - len(label); room > len(ellipsis) {
@@ -48,6 +55,12 @@ func EditedMessage(f meetingbot.Follow, joinHosts ...string) (text string, block
 		slack.NewSectionBlock(markdown(open+fit(title, maxSectionText-len(open)-len(mid)-len(was)-len(end))+mid+was+end),
 			nil, nil, slack.SectionBlockOptionBlockID("reminder_headline")),
 		slack.NewSectionBlock(markdown(details), nil, nil, slack.SectionBlockOptionBlockID("reminder_details")),
+	}
+	if f.Kind == meetingbot.EditDeclined && toOwner(r.Subscription) {
+		// Not going: nothing to join; the answer stays on the message,
+		// with its buttons, so that the person may change their mind
+		// (the meeting then comes back, and the message is restored).
+		return text, append(blocks, answerBlocks(meetingbot.RSVPTarget{Calendar: r.Subscription.CalendarID, Event: r.Meeting.ID}, meetingbot.ResponseDeclined)...)
 	}
 	if f.Kind != meetingbot.EditMoved {
 		return text, blocks // nothing to join or open any more
@@ -70,8 +83,15 @@ func EditedMessage(f meetingbot.Follow, joinHosts ...string) (text string, block
 // changeNote says what became of f's meeting, in mrkdwn for the details
 // block and in plain words for the text.
 func changeNote(f meetingbot.Follow) (note, plain string) {
-	if f.Kind == meetingbot.EditCancelled {
+	switch f.Kind {
+	case meetingbot.EditCancelled:
 		return "*Cancelled*", "Cancelled"
+	case meetingbot.EditDeclined:
+		if toOwner(f.Reminder.Subscription) {
+			return "", "You declined" // the answer line says it (answerBlocks)
+		}
+		// In a channel, "you" would be whoever reads it.
+		return "*Declined* by the calendar's owner", "Declined by the calendar's owner"
 	}
 	to := dateToken(f.MovedTo, "{date_short_pretty} {time}", "2006-01-02 15:04 UTC")
 	plain = "Moved to " + to
@@ -134,7 +154,7 @@ func (s *Slack) Edit(ctx context.Context, f meetingbot.Follow) error {
 		f.Reminder.Meeting.Title = title
 	}
 	text, blocks := EditedMessage(f, s.cfg.JoinHosts...)
-	blocks = s.snoozable(blocks)
+	blocks = s.answerable(ctx, f.Reminder.Subscription.CalendarID, s.snoozable(blocks))
 	err := s.update(ctx, f.Message, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) && refusedContent[se.Err] {

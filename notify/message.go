@@ -52,9 +52,11 @@ const ellipsis = "…"
 // Block Kit limit, while what says when the meeting starts stays whole.
 //
 // A reminder of a recurring meeting in a subscription made from Slack
-// carries a "Mute this series" button too (see muteButton), and a
-// reminder posted before its meeting starts carries the snooze buttons
-// (see snoozeButtons).
+// carries a "Mute this series" button too (see muteButton), a reminder
+// posted before its meeting starts carries the snooze buttons (see
+// snoozeButtons), and one in a DM to its calendar's owner of a meeting
+// they were invited to says their answer, with Going / Maybe / No (see
+// reminderAnswer).
 func Message(r meetingbot.Reminder, now time.Time, joinHosts ...string) (text string, blocks []slack.Block) {
 	m, title := shown(r)
 	start := dateToken(m.Start, "{date_short_pretty} {time}", "2006-01-02 15:04 UTC")
@@ -102,7 +104,7 @@ func Message(r meetingbot.Reminder, now time.Time, joinHosts ...string) (text st
 	if len(buttons) > 0 {
 		blocks = append(blocks, slack.NewActionBlock("reminder_actions", buttons...))
 	}
-	return text, blocks
+	return text, append(blocks, reminderAnswer(r)...)
 }
 
 // shown returns the meeting as its reminder may show it (a private one

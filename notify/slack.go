@@ -74,6 +74,11 @@ type Config struct {
 	// on reminders: on when something answers their clicks (self-service
 	// with snoozes wired).
 	Snooze bool
+	// Answerable reports whether the owner of a calendar can answer its
+	// invitations from Slack (they connected their Google account, and
+	// self-service hears the clicks): their DM reminders then carry Going
+	// / Maybe / No (see rsvp.go). Nil: nobody can.
+	Answerable func(ctx context.Context, calendarID string) bool
 }
 
 // Slack posts reminders to Slack. It is safe for concurrent use.
@@ -186,7 +191,7 @@ func (s *Slack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.R
 		return meetingbot.Receipt{}, fmt.Errorf("notify: subscription %q: %w", r.Subscription.ID, err)
 	}
 	text, blocks := Message(r, s.cfg.Now(), s.cfg.JoinHosts...)
-	blocks = s.snoozable(blocks)
+	blocks = s.answerable(ctx, r.Subscription.CalendarID, s.snoozable(blocks))
 	receipt, err := s.post(ctx, dest, r, metadata(r), slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) && refusedContent[se.Err] && !errors.Is(err, meetingbot.ErrUnconfirmed) {

@@ -34,6 +34,22 @@ type calendar struct {
 	// meetings as last read: a mirror's reading, which Meetings answers
 	// with a StaleReading.
 	down map[string]stale
+	// declined are the meetings their calendar's owner declined: no
+	// longer listed, and ErrDeclined to Meeting, as package calendar
+	// answers.
+	declined map[string]bool // calendar ID + "/" + event ID
+}
+
+// Decline makes cal's owner decline the meeting id; Put brings it back,
+// answered again.
+func (c *calendar) Decline(cal, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.declined == nil {
+		c.declined = map[string]bool{}
+	}
+	c.declined[cal+"/"+id] = true
+	delete(c.events[cal], id)
 }
 
 // stale is a calendar's last reading, kept while it cannot answer.
@@ -75,6 +91,7 @@ func (c *calendar) Put(cal string, m meetingbot.Meeting) {
 	if m.End.IsZero() {
 		m.End = m.Start.Add(30 * time.Minute)
 	}
+	delete(c.declined, cal+"/"+m.ID)
 	c.events[cal][m.ID] = m
 }
 
@@ -113,7 +130,10 @@ func (c *calendar) Meeting(ctx context.Context, sub meetingbot.Subscription, id 
 		return meetingbot.Meeting{}, fmt.Errorf("calendar %s: 503 backendError", sub.CalendarID)
 	}
 	m, ok := c.events[sub.CalendarID][id]
-	if !ok {
+	switch {
+	case !ok && c.declined[sub.CalendarID+"/"+id]:
+		return meetingbot.Meeting{}, fmt.Errorf("event %s: %w", id, meetingbot.ErrDeclined)
+	case !ok:
 		return meetingbot.Meeting{}, fmt.Errorf("event %s: %w", id, meetingbot.ErrGone)
 	}
 	return m, nil

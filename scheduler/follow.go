@@ -25,8 +25,10 @@ import (
 // with the edit. When it says the instance is gone, one listing of the week
 // ahead looks for the occurrence under another id before the message says
 // "cancelled": a series split by "this and following events" and moved
-// gives its occurrences new ids. A message that says "cancelled" is not
-// asked about again:
+// gives its occurrences new ids. When the calendar's owner declined the
+// meeting, the message says "You declined" instead (they answered No, from
+// Slack or anywhere else), and keeps the answer buttons. A message that
+// says "cancelled" or "You declined" is not asked about again:
 // a meeting brought back at its time is listed. A message that says
 // "moved" to a start beyond the window is asked about again now and then
 // (recheckEvery), so that a second move or a cancel shows long before that
@@ -99,7 +101,7 @@ func (s *Scheduler) follow(ctx context.Context, sub meetingbot.Subscription, lis
 				nextAsked[e.Key] = last
 			}
 			switch {
-			case e.Edit.Kind == meetingbot.EditCancelled:
+			case e.Edit.Kind.Gone():
 				continue // brought back at its time, it would be listed
 			case !inWindow && e.Edit.Kind != meetingbot.EditMoved:
 				continue // the listing cannot say more than the message says
@@ -119,6 +121,8 @@ func (s *Scheduler) follow(ctx context.Context, sub meetingbot.Subscription, lis
 		}
 		f := meetingbot.Follow{Reminder: reminderOf(sub, e, m), Message: meetingbot.Receipt{Channel: e.Channel, TS: e.MessageTS}, SentAt: e.RecordedAt}
 		switch {
+		case !seen && asked[e.EventID].declined:
+			f.Kind = meetingbot.EditDeclined // "You declined", not "Cancelled"
 		case !seen:
 			f.Kind = meetingbot.EditCancelled
 		case m.Start.Equal(e.Start):
@@ -155,7 +159,10 @@ func recheckEvery(named, now time.Time) time.Duration {
 type answer struct {
 	m    meetingbot.Meeting
 	gone bool // cancelled, deleted, declined, or no longer a meeting
-	err  error
+	// declined says gone is the calendar's owner declining it
+	// (meetingbot.ErrDeclined): its messages say "You declined".
+	declined bool
+	err      error
 }
 
 // searchAhead is how far ahead follow looks for an occurrence whose id
@@ -180,6 +187,7 @@ func (s *Scheduler) ask(ctx context.Context, sub meetingbot.Subscription, eventI
 	defer cancel()
 	m, err := s.source.Meeting(ctx, sub, eventID)
 	if errors.Is(err, meetingbot.ErrGone) {
+		declined := errors.Is(err, meetingbot.ErrDeclined)
 		var ahead []meetingbot.Meeting
 		if ahead, err = s.source.Meetings(ctx, sub, now, now.Add(searchAhead)); err == nil {
 			for _, m := range ahead {
@@ -187,7 +195,7 @@ func (s *Scheduler) ask(ctx context.Context, sub meetingbot.Subscription, eventI
 					return answer{m: m}
 				}
 			}
-			return answer{gone: true}
+			return answer{gone: true, declined: declined}
 		}
 	}
 	if err != nil {
@@ -225,8 +233,8 @@ func says(cur meetingbot.Edit, f meetingbot.Follow) bool {
 	switch f.Kind {
 	case meetingbot.EditMoved:
 		return cur.Kind == meetingbot.EditMoved && cur.MovedTo.Equal(f.MovedTo)
-	case meetingbot.EditCancelled:
-		return cur.Kind == meetingbot.EditCancelled
+	case meetingbot.EditCancelled, meetingbot.EditDeclined:
+		return cur.Kind == f.Kind
 	}
 	return !cur.Kind.Changed()
 }

@@ -69,6 +69,7 @@ func sentOf(ds []delivery) []sentAs {
 func TestReminderFollowsItsMeeting(t *testing.T) {
 	moveTo := func(hhmm string) func(e *env) { return func(e *env) { e.meeting(cal, "sync", at(hhmm)) } }
 	cancel := func(e *env) { e.cal.Cancel(cal, "sync") }
+	decline := func(e *env) { e.cal.Decline(cal, "sync") }
 	tests := []struct {
 		name    string
 		changes []change
@@ -107,6 +108,27 @@ func TestReminderFollowsItsMeeting(t *testing.T) {
 			edits:   []says{{at("08:52:30"), meetingbot.EditCancelled, time.Time{}, false}},
 			gets:    1 + 1, // asked once; a cancelled message is not asked about again
 			last:    says{Kind: meetingbot.EditCancelled},
+		},
+		{
+			// Declined from Slack or anywhere else: the message says "You
+			// declined", not "Cancelled".
+			name:    "declined after its reminder",
+			changes: []change{{at("08:52"), decline}},
+			sent:    []sentAs{{at("08:50"), at("09:00")}},
+			edits:   []says{{at("08:52:30"), meetingbot.EditDeclined, time.Time{}, false}},
+			gets:    1 + 1, // asked once; a declined message is not asked about again
+			last:    says{Kind: meetingbot.EditDeclined},
+		},
+		{
+			name:    "declined, then accepted again",
+			changes: []change{{at("08:52"), decline}, {at("08:54"), moveTo("09:00")}},
+			sent:    []sentAs{{at("08:50"), at("09:00")}},
+			edits: []says{
+				{at("08:52:30"), meetingbot.EditDeclined, time.Time{}, false},
+				{at("08:54:30"), meetingbot.EditRestored, time.Time{}, false},
+			},
+			gets: 1 + 1,
+			last: says{Kind: meetingbot.EditRestored},
 		},
 		{
 			name:    "moved twice",
@@ -213,6 +235,20 @@ func TestEveryReminderOfAMeetingIsEdited(t *testing.T) {
 		assert.Equal(t, at("08:59:30"), ed.At)
 	}
 	assert.Equal(t, 1, e.cal.gets-gets, "events.get calls to tell the cancel")
+}
+
+// A meeting declined after its first reminder gets no other: its later
+// reminders are not sent, the one sent says "You declined".
+func TestDeclinedMeetingsOtherRemindersStop(t *testing.T) {
+	e := newEnv(t, sub("alice", 10*time.Minute, time.Minute))
+	e.meeting(cal, "sync", at("09:00"))
+	e.tickEvery(at("08:45"), at("08:52"), 30*time.Second)
+	require.Len(t, e.slack.Deliveries(), 1, "reminders before declining")
+	e.cal.Decline(cal, "sync")
+	e.tickEvery(at("08:52:30"), at("09:10"), 30*time.Second)
+
+	assert.Equal(t, []sentAs{{at("08:50"), at("09:00")}}, sentOf(e.slack.Deliveries()), "reminders sent")
+	assert.Equal(t, []says{{at("08:52:30"), meetingbot.EditDeclined, time.Time{}, false}}, editsOf(e.slack.Edits()), "edits")
 }
 
 // An instance that events.get no longer knows is looked for in the week

@@ -447,9 +447,9 @@ func (s *Scheduler) dropRemoved(ctx context.Context, all, mine []meetingbot.Subs
 	}
 	for _, e := range orphans {
 		switch {
-		case meetingbot.IsAgenda(e.Subscription), meetingbot.IsSnooze(e.Subscription):
-			// The agenda engine's or a snooze timer's, which looks it up
-			// itself.
+		case meetingbot.IsAgenda(e.Subscription), meetingbot.IsSnooze(e.Subscription), meetingbot.IsInvite(e.Subscription):
+			// The agenda engine's, a snooze timer's or an invitation
+			// notice's, which looks it up itself.
 		case !known[e.Subscription]:
 			s.dropClaim(ctx, e)
 		case !held[e.Subscription] && s.ownClaim(e):

@@ -154,6 +154,11 @@ type Config struct {
 	Accounts Accounts
 	// StatusSettings keeps "/meetingbot status titles"; see status.go.
 	StatusSettings StatusSettings
+	// Answers, when set, answers the Going / Maybe / No of reminders and
+	// notices (rsvp.go); with Invites and Accounts, people turn
+	// invitation notices on (invites.go).
+	Answers Answers
+	Invites InviteStore
 }
 
 // App handles what people do in Slack. Create it with New; serve it with
@@ -193,6 +198,8 @@ type App struct {
 	appUnknown     bool   // bots.info cannot name the app: not checked
 	accounts       Accounts
 	statusSettings StatusSettings
+	answers        Answers
+	invites        InviteStore
 
 	mu      sync.Mutex
 	closing bool
@@ -229,6 +236,8 @@ func New(cfg Config) (*App, error) {
 		refused:        cfg.Refused,
 		accounts:       cfg.Accounts,
 		statusSettings: cfg.StatusSettings,
+		answers:        cfg.Answers,
+		invites:        cfg.Invites,
 		admins:         map[string]bool{},
 		stop:           make(chan struct{}),
 

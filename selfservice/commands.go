@@ -47,6 +47,11 @@ func (a *App) answer(ctx context.Context, cmd slack.SlashCommand) string {
 			return a.statusOn(ctx, cmd.UserID)
 		}
 		return a.statusOff(ctx, cmd.UserID)
+	case verbInvites:
+		if req.on {
+			return a.invitesOn(ctx, cmd.UserID)
+		}
+		return a.invitesOff(ctx, cmd.UserID)
 	}
 	return a.help(ctx, cmd.UserID, req.unknown)
 }
@@ -404,6 +409,9 @@ func (a *App) help(ctx context.Context, userID, unknown string) string {
 	}
 	if a.statusEnabled() {
 		fmt.Fprintf(&b, "• `%[1]s status on` / `%[1]s status off`: set my Slack status while I'm in a meeting, or stop; `%[1]s status titles` shows the meeting's title (never a private one's)\n", c)
+	}
+	if a.invitesEnabled() {
+		fmt.Fprintf(&b, "• `%[1]s invites on` / `%[1]s invites off`: DM me each new invitation, with Going / Maybe / No\n", c)
 	}
 	b.WriteString(a.settingsText(ctx, userID))
 	return b.String()

@@ -25,6 +25,7 @@ const (
 	verbConnect     verb = "connect"
 	verbDisconnect  verb = "disconnect"
 	verbStatus      verb = "status"
+	verbInvites     verb = "invites"
 )
 
 // request is one parsed /meetingbot text.
@@ -38,8 +39,8 @@ type request struct {
 	calendar string
 	// unknown is the word of an unknown subcommand, shown with the help.
 	unknown string
-	// on is status's on (true) or off; titles says it is about showing
-	// the meetings' titles.
+	// on is status's and invites' on (true) or off; titles says it is
+	// about showing the meetings' titles.
 	on, titles bool
 }
 
@@ -100,6 +101,12 @@ func parse(text, cmd string, lim Limits) (request, error) {
 			return request{verb: v, titles: true, on: !strings.EqualFold(rest, "titles off")}, nil
 		}
 		return request{}, usage("`status` takes `on`, `off`, `titles` or `titles off`, e.g. `%s status on`.", cmd)
+	case verbInvites:
+		switch strings.ToLower(rest) {
+		case "on", "off":
+			return request{verb: v, on: strings.EqualFold(rest, "on")}, nil
+		}
+		return request{}, usage("`invites` takes `on` or `off`, e.g. `%s invites on`.", cmd)
 	case verbOff, verbList, verbConnect, verbDisconnect:
 		if len(args) > 0 {
 			return request{}, usage("`%s` takes nothing after it, so `%s` is not understood. For example: `%s %s`", v, rest, cmd, v)

@@ -143,6 +143,7 @@ func (a *App) homeBlocks(ctx context.Context, userID, notice string, check bool)
 
 	blocks = append(blocks, a.connectBlocks(ctx, userID)...)
 	blocks = append(blocks, a.statusBlocks(ctx, userID)...)
+	blocks = append(blocks, a.invitesBlocks(ctx, userID)...)
 	blocks = append(blocks, a.calendarBlocks(ctx, userID, calendar, check, on || isFixed, offsets, subs, p.TZ)...)
 	blocks = append(blocks, a.snoozeBlocks(ctx, userID)...)
 	blocks = append(blocks, a.mutedBlocks(ctx, userID)...)
@@ -263,15 +264,22 @@ func clip(s string, n int) string {
 }
 
 // interaction handles a block_actions payload: the Home tab's controls and
-// the buttons of reminders. The caller's Home tab is republished after.
+// the buttons of reminders. The caller's Home tab is republished after,
+// unless the payload held only answers to invitations, which show on the
+// message clicked.
 func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 	if cb.Type != slack.InteractionTypeBlockActions {
 		return
 	}
 	user := cb.User.ID
 	var notice string
-	check := false
+	check, home := false, false
 	for _, act := range cb.ActionCallback.BlockActions {
+		if meetingbot.IsRSVPAction(act.ActionID) {
+			a.rsvpClick(ctx, cb, act) // on a message: the Home tab stays
+			continue
+		}
+		home = true
 		switch act.ActionID {
 		case meetingbot.ActionSnoozeStart, meetingbot.ActionSnooze5m:
 			continue // answered before Slack was (snoozeClicks)
@@ -310,9 +318,15 @@ func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 				notice = n
 				break
 			}
+			if n, ok := a.invitesAction(ctx, user, act.ActionID); ok {
+				notice = n
+				break
+			}
 			a.log.Debug("unknown block action", "action", act.ActionID, "user", user)
 			continue
 		}
 	}
-	a.publishHomeRead(ctx, user, notice, check)
+	if home {
+		a.publishHomeRead(ctx, user, notice, check)
+	}
 }

@@ -109,6 +109,8 @@ func demoEdit(p *demoPrinter, e meetingbot.Edit) string {
 		return "moved to " + p.clock(e.MovedTo)
 	case meetingbot.EditCancelled:
 		return "cancelled"
+	case meetingbot.EditDeclined:
+		return "declined"
 	case meetingbot.EditRestored:
 		return "moved back"
 	}

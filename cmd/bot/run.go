@@ -16,6 +16,7 @@ import (
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/mirror"
 	"github.com/meetingbot/meetingbot/monitor"
+	"github.com/meetingbot/meetingbot/rsvp"
 	"github.com/meetingbot/meetingbot/scheduler"
 )
 
@@ -132,7 +133,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	if err != nil {
 		return err
 	}
-	fromSlack, err := newSelfService(cfg, store, source, mon, slack.BotUserID(), log, late, snoozes)
+	refresh := &lateRefresh{}
+	var answers *rsvp.Service
+	if cfg.SelfService() {
+		if answers, err = newAnswers(source, late, refresh, log); err != nil {
+			return err
+		}
+	}
+	fromSlack, err := newSelfService(cfg, store, source, mon, slack.BotUserID(), log, late, snoozes, answers)
 	if err != nil {
 		return err
 	}
@@ -167,6 +175,17 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	}
 	if conns != nil {
 		opts.Subscriptions = sweptSubscriptions(opts.Subscriptions, stat, conns, cfg.HasServiceAccount(), cfg.Subscriptions, mon)
+	}
+	// Notices of new invitations read the calendars of the people who
+	// turned them on through the mirror, which keeps those calendars too.
+	notices, err := newNotices(cfg, store, conns, answers, func(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
+		return mir.Meetings(ctx, sub, from, to)
+	}, slack, log)
+	if err != nil {
+		return err
+	}
+	if notices != nil {
+		extraCalendars = bothCalendars(extraCalendars, notices.Calendars)
 	}
 	// The sweeps plan from a mirror of each calendar, kept by incremental
 	// sync and, with PUBLIC_URL, by push notifications, which wake the
@@ -210,6 +229,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 
 	bg, stopBG := context.WithCancel(ctx)
 	defer stopBG()
+	// An answer given from Slack reads its calendar again at once: a
+	// declined meeting's reminders stop and say "You declined".
+	refresh.set(func(ctx context.Context, calendarID string) {
+		if err := mir.Sync(ctx, calendarID); err != nil {
+			log.Warn("sync after an answer; the next sweep reads the calendar", "calendar", calendarID, "err", err)
+		}
+		sched.SweepCalendar(bg, calendarID)
+	})
 	var wg sync.WaitGroup
 	wg.Go(func() { demand.run(bg) })
 	wg.Go(func() { spent.run(bg) })
@@ -245,6 +272,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	}
 	if snoozes != nil {
 		snoozes.run(ctx, &wg) // as the agendas
+	}
+	if notices != nil {
+		wg.Go(func() { _ = notices.Run(ctx) }) // as the agendas
 	}
 	wg.Go(func() { newDestinationCheck(cfg.Subscriptions, slack.Resolve, mon.Destination, log).Run(bg) })
 	if h.listening != nil {

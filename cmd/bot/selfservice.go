@@ -18,6 +18,7 @@ import (
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/meetingbot/meetingbot/outbound"
+	"github.com/meetingbot/meetingbot/rsvp"
 	"github.com/meetingbot/meetingbot/selfservice"
 	"github.com/meetingbot/meetingbot/storage"
 )
@@ -50,7 +51,7 @@ const slackCallTimeout = 30 * time.Second
 // newSelfService builds self-service for cfg over the bot's store and
 // Calendar source, or returns nil when cfg leaves it off. botUserID is the
 // bot's Slack user ID ("" when auth.test has not answered).
-func newSelfService(cfg config.Config, store selfservice.Store, source *calendar.Source, mon *monitor.Monitor, botUserID string, log *slog.Logger, late *lateAccounts, snoozes *snoozes) (*selfService, error) {
+func newSelfService(cfg config.Config, store selfservice.Store, source *calendar.Source, mon *monitor.Monitor, botUserID string, log *slog.Logger, late *lateAccounts, snoozes *snoozes, answers *rsvp.Service) (*selfService, error) {
 	if !cfg.SelfService() {
 		return nil, nil
 	}
@@ -95,6 +96,12 @@ func newSelfService(cfg config.Config, store selfservice.Store, source *calendar
 	}
 	if snoozes != nil {
 		scfg.Snoozes = snoozes.service // the snooze buttons, see snooze.go
+	}
+	if answers != nil {
+		scfg.Answers = answers // Going / Maybe / No, see rsvp.go
+		if is, ok := store.(selfservice.InviteStore); ok {
+			scfg.Invites = is
+		}
 	}
 	app, err := selfservice.New(scfg)
 	if err != nil {

@@ -76,7 +76,7 @@ func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs obser
 	if email := source.ServiceAccountEmail(); email != "" && !cfg.Impersonate {
 		log.Info("reading calendars as the service account; share each calendar with it", "service_account", email)
 	}
-	slack := notify.New(notify.Config{
+	ncfg := notify.Config{
 		Token:     cfg.SlackToken,
 		APIURL:    cfg.SlackAPIURL,
 		JoinHosts: cfg.JoinURLHosts,
@@ -84,7 +84,13 @@ func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs obser
 		Observe:   obs.slack,
 		// Self-service answers the snooze buttons' clicks.
 		Snooze: cfg.SelfService(),
-	})
+	}
+	if late != nil && cfg.GoogleConnect() && cfg.SelfService() {
+		// Going / Maybe / No for people who connected their Google
+		// account; self-service answers the clicks (rsvp.go).
+		ncfg.Answerable = late.answerable
+	}
+	slack := notify.New(ncfg)
 	check, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	if err := slack.Check(check); err != nil {
@@ -144,6 +150,9 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		if cfg.SelfService() {
 			deps.Timers = ledger // the snoozes people asked for
+		}
+		if n, ok := ledger.(audit.Notices); ok && cfg.SelfService() && cfg.GoogleConnect() {
+			deps.Notices = n // the notices of new invitations
 		}
 		return deps, nil
 	}

@@ -22,6 +22,18 @@ const (
 	maxButtonValue  = 2000
 	maxURL          = 3000
 	maxText         = 40000
+	// A select menu of static options holds 1 to 100 options and a
+	// placeholder of at most 150 characters; an option object's text is
+	// at most 75 characters and its value at most 150 (Block Kit
+	// reference: "Select menu element", static_select, and "Option
+	// object"). An actions block holds at most 25 elements and a context
+	// block 10 (Block Kit reference: "Actions block", "Context block").
+	maxOptions        = 100
+	maxPlaceholder    = 150
+	maxOptionText     = 75
+	maxOptionValue    = 150
+	maxActionElements = 25
+	maxContextItems   = 10
 )
 
 // checkBlocks returns Slack's complaints about blocks, each ending in the
@@ -56,6 +68,24 @@ func checkBlocks(blocks []map[string]any) []string {
 		el, ok := v.(map[string]any)
 		if !ok {
 			add(ptr, "must be an object")
+			return
+		}
+		if el["type"] == "static_select" {
+			if id, ok := el["action_id"]; ok {
+				length(ptr+"/action_id", id, 1, maxActionID)
+			}
+			if p, ok := el["placeholder"]; ok {
+				text(ptr+"/placeholder", p, maxPlaceholder)
+			}
+			opts, _ := el["options"].([]any)
+			if len(opts) < 1 || len(opts) > maxOptions {
+				add(ptr+"/options", "must have 1 to %d items", maxOptions)
+			}
+			for j, o := range opts {
+				opt, _ := o.(map[string]any)
+				text(fmt.Sprintf("%s/options/%d/text", ptr, j), opt["text"], maxOptionText)
+				length(fmt.Sprintf("%s/options/%d/value", ptr, j), opt["value"], 1, maxOptionValue)
+			}
 			return
 		}
 		if el["type"] != "button" {
@@ -97,8 +127,15 @@ func checkBlocks(blocks []map[string]any) []string {
 			}
 		case "header":
 			text(ptr+"/text", b["text"], maxHeaderText)
+		case "context":
+			if elements, _ := b["elements"].([]any); len(elements) > maxContextItems {
+				add(ptr+"/elements", "no more than %d items allowed", maxContextItems)
+			}
 		case "actions":
 			elements, _ := b["elements"].([]any)
+			if len(elements) > maxActionElements {
+				add(ptr+"/elements", "no more than %d items allowed", maxActionElements)
+			}
 			for j, el := range elements {
 				element(fmt.Sprintf("%s/elements/%d", ptr, j), el)
 			}

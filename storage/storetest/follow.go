@@ -118,3 +118,21 @@ func testEditClaimLifecycle(t *testing.T, open Opener) {
 	require.NoError(t, err)
 	assert.Equal(t, meetingbot.Done, st, "an entry not sent")
 }
+
+// A reminder's message edited to say its calendar's owner declined the
+// meeting is recorded so, and read back so by another process.
+func testEditDeclined(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t)
+	now := time.Date(2026, 11, 30, 8, 50, 0, 0, time.UTC)
+	e := send(t, s, entry("k1", now.Add(10*time.Minute)), now)
+	st, cur, err := s.ClaimEdit(ctx, e, now, now.Add(2*time.Minute))
+	require.NoError(t, err)
+	require.Equal(t, meetingbot.Claimed, st)
+	cur.Edit = meetingbot.Edit{Kind: meetingbot.EditDeclined, Count: 1, At: now}
+	require.NoError(t, s.RecordEdit(ctx, cur), "RecordEdit(declined)")
+	got, err := open(t).Followed(ctx, "alice", now)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, meetingbot.EditDeclined, got[0].Edit.Kind, "the edit read back")
+}

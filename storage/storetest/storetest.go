@@ -121,6 +121,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"SlackAgendas", testSlackAgendas},
 		{"FollowedListsSentRemindersWhoseMeetingIsAhead", testFollowed},
 		{"EditClaimLifecycle", testEditClaimLifecycle},
+		{"AMessageSaysYouDeclined", testEditDeclined},
 		{"MirrorFullThenIncrementalSurvivesRestart", testMirror},
 		{"ForgetMirrorKeepsOtherCalendars", testForgetMirror},
 		{"PushChannelsSurviveRestart", testChannels},

@@ -1,0 +1,89 @@
+package notify
+
+import (
+	"context"
+
+	"github.com/meetingbot/meetingbot"
+	"github.com/slack-go/slack"
+)
+
+// A reminder in a DM to the calendar's owner, of a meeting they were
+// invited to (Meeting.Response is set: an attendee, not the organizer),
+// says their answer and carries Going / Maybe / No (docs/design.md,
+// "Reminder actions"): a context block (meetingbot.RSVPAnswerBlock) with
+// meetingbot.AnswerLine, and an actions block of its own
+// (meetingbot.RSVPActionsBlock), so that a click can replace the line
+// and a person who cannot answer from Slack loses the buttons alone.
+
+// answerLabels are the answer buttons' labels, by answer.
+var answerLabels = []struct {
+	actionID string
+	r        meetingbot.Response
+	label    string
+}{
+	{meetingbot.ActionRSVPGoing, meetingbot.ResponseAccepted, "Going"},
+	{meetingbot.ActionRSVPMaybe, meetingbot.ResponseTentative, "Maybe"},
+	{meetingbot.ActionRSVPNo, meetingbot.ResponseDeclined, "No"},
+}
+
+// answerBlocks are the line saying answer r and the buttons answering the
+// event t names, or the line alone when t's value cannot fit a button.
+func answerBlocks(t meetingbot.RSVPTarget, r meetingbot.Response) []slack.Block {
+	blocks := []slack.Block{slack.NewContextBlock(meetingbot.RSVPAnswerBlock, markdown(meetingbot.AnswerLine(r)))}
+	value := meetingbot.RSVPValue(t)
+	if value == "" {
+		return blocks
+	}
+	buttons := make([]slack.BlockElement, 0, len(answerLabels))
+	for _, b := range answerLabels {
+		btn := slack.NewButtonBlockElement(b.actionID, value, slack.NewTextBlockObject(slack.PlainTextType, b.label, false, false))
+		if b.r == r {
+			btn = btn.WithStyle(slack.StylePrimary) // the answer given
+		}
+		buttons = append(buttons, btn)
+	}
+	return append(blocks, slack.NewActionBlock(meetingbot.RSVPActionsBlock, buttons...))
+}
+
+// reminderAnswer returns the answer blocks of r: for a reminder in a DM to
+// its calendar's owner of a meeting they were invited to, its answer and
+// the buttons answering it on that calendar; nil for any other.
+func reminderAnswer(r meetingbot.Reminder) []slack.Block {
+	if r.Meeting.Response == meetingbot.ResponseNone || !toOwner(r.Subscription) {
+		return nil
+	}
+	return answerBlocks(meetingbot.RSVPTarget{Calendar: r.Subscription.CalendarID, Event: r.Meeting.ID}, r.Meeting.Response)
+}
+
+// answerable returns blocks without their answer buttons unless the
+// owner of calendarID can answer from Slack (Config.Answerable: they
+// connected their Google account, and self-service hears the clicks);
+// the line saying their answer stays.
+func (s *Slack) answerable(ctx context.Context, calendarID string, blocks []slack.Block) []slack.Block {
+	has := false
+	for _, b := range blocks {
+		if a, ok := b.(*slack.ActionBlock); ok && a.BlockID == meetingbot.RSVPActionsBlock {
+			has = true
+		}
+	}
+	if !has || (s.cfg.Answerable != nil && s.cfg.Answerable(ctx, calendarID)) {
+		return blocks
+	}
+	out := make([]slack.Block, 0, len(blocks))
+	for _, b := range blocks {
+		if a, ok := b.(*slack.ActionBlock); ok && a.BlockID == meetingbot.RSVPActionsBlock {
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// answerWord is answer r in a digest's line: "Going", "Maybe", "No", or
+// "not answered".
+func answerWord(r meetingbot.Response) string {
+	if r.Answer() {
+		return r.Word()
+	}
+	return "not answered"
+}
