@@ -119,7 +119,7 @@ type Engine struct {
 
 	mu       sync.Mutex
 	wake     clock.Timer
-	wakeAt   time.Time // on the wall clock, when wake fires
+	wakeAt   time.Time // on the wall clock, when wake fires; zero during a pass
 	kick     chan struct{}
 	inflight map[string]bool
 	work     sync.WaitGroup
@@ -149,7 +149,8 @@ func New(store Store, handlers map[string]Handler, opts Options) (*Engine, error
 }
 
 // Add stores t (see Store.AddTimer) and, when it is new, wakes the
-// engine if t falls due before its next wake. It returns the timer
+// engine if t falls due before its next wake, or if the engine is in a
+// pass, which may have read the store before t was in it. It returns the timer
 // stored (t, or the one of its key or group there already) and whether
 // it is new.
 func (e *Engine) Add(ctx context.Context, t meetingbot.Timer) (meetingbot.Timer, bool, error) {
@@ -182,6 +183,13 @@ func (e *Engine) Wake() {
 func (e *Engine) Run(ctx context.Context) error {
 	defer e.work.Wait()
 	for {
+		// Until this pass has set its wake, an Add wakes the engine
+		// whatever its instant: the pass may have read the store before
+		// the timer was added, and a wake set from that reading would
+		// miss it (it would be found only at the poll).
+		e.mu.Lock()
+		e.wakeAt = time.Time{}
+		e.mu.Unlock()
 		next := e.Tick(ctx)
 		wait := e.opts.Poll
 		if !next.IsZero() {

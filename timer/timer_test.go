@@ -183,3 +183,60 @@ func TestEngineFiresLateAfterARestart(t *testing.T) {
 		t.Errorf("fired at %v, want at the start, %v", at, t0.Add(5*time.Minute))
 	}
 }
+
+// hookedStore is a store whose NextTimers calls afterRead, once, after
+// its read: what another goroutine does between the engine's reading of
+// the store and its setting of the next wake.
+type hookedStore struct {
+	*storage.Store
+	mu        sync.Mutex
+	afterRead func()
+}
+
+func (s *hookedStore) NextTimers(ctx context.Context, now time.Time) ([]meetingbot.Timer, time.Time, error) {
+	due, next, err := s.Store.NextTimers(ctx, now)
+	s.mu.Lock()
+	hook := s.afterRead
+	s.afterRead = nil
+	s.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	return due, next, err
+}
+
+// TestEngineWakesForATimerAddedDuringAPass: a timer added after a pass
+// read the store, and before the pass set its next wake, still wakes the
+// engine: it fires at its instant, not at the poll an hour later.
+func TestEngineWakesForATimerAddedDuringAPass(t *testing.T) {
+	c := clock.NewFake(t0)
+	store := &hookedStore{Store: open(t, filepath.Join(t.TempDir(), "bot.db"))}
+	f := newFired(c)
+	e, err := timer.New(store, map[string]timer.Handler{"test": f}, timer.Options{Clock: c, Poll: time.Hour})
+	require.NoError(t, err)
+	_, _, err = store.AddTimer(t.Context(), timerAt("first", t0.Add(time.Minute)), t0)
+	require.NoError(t, err)
+	stop := running(t, e, c)
+	defer stop()
+
+	// The pass that wakes for "first" reads the store; then, before it
+	// sleeps again, a click adds "second", due a second later than the
+	// wake the engine had.
+	second := t0.Add(time.Minute + time.Second)
+	added := make(chan error, 1)
+	store.mu.Lock()
+	store.afterRead = func() {
+		_, _, err := e.Add(context.Background(), timerAt("second", second))
+		added <- err
+	}
+	store.mu.Unlock()
+	c.Set(t0.Add(time.Minute))
+	waitFired(t, f, "first")
+	require.NoError(t, <-added, "Add during the pass")
+
+	c.Set(second)
+	waitFired(t, f, "second")
+	if at, _ := f.when("second"); !at.Equal(second) {
+		t.Errorf("second fired at %v, want at its instant %v", at, second)
+	}
+}
