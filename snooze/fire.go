@@ -40,13 +40,6 @@ type Options struct {
 	SendTimeout time.Duration
 	// Logger receives the logs; discarded by default.
 	Logger *slog.Logger
-	// Observer, if set, is told of each ledger outcome recorded.
-	Observer Observer
-}
-
-// Observer is told of each ledger outcome a snooze records, for metrics.
-type Observer interface {
-	RecordedSnooze(e meetingbot.Entry)
 }
 
 // Handler fires snooze timers: a timer.Handler.
@@ -297,9 +290,6 @@ func (h *Handler) record(ctx context.Context, log *slog.Logger, e meetingbot.Ent
 		return timer.Result{State: meetingbot.TimerPending, Reason: "not recorded: " + err.Error(), Retry: now.Add(retryAfter(1))}
 	}
 	e.RecordedAt = now
-	if h.opts.Observer != nil {
-		h.opts.Observer.RecordedSnooze(e)
-	}
 	if !e.Final() {
 		return timer.Result{State: meetingbot.TimerPending, Reason: e.Reason, Retry: now.Add(retryAfter(e.Attempts))}
 	}

@@ -231,14 +231,15 @@ type crashStore struct {
 	p *process
 }
 
-func (s crashStore) NextTimers(ctx context.Context, now time.Time) ([]meetingbot.Timer, time.Time, error) {
+func (s crashStore) NextTimers(ctx context.Context, now time.Time) ([]meetingbot.Timer, time.Time, int, error) {
 	var next time.Time
+	var pending int
 	due, err := guard(s.p, func() ([]meetingbot.Timer, error) {
-		due, n, err := s.Store.NextTimers(ctx, now)
-		next = n
+		due, n, p, err := s.Store.NextTimers(ctx, now)
+		next, pending = n, p
 		return due, err
 	})
-	return due, next, err
+	return due, next, pending, err
 }
 func (s crashStore) TakeTimer(ctx context.Context, key string, now time.Time, lease time.Duration) (meetingbot.Timer, bool, error) {
 	var ok bool

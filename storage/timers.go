@@ -132,14 +132,14 @@ func payloadOf(t meetingbot.Timer) []byte {
 }
 
 // NextTimers returns the pending timers due by now that this process may
-// take (none held by another live process), earliest first, and when the
-// next of the others falls due: the due instant of one not yet due, or
-// the end of the lease of one another process holds. next is zero when
-// there is none.
-func (s *Store) NextTimers(ctx context.Context, now time.Time) (due []meetingbot.Timer, next time.Time, err error) {
+// take (none held by another live process), earliest first, when the
+// next of the others falls due (the due instant of one not yet due, or
+// the end of the lease of one another process holds; zero when there is
+// none), and how many timers are pending in all, from one read.
+func (s *Store) NextTimers(ctx context.Context, now time.Time) (due []meetingbot.Timer, next time.Time, pending int, err error) {
 	all, err := s.timers(ctx, s.db, `SELECT `+timerColumns+` FROM timers WHERE state = 'pending' ORDER BY due_ms, key`)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("storage: next timers: %w", err)
+		return nil, time.Time{}, 0, fmt.Errorf("storage: next timers: %w", err)
 	}
 	soonest := func(at time.Time) {
 		if next.IsZero() || at.Before(next) {
@@ -158,7 +158,7 @@ func (s *Store) NextTimers(ctx context.Context, now time.Time) (due []meetingbot
 			due = append(due, t)
 		}
 	}
-	return due, next, nil
+	return due, next, len(all), nil
 }
 
 // TakeTimer takes the pending timer key for this process for lease from

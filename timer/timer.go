@@ -37,9 +37,9 @@ type Store interface {
 	// one of its group, exists: it then returns that one and false.
 	AddTimer(ctx context.Context, t meetingbot.Timer, now time.Time) (meetingbot.Timer, bool, error)
 	// NextTimers returns the pending timers due by now that no other
-	// live process holds, and when the next of the others falls due
-	// (zero: none).
-	NextTimers(ctx context.Context, now time.Time) ([]meetingbot.Timer, time.Time, error)
+	// live process holds, when the next of the others falls due (zero:
+	// none), and how many timers are pending in all.
+	NextTimers(ctx context.Context, now time.Time) ([]meetingbot.Timer, time.Time, int, error)
 	// TakeTimer takes a due timer for this process for lease, if no
 	// other live process holds it.
 	TakeTimer(ctx context.Context, key string, now time.Time, lease time.Duration) (meetingbot.Timer, bool, error)
@@ -77,8 +77,8 @@ type Observer interface {
 	// TimerFired is called with each timer ended (done, moved) as it
 	// was recorded.
 	TimerFired(t meetingbot.Timer)
-	// TimersPending is called after each pass with the number of timers
-	// pending in the store.
+	// TimersPending is called after each pass's read of the store with
+	// the number of timers pending in it.
 	TimersPending(n int)
 }
 
@@ -104,8 +104,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Observer, if set, is told of timers ended and pending.
 	Observer Observer
-	// Pending, if set, counts the pending timers for the observer.
-	Pending func(ctx context.Context) (int, error)
 }
 
 // Engine fires durable timers. Create it with New; run it with Run.
@@ -223,17 +221,15 @@ func (e *Engine) Run(ctx context.Context) error {
 // fake clock; Wait waits for the fires it started.
 func (e *Engine) Tick(ctx context.Context) time.Time {
 	now := e.clock.Now().UTC()
-	due, next, err := e.store.NextTimers(ctx, now)
+	due, next, pending, err := e.store.NextTimers(ctx, now)
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Error("read the timers due; reading again at the next wake", "err", err)
 		}
 		return time.Time{}
 	}
-	if e.opts.Observer != nil && e.opts.Pending != nil {
-		if n, err := e.opts.Pending(ctx); err == nil {
-			e.opts.Observer.TimersPending(n)
-		}
+	if e.opts.Observer != nil {
+		e.opts.Observer.TimersPending(pending)
 	}
 	for _, t := range due {
 		if ctx.Err() != nil || !e.begin(t.Key) {

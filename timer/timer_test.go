@@ -106,13 +106,15 @@ func TestEngineWakesEarlyForAnEarlierTimer(t *testing.T) {
 	f := newFired(c)
 	passes := make(chan int, 16)
 	e, err := timer.New(store, map[string]timer.Handler{"test": f}, timer.Options{Clock: c, Poll: time.Hour,
-		Observer: passObserver(passes), Pending: func(context.Context) (int, error) { return 0, nil }})
+		Observer: passObserver(passes)})
 	require.NoError(t, err)
 	_, _, err = store.AddTimer(t.Context(), timerAt("late", t0.Add(10*time.Minute)), t0)
 	require.NoError(t, err)
 	stop := running(t, e, c)
 	defer stop()
-	<-passes
+	if n := <-passes; n != 1 {
+		t.Errorf("TimersPending(%d) after the first pass, want 1: the one stored", n)
+	}
 
 	_, added, err := e.Add(t.Context(), timerAt("soon", t0.Add(time.Minute)))
 	require.NoError(t, err)
@@ -193,8 +195,8 @@ type hookedStore struct {
 	afterRead func()
 }
 
-func (s *hookedStore) NextTimers(ctx context.Context, now time.Time) ([]meetingbot.Timer, time.Time, error) {
-	due, next, err := s.Store.NextTimers(ctx, now)
+func (s *hookedStore) NextTimers(ctx context.Context, now time.Time) ([]meetingbot.Timer, time.Time, int, error) {
+	due, next, pending, err := s.Store.NextTimers(ctx, now)
 	s.mu.Lock()
 	hook := s.afterRead
 	s.afterRead = nil
@@ -202,7 +204,7 @@ func (s *hookedStore) NextTimers(ctx context.Context, now time.Time) ([]meetingb
 	if hook != nil {
 		hook()
 	}
-	return due, next, err
+	return due, next, pending, err
 }
 
 // TestEngineWakesForATimerAddedDuringAPass: a timer added after a pass

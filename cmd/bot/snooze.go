@@ -76,10 +76,6 @@ func newSnoozes(cfg config.Config, st snoozeStore, slack *notify.Slack, mon *mon
 		Lease:    claimLease(cfg),
 		Logger:   log,
 		Observer: mon,
-		Pending: func(ctx context.Context) (int, error) {
-			p, err := st.PendingTimers(ctx, "")
-			return len(p), err
-		},
 	})
 	if err != nil {
 		return nil, err

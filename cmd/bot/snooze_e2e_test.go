@@ -154,6 +154,10 @@ func TestSnoozeAtStartSurvivesSIGKILL(t *testing.T) {
 	if time.Now().After(begins) {
 		t.Fatalf("the restart took until after the start (%v)", begins)
 	}
+	eventually(t, 2*time.Second, "GET /metrics counting the stored snooze pending after the restart", func() bool {
+		_, metrics := httpGet("http://" + addr + "/metrics")
+		return strings.Contains(metrics, "meetingbot_timers_pending 1\n")
+	})
 
 	sleepUntil(begins.Add(3 * time.Second))
 	dms := w.snoozeDMs()
@@ -170,6 +174,13 @@ func TestSnoozeAtStartSurvivesSIGKILL(t *testing.T) {
 	if n := len(w.inChannel(engID)); n != 1 {
 		t.Errorf("messages in #eng = %d, want the one reminder: a snooze goes to the person who clicked", n)
 	}
+	// The timers' metrics, on the built binary: the snooze fired, sent
+	// on time, and none is pending after the next pass (within a tick).
+	eventually(t, 5*time.Second, "GET /metrics counting the snooze sent and none pending", func() bool {
+		_, metrics := httpGet("http://" + addr + "/metrics")
+		return strings.Contains(metrics, `meetingbot_timers_fired_total{kind="snooze",outcome="sent"} 1`+"\n") &&
+			strings.Contains(metrics, "meetingbot_timers_pending 0\n")
+	})
 
 	// bot audit, beside the running bot, reports the snooze due and
 	// delivered once, like a reminder.

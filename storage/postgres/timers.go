@@ -130,8 +130,9 @@ func insertTimer(ctx context.Context, tx pgx.Tx, t meetingbot.Timer, now time.Ti
 // clock), earliest first, and when the next of the others falls due: the
 // due instant of one not yet due, or the end of the lease of one another
 // replica holds, told on the caller's clock (now plus what the lease has
-// left by the database's). next is zero when there is none.
-func (s *Store) NextTimers(ctx context.Context, now time.Time) (due []meetingbot.Timer, next time.Time, err error) {
+// left by the database's), or zero when there is none; and how many
+// timers are pending in all, from one read.
+func (s *Store) NextTimers(ctx context.Context, now time.Time) (due []meetingbot.Timer, next time.Time, pending int, err error) {
 	ctx, cancel := s.op(ctx)
 	defer cancel()
 	soonest := func(at time.Time) {
@@ -144,14 +145,15 @@ func (s *Store) NextTimers(ctx context.Context, now time.Time) (due []meetingbot
 	rows, err := s.pool.Query(ctx, `SELECT `+timerColumns+`, `+heldElsewhere+`, `+dbNow+`
 		FROM timers t WHERE t.state = 'pending' ORDER BY t.due_at, t.key`, s.now(), s.owner)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("postgres: %s: next timers: %w", s.where, s.lost(err))
+		return nil, time.Time{}, 0, fmt.Errorf("postgres: %s: next timers: %w", s.where, s.lost(err))
 	}
 	defer rows.Close()
 	for rows.Next() {
 		t, err := scanTimer(rows, &held, &dbAt)
 		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("postgres: %s: next timers: %w", s.where, err)
+			return nil, time.Time{}, 0, fmt.Errorf("postgres: %s: next timers: %w", s.where, err)
 		}
+		pending++
 		switch {
 		case held:
 			if left := t.LeaseUntil.Sub(dbAt); left > 0 {
@@ -164,9 +166,9 @@ func (s *Store) NextTimers(ctx context.Context, now time.Time) (due []meetingbot
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, time.Time{}, fmt.Errorf("postgres: %s: next timers: %w", s.where, s.lost(err))
+		return nil, time.Time{}, 0, fmt.Errorf("postgres: %s: next timers: %w", s.where, s.lost(err))
 	}
-	return due, next, nil
+	return due, next, pending, nil
 }
 
 // TakeTimer takes the pending timer key for this replica, its lease

@@ -20,7 +20,7 @@ type TimerStore interface {
 	Close() error
 
 	AddTimer(ctx context.Context, t meetingbot.Timer, now time.Time) (meetingbot.Timer, bool, error)
-	NextTimers(ctx context.Context, now time.Time) ([]meetingbot.Timer, time.Time, error)
+	NextTimers(ctx context.Context, now time.Time) ([]meetingbot.Timer, time.Time, int, error)
 	TakeTimer(ctx context.Context, key string, now time.Time, lease time.Duration) (meetingbot.Timer, bool, error)
 	FinishTimer(ctx context.Context, t meetingbot.Timer, now time.Time) error
 	MoveTimer(ctx context.Context, old, next meetingbot.Timer, now time.Time) error
@@ -170,13 +170,13 @@ func testTakeTimer(t *testing.T, open TimerOpener) {
 	fire := t0.Add(5 * time.Minute)
 	tm, _ := add(t, a, snooze("U1", "k1", meetingbot.SnoozeIn5m, fire), t0)
 
-	due, next, err := b.NextTimers(ctx, t0)
+	due, next, _, err := b.NextTimers(ctx, t0)
 	require.NoError(t, err)
 	assert.Empty(t, due, "due before its instant")
 	assert.Equal(t, fire, next, "next wake")
 	assert.False(t, take(t, b, tm.Key, fire.Add(-time.Millisecond)), "taken before its instant")
 
-	due, next, err = b.NextTimers(ctx, fire)
+	due, next, _, err = b.NextTimers(ctx, fire)
 	require.NoError(t, err)
 	require.Len(t, due, 1, "due at its instant")
 	assert.Equal(t, tm.Key, due[0].Key)
@@ -185,7 +185,7 @@ func testTakeTimer(t *testing.T, open TimerOpener) {
 	require.True(t, take(t, a, tm.Key, fire), "first take")
 	assert.False(t, take(t, b, tm.Key, fire.Add(time.Second)), "taken while another live process holds it")
 	assert.False(t, take(t, b, tm.Key, fire.Add(time.Hour)), "taken from a live holder past its lease")
-	due, _, err = b.NextTimers(ctx, fire.Add(time.Second))
+	due, _, _, err = b.NextTimers(ctx, fire.Add(time.Second))
 	require.NoError(t, err)
 	assert.Empty(t, due, "due while another live process holds it")
 	got, ok, err := a.Timer(ctx, tm.Key)
@@ -206,7 +206,7 @@ func testTakeTimer(t *testing.T, open TimerOpener) {
 	assert.Equal(t, meetingbot.ReasonSent, got.Code)
 	assert.Equal(t, fire.Add(2*time.Second), got.DoneAt)
 	assert.Empty(t, got.Holder, "an ended timer has no holder")
-	due, next, err = b.NextTimers(ctx, fire.Add(time.Hour))
+	due, next, _, err = b.NextTimers(ctx, fire.Add(time.Hour))
 	require.NoError(t, err)
 	assert.Empty(t, due, "an ended timer is not due")
 	assert.True(t, next.IsZero())
@@ -254,7 +254,7 @@ func testRetryTimer(t *testing.T, open TimerOpener) {
 	require.True(t, take(t, a, tm.Key, t0))
 	assert.ErrorIs(t, b.RetryTimer(ctx, tm, t0.Add(30*time.Second), "503"), meetingbot.ErrTimerLost, "retried by another process")
 	require.NoError(t, a.RetryTimer(ctx, tm, t0.Add(30*time.Second), "Slack answered 503"))
-	due, next, err := b.NextTimers(ctx, t0.Add(time.Second))
+	due, next, _, err := b.NextTimers(ctx, t0.Add(time.Second))
 	require.NoError(t, err)
 	assert.Empty(t, due, "due before its retry")
 	assert.Equal(t, t0.Add(30*time.Second), next)
@@ -360,8 +360,9 @@ func testTimersSurviveRestart(t *testing.T, open TimerOpener) {
 	var s meetingbot.Snooze
 	require.NoError(t, json.Unmarshal(pending[0].Payload, &s))
 	assert.Equal(t, "U1", s.User)
-	due, next, err := b.NextTimers(ctx, t0.Add(90*time.Second))
+	due, next, count, err := b.NextTimers(ctx, t0.Add(90*time.Second))
 	require.NoError(t, err)
+	assert.Equal(t, 3, count, "timers pending after a restart, one having ended")
 	require.Len(t, due, 1, "due after a restart")
 	assert.Equal(t, keys[1], due[0].Key)
 	assert.Equal(t, t0.Add(2*time.Minute), next)
