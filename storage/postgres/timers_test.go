@@ -10,6 +10,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/storage/postgres"
 	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
+	"github.com/meetingbot/meetingbot/storage/storetest"
 )
 
 // TestTimerLeaseOnTheDatabasesClock: a timer's lease is written and
@@ -48,4 +49,17 @@ func TestTimerLeaseOnTheDatabasesClock(t *testing.T) {
 	if left := next.Sub(ahead); left < 100*time.Second || left > 2*time.Minute {
 		t.Errorf("next wake %v after now, want the lease's two minutes on the database's clock", left)
 	}
+}
+
+// TestMigration018GroupsSnoozesByMeeting: the snoozes pending when the
+// replicas are upgraded take their meeting's group, as on SQLite.
+func TestMigration018GroupsSnoozesByMeeting(t *testing.T) {
+	pgtest.Server(t)
+	url := pgtest.URL(t)
+	s := open(t, url, postgres.Options{})
+	storetest.RunSnoozeGroupMigration(t, s, func() storetest.TimerStore {
+		require.NoError(t, s.Close())
+		pgtest.Exec(t, url, `DELETE FROM migrations WHERE version = 18`)
+		return open(t, url, postgres.Options{})
+	})
 }

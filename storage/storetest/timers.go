@@ -379,3 +379,56 @@ func testTimersSurviveRestart(t *testing.T, open TimerOpener) {
 	require.NoError(t, err)
 	assert.False(t, ok, "pruned")
 }
+
+// RunSnoozeGroupMigration checks migration 018 (one pending snooze per
+// person, meeting and mode): s holds no timer and is at the latest
+// schema; rerun closes it, applies migration 018 again as to a database
+// made before it, and returns the store opened after.
+func RunSnoozeGroupMigration(t *testing.T, s TimerStore, rerun func() TimerStore) {
+	ctx := t.Context()
+	start := t0.Add(10 * time.Minute)
+	m := meetingbot.Meeting{ID: "ev1", Title: "Standup", Start: start, End: start.Add(30 * time.Minute)}
+	// As a bot before 018 stored them: grouped by reminder.
+	before := func(reminder string, mode meetingbot.SnoozeMode, fire time.Time) meetingbot.Timer {
+		tm := meetingbot.Snooze{User: "U1", Mode: mode, Reminder: reminder, Subscription: "alice", Calendar: "alice@example.com", Meeting: m}.Timer(fire)
+		tm.Group = "snooze:U1:" + reminder + ":" + string(mode)
+		return tm
+	}
+	tenMin, oneMin := meetingbot.Key("ev1", 10*time.Minute, start), meetingbot.Key("ev1", time.Minute, start)
+	timers := []meetingbot.Timer{
+		before(tenMin, meetingbot.SnoozeAtStart, start),
+		before(oneMin, meetingbot.SnoozeAtStart, start), // the double a bot before 018 made
+		before(tenMin, meetingbot.SnoozeIn5m, t0.Add(5*time.Minute)),
+	}
+	for _, tm := range timers {
+		_, added := add(t, s, tm, t0)
+		require.True(t, added, "a timer of group %s", tm.Group)
+	}
+	first := timers[0].Key
+	if timers[1].Key < first {
+		first = timers[1].Key
+	}
+	s = rerun()
+
+	want := map[string]string{
+		first:         meetingbot.SnoozeGroup("U1", "ev1", meetingbot.SnoozeAtStart),
+		timers[2].Key: meetingbot.SnoozeGroup("U1", "ev1", meetingbot.SnoozeIn5m),
+	}
+	for _, tm := range timers[:2] {
+		if tm.Key != first {
+			want[tm.Key] = tm.Group // keeps its group, and fires
+		}
+	}
+	for key, group := range want {
+		got, ok, err := s.Timer(ctx, key)
+		require.NoError(t, err)
+		require.True(t, ok, "timer %s after migration 018", key)
+		assert.Equal(t, group, got.Group, "group of %s after migration 018", key)
+		assert.Equal(t, meetingbot.TimerPending, got.State, "state of %s after migration 018", key)
+	}
+	click := meetingbot.Snooze{User: "U1", Mode: meetingbot.SnoozeAtStart, Reminder: meetingbot.Key("ev1", 30*time.Minute, start),
+		Subscription: "alice", Calendar: "alice@example.com", Meeting: m}.Timer(start)
+	got, added := add(t, s, click, t0.Add(time.Minute))
+	assert.False(t, added, "a click on the meeting's third reminder after migration 018")
+	assert.Equal(t, first, got.Key, "the timer the click finds")
+}
