@@ -48,6 +48,10 @@ type Store interface {
 	FinishTimer(ctx context.Context, t meetingbot.Timer, now time.Time) error
 	MoveTimer(ctx context.Context, old, next meetingbot.Timer, now time.Time) error
 	RetryTimer(ctx context.Context, t meetingbot.Timer, at time.Time, reason string) error
+	// RekeyTimer ends the pending timer key as moved to next and stores
+	// next, when key's instant and next try are after now and nobody
+	// holds it, and reports whether it did.
+	RekeyTimer(ctx context.Context, key string, next meetingbot.Timer, reason string, now time.Time) (bool, error)
 }
 
 // Handler fires the timers of one kind.
@@ -157,14 +161,46 @@ func (e *Engine) Add(ctx context.Context, t meetingbot.Timer) (meetingbot.Timer,
 		return got, false, fmt.Errorf("timer: add %s: %w", t.Key, err)
 	}
 	if added {
-		e.mu.Lock()
-		earlier := e.wakeAt.IsZero() || got.DueAt.Before(e.wakeAt)
-		e.mu.Unlock()
-		if earlier {
-			e.Wake()
-		}
+		e.wakeFor(got.DueAt)
 	}
 	return got, added, nil
+}
+
+// Rekey moves the pending timer old, whose instant is still ahead and
+// which nobody holds, to next (see Store.RekeyTimer), saying why in
+// reason, and wakes the engine if next falls due before its next wake:
+// what a wait does when what it waits for is seen to move before it comes
+// ("at start" of a meeting moved). It reports whether it moved old; false
+// when old is due, being fired or ended, for its fire to decide.
+func (e *Engine) Rekey(ctx context.Context, old, next meetingbot.Timer, reason string) (bool, error) {
+	now := e.clock.Now().UTC()
+	moved, err := e.store.RekeyTimer(ctx, old.Key, next, reason, now)
+	if err != nil {
+		return false, fmt.Errorf("timer: rekey %s: %w", old.Key, err)
+	}
+	if !moved {
+		return false, nil
+	}
+	due := next.DueAt
+	if due.IsZero() {
+		due = next.FireAt
+	}
+	e.wakeFor(due)
+	e.log.Info("timer moved before its instant", "timer", old.Key, "next", next.Key, "fire_at", next.FireAt, "reason", reason)
+	old.State, old.Code, old.Reason, old.Next, old.DoneAt = meetingbot.TimerMoved, meetingbot.ReasonMeetingMoved, reason, next.Key, now
+	e.observe(old)
+	return true, nil
+}
+
+// wakeFor wakes the engine for a timer stored due at due, if that is
+// before its next wake or the engine is in a pass (see Run).
+func (e *Engine) wakeFor(due time.Time) {
+	e.mu.Lock()
+	earlier := e.wakeAt.IsZero() || due.Before(e.wakeAt)
+	e.mu.Unlock()
+	if earlier {
+		e.Wake()
+	}
 }
 
 // Wake makes the engine read the store now rather than at its next wake.
@@ -181,7 +217,7 @@ func (e *Engine) Wake() {
 func (e *Engine) Run(ctx context.Context) error {
 	defer e.work.Wait()
 	for {
-		// Until this pass has set its wake, an Add wakes the engine
+		// Until this pass has set its wake, an Add (or Rekey) wakes the engine
 		// whatever its instant: the pass may have read the store before
 		// the timer was added, and a wake set from that reading would
 		// miss it (it would be found only at the poll).

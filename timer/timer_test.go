@@ -242,3 +242,52 @@ func TestEngineWakesForATimerAddedDuringAPass(t *testing.T) {
 		t.Errorf("second fired at %v, want at its instant %v", at, second)
 	}
 }
+
+// movedObserver records the timers the engine says ended.
+type movedObserver struct {
+	mu    sync.Mutex
+	ended []meetingbot.Timer
+}
+
+func (o *movedObserver) TimerFired(t meetingbot.Timer) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ended = append(o.ended, t)
+}
+func (o *movedObserver) TimersPending(int) {}
+
+// TestEngineRekeyWakesForTheEarlierInstant: asleep until a wait ten
+// minutes ahead, the engine wakes when that wait is re-keyed to a minute
+// ahead (its meeting moved earlier) and fires the new key at its instant;
+// the old key never fires, and counts as moved.
+func TestEngineRekeyWakesForTheEarlierInstant(t *testing.T) {
+	c := clock.NewFake(t0)
+	store := open(t, filepath.Join(t.TempDir(), "bot.db"))
+	f := newFired(c)
+	obs := &movedObserver{}
+	e, err := timer.New(store, map[string]timer.Handler{"test": f}, timer.Options{Clock: c, Poll: time.Hour, Observer: obs})
+	require.NoError(t, err)
+	old, _, err := store.AddTimer(t.Context(), timerAt("at-0810", t0.Add(10*time.Minute)), t0)
+	require.NoError(t, err)
+	stop := running(t, e, c)
+	defer stop()
+
+	moved, err := e.Rekey(t.Context(), old, timerAt("at-0801", t0.Add(time.Minute)), "the meeting moved to 08:01")
+	require.NoError(t, err)
+	require.True(t, moved, "Rekey before its instant")
+	asleep(t, c, 1)
+	c.Set(t0.Add(time.Minute))
+	waitFired(t, f, "at-0801")
+	if at, _ := f.when("at-0801"); !at.Equal(t0.Add(time.Minute)) {
+		t.Errorf("at-0801 fired at %v, want %v", at, t0.Add(time.Minute))
+	}
+	c.Set(t0.Add(10 * time.Minute))
+	if _, ok := f.when("at-0810"); ok {
+		t.Error("the re-keyed timer fired at its old instant")
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.ended) == 0 || obs.ended[0].Key != "at-0810" || obs.ended[0].State != meetingbot.TimerMoved || obs.ended[0].Next != "at-0801" {
+		t.Errorf("observed %+v first, want at-0810 moved to at-0801", obs.ended)
+	}
+}

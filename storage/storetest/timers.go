@@ -24,6 +24,7 @@ type TimerStore interface {
 	TakeTimer(ctx context.Context, key string, now time.Time, lease time.Duration) (meetingbot.Timer, bool, error)
 	FinishTimer(ctx context.Context, t meetingbot.Timer, now time.Time) error
 	MoveTimer(ctx context.Context, old, next meetingbot.Timer, now time.Time) error
+	RekeyTimer(ctx context.Context, key string, next meetingbot.Timer, reason string, now time.Time) (bool, error)
 	RetryTimer(ctx context.Context, t meetingbot.Timer, at time.Time, reason string) error
 	CancelTimer(ctx context.Context, key, subject string, now time.Time) (meetingbot.Timer, bool, error)
 	Timer(ctx context.Context, key string) (meetingbot.Timer, bool, error)
@@ -53,6 +54,7 @@ func RunTimers(t *testing.T, fresh func(t *testing.T) TimerOpener) {
 		{"ClosedHoldersTimerIsTakenAtOnce", testTimerOfClosedHolder},
 		{"RetryWaitsUntilItsInstant", testRetryTimer},
 		{"MoveEndsOneAndStoresTheNext", testMoveTimer},
+		{"RekeyMovesAWaitBeforeItsInstant", testRekeyTimer},
 		{"CancelOnlyByItsSubject", testCancelTimer},
 		{"TimersSurviveRestartAndPrune", testTimersSurviveRestart},
 	}
@@ -302,6 +304,63 @@ func testMoveTimer(t *testing.T, open TimerOpener) {
 	assert.Equal(t, t0.Add(time.Hour), back.CreatedAt, "stored anew")
 	assert.Empty(t, back.Holder)
 	assert.Empty(t, back.Next)
+}
+
+// A meeting seen moving before its snooze's instant: the pending wait is
+// re-keyed to the new start by any process, and only while nobody could
+// be firing it.
+func testRekeyTimer(t *testing.T, open TimerOpener) {
+	ctx := t.Context()
+	a, b := open(t), open(t)
+	old, _ := add(t, a, snooze("U1", "k1", meetingbot.SnoozeAtStart, t0.Add(10*time.Minute)), t0.Add(-time.Minute))
+	earlier := snooze("U1", "k1", meetingbot.SnoozeAtStart, t0.Add(5*time.Minute))
+	moved, err := b.RekeyTimer(ctx, old.Key, earlier, "the meeting moved to 08:05", t0)
+	require.NoError(t, err)
+	require.True(t, moved, "re-keyed by another process before its instant")
+	got, _, err := a.Timer(ctx, old.Key)
+	require.NoError(t, err)
+	assert.Equal(t, meetingbot.TimerMoved, got.State)
+	assert.Equal(t, meetingbot.ReasonMeetingMoved, got.Code)
+	assert.Equal(t, earlier.Key, got.Next)
+	assert.Equal(t, "the meeting moved to 08:05", got.Reason)
+	assert.Equal(t, t0, got.DoneAt)
+	pending, err := a.PendingTimers(ctx, "U1")
+	require.NoError(t, err)
+	require.Len(t, pending, 1, "pending after the re-key")
+	assert.Equal(t, earlier.Key, pending[0].Key)
+	assert.Equal(t, t0.Add(5*time.Minute), pending[0].FireAt, "the new start")
+	assert.Equal(t, t0.Add(5*time.Minute), pending[0].DueAt)
+	_, next, _, err := a.NextTimers(ctx, t0)
+	require.NoError(t, err)
+	assert.Equal(t, t0.Add(5*time.Minute), next, "the next wake")
+
+	moved, err = a.RekeyTimer(ctx, old.Key, earlier, "again", t0)
+	require.NoError(t, err)
+	assert.False(t, moved, "re-keyed when no longer pending")
+
+	// Moved back to its first start: the first key waits again.
+	moved, err = a.RekeyTimer(ctx, earlier.Key, snooze("U1", "k1", meetingbot.SnoozeAtStart, t0.Add(10*time.Minute)), "moved back", t0.Add(time.Second))
+	require.NoError(t, err)
+	require.True(t, moved, "moved back")
+	back, _, err := b.Timer(ctx, old.Key)
+	require.NoError(t, err)
+	assert.Equal(t, meetingbot.TimerPending, back.State, "the first key after moving back")
+	assert.Empty(t, back.Next)
+
+	// Due (its instant passed, or a retry's), or held: its fire checks
+	// the meeting instead.
+	due, _ := add(t, a, snooze("U2", "k2", meetingbot.SnoozeAtStart, t0), t0.Add(-time.Minute))
+	moved, err = b.RekeyTimer(ctx, due.Key, snooze("U2", "k2", meetingbot.SnoozeAtStart, t0.Add(time.Hour)), "moved", t0)
+	require.NoError(t, err)
+	assert.False(t, moved, "re-keyed at its instant")
+	require.True(t, take(t, a, due.Key, t0))
+	require.NoError(t, a.RetryTimer(ctx, due, t0.Add(30*time.Second), "Slack answered 503"))
+	moved, err = b.RekeyTimer(ctx, due.Key, snooze("U2", "k2", meetingbot.SnoozeAtStart, t0.Add(time.Hour)), "moved", t0.Add(time.Second))
+	require.NoError(t, err)
+	assert.False(t, moved, "re-keyed while waiting for a retry after its instant")
+
+	_, err = a.RekeyTimer(ctx, old.Key, old, "", t0)
+	assert.ErrorIs(t, err, meetingbot.ErrInvalid, "re-keyed to its own key")
 }
 
 func testCancelTimer(t *testing.T, open TimerOpener) {
