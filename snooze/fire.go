@@ -140,11 +140,17 @@ func ended(e meetingbot.Entry) timer.Result {
 }
 
 // shownAs is the meeting m as the reminder clicked could show it: a
-// private one reduced to its time and join link, as the click's snapshot
-// was.
+// private one keeps what the click's snapshot showed (in a channel "Private
+// meeting" and no join link, to its owner its title and link) and takes
+// from the calendar its time, and its link only where the snapshot showed
+// one.
 func shownAs(snapshot, m meetingbot.Meeting) meetingbot.Meeting {
 	if m.Private {
-		return meetingbot.Meeting{ID: m.ID, Title: snapshot.Title, Start: m.Start, End: m.End, JoinURL: m.JoinURL, Private: true}
+		shown := meetingbot.Meeting{ID: m.ID, Title: snapshot.Title, Start: m.Start, End: m.End, Private: true}
+		if snapshot.JoinURL != "" {
+			shown.JoinURL = m.JoinURL
+		}
+		return shown
 	}
 	return m
 }
