@@ -8,8 +8,8 @@ import (
 )
 
 // A reminder sent before its meeting starts carries "Remind me at start"
-// and, with at least SnoozeMinLeft to go, "In 5 min" (DESIGN.md, "Reminder
-// actions"). A click stores a durable Timer of kind TimerKindSnooze for
+// and, with at least SnoozeMinLeft to go, "In 5 min" (docs/usage.md,
+// "Remind me at start"). A click stores a durable Timer of kind TimerKindSnooze for
 // the person who clicked, fired as a DM: at the meeting's start (following
 // the meeting when it moves), or five minutes after the click. The notify
 // package puts the buttons on reminders and the selfservice package acts

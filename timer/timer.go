@@ -1,16 +1,16 @@
 // Package timer fires durable timers (meetingbot.Timer): the waits people
-// create in the bot, whose stored row is the truth (DESIGN.md, "Two kinds
-// of waiting").
+// create in the bot, whose stored row is the truth (docs/design.md,
+// "Remind me at start: a durable timer").
 //
 // An Engine sleeps on its clock until the earliest pending timer of the
 // store, takes it under a lease (so that one process of those sharing the
 // store fires it), and hands it to the Handler of its kind, which does
 // what the timer waits for through the ledger's claim, send and record
 // path and says what became of it: done, moved to a new key, or to be
-// tried again later. A timer added in this process (Add) wakes the engine
-// at once when it is earlier than the wake it had; one added by another
-// process is seen within Options.Poll, for the store is read again that
-// often. After a restart the store still holds every pending timer: one
+// tried again later. A timer added in this process (Add), or moved there
+// before its instant (Rekey), wakes the engine at once when it is earlier
+// than the wake it had; one added by another process is seen within
+// Options.Poll, for the store is read again that often. After a restart the store still holds every pending timer: one
 // whose instant passed while nothing ran fires late, at once.
 //
 // The package declares what it consumes (Store, Handler); storage and
@@ -152,9 +152,9 @@ func New(store Store, handlers map[string]Handler, opts Options) (*Engine, error
 
 // Add stores t (see Store.AddTimer) and, when it is new, wakes the
 // engine if t falls due before its next wake, or if the engine is in a
-// pass, which may have read the store before t was in it. It returns the timer
-// stored (t, or the one of its key or group there already) and whether
-// it is new.
+// pass, which may have read the store before t was in it. It returns the
+// timer stored (t, or the one of its key or group there already) and
+// whether it is new.
 func (e *Engine) Add(ctx context.Context, t meetingbot.Timer) (meetingbot.Timer, bool, error) {
 	got, added, err := e.store.AddTimer(ctx, t, e.clock.Now().UTC())
 	if err != nil {
@@ -186,7 +186,7 @@ func (e *Engine) Rekey(ctx context.Context, old, next meetingbot.Timer, reason s
 		due = next.FireAt
 	}
 	e.wakeFor(due)
-	e.log.Info("timer moved before its instant", "timer", old.Key, "next", next.Key, "fire_at", next.FireAt, "reason", reason)
+	e.log.Debug("timer moved before its instant", "timer", old.Key, "next", next.Key, "fire_at", next.FireAt, "reason", reason)
 	old.State, old.Code, old.Reason, old.Next, old.DoneAt = meetingbot.TimerMoved, meetingbot.ReasonMeetingMoved, reason, next.Key, now
 	e.observe(old)
 	return true, nil
