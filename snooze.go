@@ -8,8 +8,8 @@ import (
 )
 
 // A reminder sent before its meeting starts carries "Remind me at start"
-// and, with at least SnoozeMinLeft to go, "In 5 min" (docs/design.md,
-// "Reminder actions"). A click stores a durable Timer of kind TimerKindSnooze for
+// and, with at least SnoozeMinLeft to go, "In 5 min" (docs/usage.md,
+// "Remind me at start"). A click stores a durable Timer of kind TimerKindSnooze for
 // the person who clicked, fired as a DM: at the meeting's start (following
 // the meeting when it moves), or five minutes after the click. The notify
 // package puts the buttons on reminders and the selfservice package acts
@@ -77,6 +77,16 @@ func SnoozeKey(user, reminderKey string, fire time.Time) string {
 	return snoozePrefix + user + ":" + reminderKey + ":" + fire.UTC().Format(time.RFC3339)
 }
 
+// SnoozeGroup returns the group of user's snoozes of the meeting eventID
+// in mode: snooze:<user>:<event ID>:<mode>. A person has one pending
+// timer, and gets one DM, per meeting and mode, whichever of its
+// reminders (10 minutes ahead, 1 minute ahead, in a channel or a DM) they
+// clicked, and wherever the meeting moved: the instance's ID stays when
+// its start moves.
+func SnoozeGroup(user, eventID string, mode SnoozeMode) string {
+	return snoozePrefix + user + ":" + eventID + ":" + string(mode)
+}
+
 // SnoozeSubscription returns the pseudo-subscription that scopes user's
 // snoozes in the ledger and names their messages' metadata: snooze:<user>.
 func SnoozeSubscription(user string) string { return snoozePrefix + user }
@@ -86,8 +96,8 @@ func SnoozeSubscription(user string) string { return snoozePrefix + user }
 func IsSnooze(subscription string) bool { return strings.HasPrefix(subscription, snoozePrefix) }
 
 // Timer returns the durable timer of s firing at fire: its key, its group
-// (one pending timer per person, reminder and mode), its bound (the
-// meeting's end, or its start when the end is unknown) and its payload.
+// (SnoozeGroup), its bound (the meeting's end, or its start when the end
+// is unknown) and its payload.
 func (s Snooze) Timer(fire time.Time) Timer {
 	fire = fire.UTC().Truncate(time.Second)
 	until := s.Meeting.End
@@ -97,7 +107,7 @@ func (s Snooze) Timer(fire time.Time) Timer {
 	payload, _ := json.Marshal(s)
 	return Timer{
 		Key:     SnoozeKey(s.User, s.Reminder, fire),
-		Group:   snoozePrefix + s.User + ":" + s.Reminder + ":" + string(s.Mode),
+		Group:   SnoozeGroup(s.User, s.Meeting.ID, s.Mode),
 		Kind:    TimerKindSnooze,
 		Subject: s.User,
 		FireAt:  fire,

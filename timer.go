@@ -6,13 +6,13 @@ import (
 	"time"
 )
 
-// Timer is a durable timer (docs/design.md, "Remind me at start: a
-// durable timer"): a wait a
-// person created in the bot, such as "remind me when it starts", with no
-// outside source to read it again from. Its stored row is the truth. It
-// is written before the person is answered, fired once at its instant
-// through the ledger's claim, send and record path under its Key, and,
-// after a restart or on another replica, fired late rather than lost.
+// Timer is a durable timer (docs/design.md, "Remind me at start: a durable
+// timer"): a wait a person created in the bot, such as "remind me when it
+// starts", with no outside source to read it again from. Its stored row
+// is the truth. It is written before the person is answered, fired once
+// at its instant through the ledger's claim, send and record path under
+// its Key, and, after a restart or on another replica, fired late rather
+// than lost.
 //
 // A timer is one row of the store: created pending, taken by one process
 // at a time under a lease when due, and ended with a final state. Kind

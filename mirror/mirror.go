@@ -91,6 +91,12 @@ type Options struct {
 	// Wake is called after a notification's sync of a calendar, to plan
 	// its subscriptions' changes at once.
 	Wake func(ctx context.Context, calendarID string)
+	// Changed, if set, is called after each sync that wrote meetings new
+	// or changed to the mirror (every one of a full sync), with them,
+	// before the sync returns, whoever asked for the sync (a sweep, the
+	// check before a reminder, a push notification): how the waits that
+	// follow a meeting (a snooze "at start") learn that it moved.
+	Changed func(ctx context.Context, calendarID string, changed []meetingbot.Meeting)
 	// Maintain is how often Run looks at the channels and the calendars
 	// subscribed; DefaultMaintain by default.
 	Maintain time.Duration
@@ -429,6 +435,7 @@ func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, 
 			} else if err := m.store.UpdateMirror(ctx, st, res.Changed, res.Removed); err != nil {
 				return st, err
 			}
+			m.changed(ctx, calendarID, res.Changed)
 			m.observe("incremental")
 			if len(res.Changed)+len(res.Removed) > 0 {
 				m.log.Debug("calendar synced", "calendar", calendarID, "changed", len(res.Changed), "removed", len(res.Removed))
@@ -447,7 +454,15 @@ func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, 
 	}
 	m.observe("full")
 	m.log.Debug("calendar synced in full", "calendar", calendarID, "meetings", len(res.Changed))
+	m.changed(ctx, calendarID, res.Changed)
 	return st, nil
+}
+
+// changed tells Options.Changed of the meetings a sync wrote.
+func (m *Mirror) changed(ctx context.Context, calendarID string, ms []meetingbot.Meeting) {
+	if m.opts.Changed != nil && len(ms) > 0 {
+		m.opts.Changed(ctx, calendarID, ms)
+	}
 }
 
 // stale reports whether a sweep that finds a calendar's last sync age old

@@ -389,3 +389,45 @@ func TestIdleCalendarSyncsOncePerInterval(t *testing.T) {
 		})
 	}
 }
+
+// changes records what Options.Changed is told.
+type changes struct {
+	mu   sync.Mutex
+	told []string // "calendar: id hh:mm, …" per call
+}
+
+func (c *changes) changed(_ context.Context, calendarID string, ms []meetingbot.Meeting) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.told = append(c.told, fmt.Sprint(calendarID, ": ", show(ms)))
+}
+
+func (c *changes) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.told
+	c.told = nil
+	return out
+}
+
+// Options.Changed is told of what each sync wrote (how a snooze "at start"
+// learns that its meeting moved): every meeting of the full sync, then the
+// meeting that moved; a sync that finds nothing new tells nothing.
+func TestChangedTellsOfTheMeetingsEachSyncWrote(t *testing.T) {
+	w := newWorld(t)
+	w.put("a", at(1))
+	w.put("b", at(2))
+	var c changes
+	m := w.mirror(mirror.Options{Changed: c.changed})
+	s := sub("alice", alice)
+
+	w.meetings(m, s, start, at(24))
+	assert.Equal(t, []string{alice + ": [a 09:00 b 10:00]"}, c.take(), "Changed after the full sync")
+	w.clock.Advance(6 * time.Minute)
+	w.meetings(m, s, start, at(24))
+	assert.Empty(t, c.take(), "Changed after a sync that found nothing new")
+
+	w.put("b", at(1).Add(-30*time.Minute)) // moved earlier
+	require.NoError(t, m.Sync(t.Context(), alice))
+	assert.Equal(t, []string{alice + ": [b 08:30]"}, c.take(), "Changed after the move")
+}

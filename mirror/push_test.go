@@ -318,3 +318,16 @@ func TestReplayedMessageNumberChangesNothing(t *testing.T) {
 	p.wake()
 	assert.Equal(t, lists+1, p.lists(), "a notification numbered above the last one syncs")
 }
+
+// A change pushed by the emulator reaches Options.Changed with the sync
+// the notification makes, before the scheduler is woken.
+func TestNotificationTellsChanged(t *testing.T) {
+	var c changes
+	p := newPushWorld(t, mirror.Options{Changed: c.changed})
+	p.settle()
+	c.take()
+
+	p.put("a", at(1))
+	p.wake()
+	assert.Equal(t, []string{alice + ": [a 09:00]"}, c.take(), "Changed after the notification's sync")
+}

@@ -46,7 +46,13 @@ func DigestMessage(rs []meetingbot.Reminder, now time.Time, joinHosts ...string)
 		// message, so a digest of MaxDigest lines cannot give each its own
 		// actions block: while the meeting has not started the accessory
 		// is "Remind me at start" (a digest's reminders carry it like any
-		// other's) and Join becomes a link in the line.
+		// other's) and Join becomes a link in the line. "In 5 min" has no
+		// room: an overflow menu or a static select would hold both in one
+		// accessory, but their options' values are at most 150 characters
+		// (https://docs.slack.dev/reference/block-kit/composition-objects/option-object),
+		// and a snooze's value names its subscription, its reminder's key
+		// and its meeting (a recurring instance's key alone is some 70),
+		// which a button's 2,000 hold and an option's 150 do not.
 		if snooze := snoozeButtons(r, now); len(snooze) > 0 {
 			accessory = slack.NewAccessory(snooze[0])
 			if join && inlineLink(m.JoinURL) {

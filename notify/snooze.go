@@ -11,8 +11,9 @@ import (
 )
 
 // snoozeButtons are the buttons a reminder posted at now carries while
-// its meeting has not started (docs/design.md, "Reminder actions"): "Remind me
-// at start", and "In 5 min" with meetingbot.SnoozeMinLeft or more to go.
+// its meeting has not started (docs/usage.md, "Remind me at start"):
+// "Remind me at start", and "In 5 min" with meetingbot.SnoozeMinLeft or
+// more to go.
 // Their value names the reminder (for a snooze's own DM, the reminder
 // first clicked) and its meeting as the reminder shows it.
 func snoozeButtons(r meetingbot.Reminder, now time.Time) []slack.BlockElement {

@@ -36,6 +36,7 @@ func TestClickAnswers(t *testing.T) {
 	start := t0.Add(20 * time.Minute)
 	m := meetingbot.Meeting{ID: "ev", Title: "Design <review>", Start: start, End: start.Add(30 * time.Minute)}
 	value := meetingbot.SnoozeValue("team", meetingbot.Key("ev", 20*time.Minute, start), m)
+	oneMinute := meetingbot.SnoozeValue("team", meetingbot.Key("ev", time.Minute, start), m) // another reminder of the meeting
 	token := func(at time.Time) string { return fmt.Sprintf("<!date^%d^{time}|", at.Unix()) }
 
 	for _, tt := range []struct {
@@ -47,6 +48,8 @@ func TestClickAnswers(t *testing.T) {
 		{"in 5 min again", meetingbot.ActionSnooze5m, value, t0.Add(time.Second), "Already set: I'll remind you at " + token(t0.Add(5*time.Minute-2*time.Second))},
 		{"at start", meetingbot.ActionSnoozeStart, value, t0, "I'll remind you at " + token(start)},
 		{"at start again", meetingbot.ActionSnoozeStart, value, t0, "Already set: I'll remind you at " + token(start)},
+		{"at start on the meeting's other reminder", meetingbot.ActionSnoozeStart, oneMinute, t0, "Already set: I'll remind you at " + token(start)},
+		{"in 5 min on the meeting's other reminder", meetingbot.ActionSnooze5m, oneMinute, t0.Add(2 * time.Second), "Already set: I'll remind you at " + token(t0.Add(5*time.Minute-2*time.Second))},
 		{"out of date", meetingbot.ActionSnoozeStart, `{"s":"team"}`, t0, "This button is out of date"},
 		{"turned off since", meetingbot.ActionSnoozeStart, meetingbot.SnoozeValue("gone", "k", m), t0, "Those reminders have been turned off since"},
 	} {

@@ -44,10 +44,14 @@ type Ledger interface {
 	Release(ctx context.Context, e meetingbot.Entry, reason string) error
 }
 
-// Timers adds snoozes; *timer.Engine provides it, and wakes itself when
-// one falls due before its next wake.
+// Timers adds snoozes, and moves one whose meeting moved before it came;
+// *timer.Engine provides it, and wakes itself when one falls due before
+// its next wake.
 type Timers interface {
 	Add(ctx context.Context, t meetingbot.Timer) (meetingbot.Timer, bool, error)
+	// Rekey ends old as moved to next, when old's instant is ahead and
+	// nobody is firing it, and reports whether it did.
+	Rekey(ctx context.Context, old, next meetingbot.Timer, reason string) (bool, error)
 }
 
 // Store lists and cancels a person's snoozes; both stores provide it.
@@ -55,6 +59,11 @@ type Store interface {
 	PendingTimers(ctx context.Context, subject string) ([]meetingbot.Timer, error)
 	CancelTimer(ctx context.Context, key, subject string, now time.Time) (meetingbot.Timer, bool, error)
 }
+
+// Reading returns the meetings of calendarID as the bot last read them
+// (the mirror's reading, from the store), without reading the calendar;
+// false when it holds no reading of it.
+type Reading func(ctx context.Context, calendarID string) ([]meetingbot.Meeting, bool, error)
 
 // Subscriptions finds a reminder's subscription by its ID: one of
 // CALENDARS, or one made in Slack; false when there is none (removed

@@ -40,13 +40,6 @@ type Options struct {
 	SendTimeout time.Duration
 	// Logger receives the logs; discarded by default.
 	Logger *slog.Logger
-	// Observer, if set, is told of each ledger outcome recorded.
-	Observer Observer
-}
-
-// Observer is told of each ledger outcome a snooze records, for metrics.
-type Observer interface {
-	RecordedSnooze(e meetingbot.Entry)
 }
 
 // Handler fires snooze timers: a timer.Handler.
@@ -147,11 +140,17 @@ func ended(e meetingbot.Entry) timer.Result {
 }
 
 // shownAs is the meeting m as the reminder clicked could show it: a
-// private one reduced to its time and join link, as the click's snapshot
-// was.
+// private one keeps what the click's snapshot showed (in a channel "Private
+// meeting" and no join link, to its owner its title and link) and takes
+// from the calendar its time, and its link only where the snapshot showed
+// one.
 func shownAs(snapshot, m meetingbot.Meeting) meetingbot.Meeting {
 	if m.Private {
-		return meetingbot.Meeting{ID: m.ID, Title: snapshot.Title, Start: m.Start, End: m.End, JoinURL: m.JoinURL, Private: true}
+		shown := meetingbot.Meeting{ID: m.ID, Title: snapshot.Title, Start: m.Start, End: m.End, Private: true}
+		if snapshot.JoinURL != "" {
+			shown.JoinURL = m.JoinURL
+		}
+		return shown
 	}
 	return m
 }
@@ -297,9 +296,6 @@ func (h *Handler) record(ctx context.Context, log *slog.Logger, e meetingbot.Ent
 		return timer.Result{State: meetingbot.TimerPending, Reason: "not recorded: " + err.Error(), Retry: now.Add(retryAfter(1))}
 	}
 	e.RecordedAt = now
-	if h.opts.Observer != nil {
-		h.opts.Observer.RecordedSnooze(e)
-	}
 	if !e.Final() {
 		return timer.Result{State: meetingbot.TimerPending, Reason: e.Reason, Retry: now.Add(retryAfter(e.Attempts))}
 	}

@@ -2,12 +2,12 @@ package snooze_test
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +16,8 @@ import (
 	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/snooze"
 	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/postgres"
+	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
 	"github.com/meetingbot/meetingbot/timer"
 	"github.com/stretchr/testify/require"
 )
@@ -27,453 +29,244 @@ var (
 
 var t0 = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 
+// poll is how often a process reads the store for what the others added
+// (timer.Options.Poll; TICK_INTERVAL in the bot).
+const poll = 30 * time.Second
+
 // TestRandomSnoozesCrashesAndProcesses runs snoozes of meetings that move
-// and are cancelled through one or two processes on one SQLite file, with
-// random crashes before or after any call to the store, the ledger or
-// Slack, restarts after random downtimes, double clicks and one click
-// reaching both processes, Slack's answers lost after it stored a message
-// and lookups that fail for a while; after each case, with every process
-// up again until the timers are settled, it checks:
-//   - none lost: every timer added ended, and every wait whose meeting was
-//     there at its instant and had not ended got its DM;
-//   - none twice: no key was delivered twice;
-//   - none wrong: every DM was of a meeting there at that instant, not
-//     before its instant, not after the meeting's end; an "at start" DM at
-//     or after the start it names.
+// (earlier and later), are cancelled and declined, through one or two
+// processes on one SQLite file or, one case in five when a test server
+// answers, one PostgreSQL schema; the processes step in turn, at once (in
+// goroutines, racing for the same due timers), or run their engines' Run
+// (sleeping on the clock and woken). Processes crash before or after any
+// call to the store, the ledger or Slack and restart after random
+// downtimes; a crash on SQLite frees the process's flock at once, as the
+// kernel does, and on PostgreSQL leaves its heartbeat and its leases to
+// run out. Clicks come twice and reach both processes; Slack loses
+// answers after taking messages and fails lookups for a while. The bot
+// learns of each move as the mirror tells it (Follow) or, when that is
+// lost, at its catch-up (FollowAll, at boot and every 10 minutes). After
+// each case, every process up until the timers are settled, it checks:
+//   - none lost: every timer ended; one ended "meeting ended" had its
+//     meeting end before anything could send it;
+//   - none twice: no key delivered twice, no more DMs per person, meeting
+//     and mode than clicks that made a timer;
+//   - none wrong: every DM of a meeting there at that instant, naming its
+//     start then and saying whether it moved, not before its instant nor
+//     after the meeting's end;
+//   - on time: an "in 5 min" DM at its instant, and an "at start" one at
+//     the meeting's start then (moved timers at the new start), unless a
+//     process died, none was up, Slack lost the answer or a lookup, or the
+//     move was learned only after the start.
 //
-// A failure prints its seed; rerun it with -random.seed=N -random.cases=1.
+// A failure prints its seed; rerun it with -random.seed=N -random.cases=1
+// (cases whose processes run at once may take another path).
 func TestRandomSnoozesCrashesAndProcesses(t *testing.T) {
 	cases := *randomCases
 	if testing.Short() || raceEnabled {
 		cases = min(cases, 20) // SQLite under the race detector is slow; CI runs the full count without it
 	}
+	pg := false // a PostgreSQL test server answers (pgtest.Server skips the subtest when none does)
+	t.Run("postgres", func(t *testing.T) {
+		pgtest.Server(t)
+		pg = true
+	})
 	var total stats
 	for i := range cases {
 		seed := *randomSeed + uint64(i)
-		st, err := runCase(t.TempDir(), seed)
-		require.NoError(t, err, "seed %d", seed)
+		st, err := runCase(t, seed, pg && seed%5 == 0)
+		require.NoError(t, err, "seed %d (%s)", seed, st.kind)
 		total.add(st)
 	}
-	t.Logf("%d cases: %d clicks (%d double, %d to both processes), %d timers added, %d crashes, %d restarts after downtime; "+
-		"%d DMs (%d at their instant, %d late), %d moved with their meeting, %d ended for a cancelled meeting, %d for one that had ended; "+
-		"%d sends unconfirmed, %d lookups failed, %d duplicates",
-		cases, total.clicks, total.doubles, total.both, total.added, total.crashes, total.downtimes,
-		total.delivered, total.onTime, total.late, total.moved, total.cancelled, total.ended,
-		total.unconfirmed, total.lookupsFailed, total.duplicates)
+	t.Logf("%d cases (%d on PostgreSQL, where %d timers were held by a process that died; %d of two processes at once; %d driven by Run): "+
+		"%d clicks (%d double, %d to both processes), "+
+		"%d timers added, %d crashes, %d restarts after downtime; %d DMs (%d at their instant, %d late and excused), "+
+		"%d moved with their meeting (%d before their instant, %d sent at the new start), %d ended for a cancelled meeting (%d declined), "+
+		"%d for one that had ended; %d sends unconfirmed, %d lookups failed, %d duplicates",
+		cases, total.pg, total.heldAtCrash, total.concurrent, total.run, total.clicks, total.doubles, total.both,
+		total.added, total.crashes, total.downtimes, total.delivered, total.onTime, total.late,
+		total.moved, total.rekeyed, total.movedOnTime, total.cancelled, total.declined,
+		total.ended, total.unconfirmed, total.lookupsFailed, total.duplicates)
 	if cases < 100 {
 		return // too few to count on every kind of trouble; CI runs the full count without the race detector
 	}
-	if total.crashes == 0 || total.delivered == 0 || total.onTime == 0 || total.late == 0 || total.moved == 0 ||
-		total.cancelled == 0 || total.ended == 0 || total.both == 0 || total.doubles == 0 || total.unconfirmed == 0 || total.lookupsFailed == 0 {
-		require.Fail(t, "the cases exercised too little", "%+v", total)
+	met := []int{total.crashes, total.delivered, total.onTime, total.late, total.moved, total.rekeyed, total.movedOnTime,
+		total.cancelled, total.declined, total.ended, total.both, total.doubles, total.unconfirmed, total.lookupsFailed,
+		total.concurrent, total.run}
+	if pg {
+		met = append(met, total.pg, total.heldAtCrash)
+	}
+	for _, n := range met {
+		if n == 0 {
+			require.Fail(t, "the cases exercised too little", "%+v", total)
+		}
 	}
 }
 
 type stats struct {
+	kind                                             string
+	pg, concurrent, run, heldAtCrash                 int
 	clicks, doubles, both, added, crashes, downtimes int
-	delivered, onTime, late, moved, cancelled, ended int
+	delivered, onTime, late, moved, rekeyed          int
+	movedOnTime, cancelled, declined, ended          int
 	unconfirmed, lookupsFailed, duplicates           int
 }
 
 func (s *stats) add(o stats) {
-	s.clicks += o.clicks
-	s.doubles += o.doubles
-	s.both += o.both
-	s.added += o.added
-	s.crashes += o.crashes
-	s.downtimes += o.downtimes
-	s.delivered += o.delivered
-	s.onTime += o.onTime
-	s.late += o.late
-	s.moved += o.moved
-	s.cancelled += o.cancelled
-	s.ended += o.ended
-	s.unconfirmed += o.unconfirmed
-	s.lookupsFailed += o.lookupsFailed
-	s.duplicates += o.duplicates
-}
-
-// version is one start of a meeting, in the calendar during [from, to).
-type version struct {
-	id       string
-	start    time.Time
-	from, to time.Time
-}
-
-func (v version) meeting() meetingbot.Meeting {
-	return meetingbot.Meeting{ID: v.id, Title: "Meeting " + v.id, Start: v.start, End: v.start.Add(30 * time.Minute)}
-}
-
-// timeline is a calendar whose content depends on the clock.
-type timeline struct {
-	now      func() time.Time
-	versions []version
-}
-
-func (tl *timeline) at(id string, t time.Time) (version, bool) {
-	for _, v := range tl.versions {
-		if v.id == id && !t.Before(v.from) && t.Before(v.to) {
-			return v, true
-		}
+	for i, n := range []int{o.pg, o.concurrent, o.run, o.heldAtCrash, o.clicks, o.doubles, o.both, o.added, o.crashes, o.downtimes,
+		o.delivered, o.onTime, o.late, o.moved, o.rekeyed, o.movedOnTime, o.cancelled, o.declined, o.ended,
+		o.unconfirmed, o.lookupsFailed, o.duplicates} {
+		*[]*int{&s.pg, &s.concurrent, &s.run, &s.heldAtCrash, &s.clicks, &s.doubles, &s.both, &s.added, &s.crashes, &s.downtimes,
+			&s.delivered, &s.onTime, &s.late, &s.moved, &s.rekeyed, &s.movedOnTime, &s.cancelled, &s.declined, &s.ended,
+			&s.unconfirmed, &s.lookupsFailed, &s.duplicates}[i] += n
 	}
-	return version{}, false
-}
-
-func (tl *timeline) Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
-	now := tl.now()
-	var out []meetingbot.Meeting
-	for _, v := range tl.versions {
-		if !now.Before(v.from) && now.Before(v.to) && v.start.After(from) && !v.start.After(to) {
-			out = append(out, v.meeting())
-		}
-	}
-	return out, nil
-}
-
-func (tl *timeline) Meeting(ctx context.Context, sub meetingbot.Subscription, id string) (meetingbot.Meeting, error) {
-	if v, ok := tl.at(id, tl.now()); ok {
-		return v.meeting(), nil
-	}
-	return meetingbot.Meeting{}, meetingbot.ErrGone
-}
-
-// dm is one snooze DM Slack holds.
-type dm struct {
-	r     meetingbot.Reminder
-	moved bool
-	at    time.Time
-}
-
-// slack holds the DMs, shared by the processes.
-type slack struct {
-	mu  sync.Mutex
-	now func() time.Time
-	dms []dm
-}
-
-func (s *slack) post(r meetingbot.Reminder, moved bool) meetingbot.Receipt {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.dms = append(s.dms, dm{r: r, moved: moved, at: s.now()})
-	return meetingbot.Receipt{Channel: "D" + r.Subscription.Destination, TS: fmt.Sprint(len(s.dms))}
-}
-
-func (s *slack) find(r meetingbot.Reminder) (meetingbot.Receipt, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, d := range s.dms {
-		if d.r.Key == r.Key && d.r.Subscription.ID == r.Subscription.ID {
-			return meetingbot.Receipt{Channel: "D" + r.Subscription.Destination, TS: fmt.Sprint(i + 1)}, true
-		}
-	}
-	return meetingbot.Receipt{}, false
-}
-
-var errCrashed = errors.New("process crashed")
-
-// process decides when a simulated process dies: before, or just after,
-// its n-th call to the store, the ledger or Slack. A dead process's calls
-// do nothing.
-type process struct {
-	mu      sync.Mutex
-	calls   int
-	crashAt int // -1: never
-	after   bool
-	dead    bool
-}
-
-func (p *process) enter() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.dead {
-		return false
-	}
-	if p.calls == p.crashAt && !p.after {
-		p.dead = true
-		return false
-	}
-	return true
-}
-
-func (p *process) leave() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := p.calls
-	p.calls++
-	if n == p.crashAt && p.after {
-		p.dead = true
-	}
-	return !p.dead
-}
-
-func (p *process) isDead() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.dead
-}
-
-func guard[T any](p *process, f func() (T, error)) (T, error) {
-	var zero T
-	if !p.enter() {
-		return zero, errCrashed
-	}
-	v, err := f()
-	if !p.leave() {
-		return zero, errCrashed
-	}
-	return v, err
-}
-
-// crashStore is a process's store: its timers' and its ledger's calls may
-// be its last.
-type crashStore struct {
-	*storage.Store
-	p *process
-}
-
-func (s crashStore) NextTimers(ctx context.Context, now time.Time) ([]meetingbot.Timer, time.Time, error) {
-	var next time.Time
-	due, err := guard(s.p, func() ([]meetingbot.Timer, error) {
-		due, n, err := s.Store.NextTimers(ctx, now)
-		next = n
-		return due, err
-	})
-	return due, next, err
-}
-func (s crashStore) TakeTimer(ctx context.Context, key string, now time.Time, lease time.Duration) (meetingbot.Timer, bool, error) {
-	var ok bool
-	t, err := guard(s.p, func() (meetingbot.Timer, error) {
-		t, taken, err := s.Store.TakeTimer(ctx, key, now, lease)
-		ok = taken
-		return t, err
-	})
-	return t, ok, err
-}
-func (s crashStore) FinishTimer(ctx context.Context, t meetingbot.Timer, now time.Time) error {
-	_, err := guard(s.p, func() (int, error) { return 0, s.Store.FinishTimer(ctx, t, now) })
-	return err
-}
-func (s crashStore) MoveTimer(ctx context.Context, old, next meetingbot.Timer, now time.Time) error {
-	_, err := guard(s.p, func() (int, error) { return 0, s.Store.MoveTimer(ctx, old, next, now) })
-	return err
-}
-func (s crashStore) RetryTimer(ctx context.Context, t meetingbot.Timer, at time.Time, reason string) error {
-	_, err := guard(s.p, func() (int, error) { return 0, s.Store.RetryTimer(ctx, t, at, reason) })
-	return err
-}
-func (s crashStore) Entries(ctx context.Context, sub string, keys []string) (map[string]meetingbot.Entry, error) {
-	return guard(s.p, func() (map[string]meetingbot.Entry, error) { return s.Store.Entries(ctx, sub, keys) })
-}
-func (s crashStore) Claim(ctx context.Context, e meetingbot.Entry, now, until time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error) {
-	var prev meetingbot.Entry
-	st, err := guard(s.p, func() (meetingbot.ClaimStatus, error) {
-		st, pr, err := s.Store.Claim(ctx, e, now, until)
-		prev = pr
-		return st, err
-	})
-	return st, prev, err
-}
-func (s crashStore) Record(ctx context.Context, e meetingbot.Entry, now time.Time) error {
-	_, err := guard(s.p, func() (int, error) { return 0, s.Store.Record(ctx, e, now) })
-	return err
-}
-func (s crashStore) Release(ctx context.Context, e meetingbot.Entry, reason string) error {
-	_, err := guard(s.p, func() (int, error) { return 0, s.Store.Release(ctx, e, reason) })
-	return err
-}
-
-// trouble is what goes wrong with Slack beyond crashes. Its notifier is
-// called from several fires at once, so what it draws is behind mu.
-type trouble struct {
-	mu          sync.Mutex
-	rng         *rand.Rand
-	unconfirmed int // percent of posts whose answer is lost
-	lookupFail  int // percent of lookups that fail
-	st          *stats
-}
-
-func (t *trouble) roll(n int) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.rng.IntN(n)
-}
-
-func (t *trouble) count(f func(*stats)) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	f(t.st)
-}
-
-type crashNotifier struct {
-	slack *slack
-	p     *process
-	t     *trouble
-}
-
-func (n crashNotifier) NotifySnooze(ctx context.Context, r meetingbot.Reminder, of meetingbot.Snooze, moved bool) (meetingbot.Receipt, error) {
-	if !n.p.enter() {
-		return meetingbot.Receipt{}, errCrashed
-	}
-	var rc meetingbot.Receipt
-	var err error
-	if n.t.roll(100) < n.t.unconfirmed {
-		n.t.count(func(st *stats) { st.unconfirmed++ })
-		if n.t.roll(2) == 0 {
-			n.slack.post(r, moved)
-		}
-		err = fmt.Errorf("slack: answer lost: %w", meetingbot.ErrUnconfirmed)
-	} else {
-		rc = n.slack.post(r, moved)
-	}
-	if !n.p.leave() {
-		return meetingbot.Receipt{}, errCrashed
-	}
-	return rc, err
-}
-
-func (n crashNotifier) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, bool, error) {
-	if !n.p.enter() {
-		return meetingbot.Receipt{}, false, errCrashed
-	}
-	var rc meetingbot.Receipt
-	var ok bool
-	var err error
-	if n.t.roll(100) < n.t.lookupFail {
-		n.t.count(func(st *stats) { st.lookupsFailed++ })
-		err = errors.New("slack: 503 service unavailable")
-	} else {
-		rc, ok = n.slack.find(r)
-	}
-	if !n.p.leave() {
-		return meetingbot.Receipt{}, false, errCrashed
-	}
-	return rc, ok, err
-}
-
-// bot is one process: its store, timer engine and click service.
-type bot struct {
-	store   *storage.Store
-	p       *process
-	engine  *timer.Engine
-	service *snooze.Service
-	downTil time.Time // down until then; zero: up
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// click is one click on a snooze button.
-type click struct {
-	at, stamp time.Time // when it reaches the bot; Slack's action_ts
-	user      string
-	action    string
-	value     string
-	both      bool // reaches both processes (Slack's retry to another replica)
+// bot is one process: its store, timer engine and click service.
+type bot struct {
+	store   caseStore
+	p       *process
+	engine  *timer.Engine
+	service *snooze.Service
+	w       *runWatch
+	stop    func() // ends Run
+	downTil time.Time
+	caught  time.Time // its last catch-up
 }
 
-func runCase(dir string, seed uint64) (stats, error) {
+func (b *bot) up() bool { return b.downTil.IsZero() && !b.p.isDead() }
+
+// runCase runs the case of seed, on PostgreSQL when pg.
+func runCase(t *testing.T, seed uint64, pg bool) (stats, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x5a002e))
 	ctx := context.Background()
 	var st stats
 	horizon := 60 * time.Minute
-	secs := func(d time.Duration) time.Duration {
-		return time.Duration(rng.Int64N(int64(max(d, 0)/time.Second)+1)) * time.Second
+	tl := newTimeline(rng, horizon)
+	clicks := newClicks(rng, tl, &st)
+	procs := 1 + rng.IntN(2)
+	mode := "stepped"
+	switch {
+	case rng.IntN(3) == 0:
+		mode, st.run = "run", 1
+	case procs == 2 && rng.IntN(2) == 0:
+		mode, st.concurrent = "concurrent", 1
 	}
-	forever := t0.Add(100 * time.Hour)
-
-	// Meetings that move and are cancelled.
-	var tl timeline
-	for i := range 1 + rng.IntN(4) {
-		id := fmt.Sprintf("m%d", i)
-		from, s := t0.Add(-time.Hour), t0.Add(2*time.Minute+secs(horizon))
-		for change := 0; ; change++ {
-			to := forever
-			if change < 2 && rng.IntN(10) < 5 {
-				to = from.Add(time.Second + secs(s.Add(5*time.Minute).Sub(from)))
-			}
-			tl.versions = append(tl.versions, version{id: id, start: s, from: from, to: to})
-			if to == forever || rng.IntN(10) < 3 { // cancelled at to
-				break
-			}
-			from, s = to, to.Add(-10*time.Minute+secs(40*time.Minute))
-		}
+	crashOdds := 15 // percent of steps that arm a crash
+	if pg {
+		crashOdds = 30 // more dying holders, whose leases run out
 	}
-
-	// Clicks on the snooze buttons of the reminders of those meetings.
-	users := []string{"U1", "U2", "U3"}
-	var clicks []click
-	for range 1 + rng.IntN(6) {
-		v := tl.versions[rng.IntN(len(tl.versions))]
-		lo, hi := later(v.from, v.start.Add(-20*time.Minute), t0), earlier(v.to, v.start)
-		if !hi.After(lo) {
-			continue
-		}
-		at := lo.Add(secs(hi.Sub(lo) - time.Second))
-		m := v.meeting()
-		c := click{at: at, stamp: at, user: users[rng.IntN(len(users))], action: meetingbot.ActionSnoozeStart,
-			value: meetingbot.SnoozeValue("sub", meetingbot.Key(v.id, 10*time.Minute, v.start), m)}
-		if rng.IntN(2) == 0 {
-			c.action = meetingbot.ActionSnooze5m
-		}
-		c.both = rng.IntN(4) == 0
-		clicks = append(clicks, c)
-		if rng.IntN(4) == 0 { // a double click
-			d := c
-			d.at, d.stamp, d.both = at.Add(time.Duration(1+rng.IntN(3))*time.Second), at.Add(time.Duration(1+rng.IntN(3))*time.Second), false
-			clicks = append(clicks, d)
-			st.doubles++
-		}
-	}
+	st.kind = fmt.Sprintf("%d processes, %s, PostgreSQL %v", procs, mode, pg)
 
 	c := clock.NewFake(t0)
 	tl.now = c.Now
 	sl := &slack{now: c.Now}
-	tr := &trouble{rng: rand.New(rand.NewPCG(seed, 0x7b0b1e)), st: &st}
-	if rng.IntN(3) == 0 {
-		tr.unconfirmed, tr.lookupFail = 10, 30
+	tr := &trouble{rng: rand.New(rand.NewPCG(seed, 0x7b0b1e)), st: &st, at: map[string][]time.Time{}}
+	if rng.IntN(2) == 0 {
+		tr.unconfirmed, tr.lookupFail = 20, 40
 	}
-	path := filepath.Join(dir, "bot.db")
+	rec := &record{tl: tl, trouble: tr.at, learned: map[string][]learn{}, clicks: map[string][]clickAdded{}}
+	var open func(p *process) (caseStore, error)
+	if pg {
+		st.pg = 1
+		url := pgtest.URL(t)
+		open = func(p *process) (caseStore, error) {
+			return postgres.Open(ctx, url, postgres.Options{Interval: 30 * time.Second, Now: p.clock})
+		}
+	} else {
+		path := filepath.Join(t.TempDir(), "bot.db")
+		open = func(*process) (caseStore, error) { return storage.Open(ctx, path) }
+	}
+	var zombies []caseStore // PostgreSQL stores of processes that died: their rows run out
 	subs := func(ctx context.Context, id string) (meetingbot.Subscription, bool, error) {
 		return meetingbot.Subscription{ID: id, CalendarID: "cal"}, id == "sub", nil
 	}
+	learnt := func(ms []meetingbot.Meeting) {
+		for _, m := range ms {
+			rec.learned[m.ID] = append(rec.learned[m.ID], learn{at: c.Now(), start: m.Start})
+		}
+	}
+	catchUp := func(b *bot) {
+		b.caught = c.Now()
+		reading := tl.reading(c.Now())
+		if _, err := b.service.FollowAll(ctx, func(context.Context, string) ([]meetingbot.Meeting, bool, error) { return reading, true, nil }); err == nil {
+			learnt(reading)
+		}
+		b.woken()
+	}
 	boot := func(b *bot) error {
-		if b.store != nil {
-			b.store.Close() // a SIGKILL's end: the flock goes with the process
-		}
-		store, err := storage.Open(ctx, path)
+		p := &process{crashAt: -1, now: c.Now}
+		store, err := open(p)
 		if err != nil {
 			return err
 		}
-		p := &process{crashAt: -1}
-		cs := crashStore{store, p}
-		h, err := snooze.NewHandler(&tl, crashNotifier{sl, p, tr}, cs, snooze.Options{Clock: c, Logger: discard()})
+		*b = bot{store: store, p: p}
+		var clk clock.Clock = c
+		if mode == "run" {
+			b.w = &runWatch{}
+			clk = watchClock{Fake: c, w: b.w}
+		}
+		cs := crashStore{caseStore: store, p: p, w: b.w, note: rec.note}
+		rec.note("", "%v %s boots (%s)", c.Now().Format("15:04:05.000"), store.Owner(), mode)
+		h, err := snooze.NewHandler(tl, crashNotifier{sl, p, tr}, cs, snooze.Options{Clock: c, Logger: discard()})
 		if err != nil {
 			return err
 		}
-		e, err := timer.New(cs, map[string]timer.Handler{meetingbot.TimerKindSnooze: h}, timer.Options{Clock: c, Logger: discard(), Poll: 30 * time.Second})
+		b.engine, err = timer.New(cs, map[string]timer.Handler{meetingbot.TimerKindSnooze: h}, timer.Options{Clock: clk, Logger: discard(), Poll: poll})
 		if err != nil {
 			return err
 		}
-		*b = bot{store: store, p: p, engine: e, service: snooze.NewService(e, store, subs, c.Now, discard())}
+		b.service = snooze.NewService(b.engine, cs, subs, c.Now, discard())
+		if mode == "run" {
+			b.w.engine = b.engine
+			runCtx, cancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_ = b.engine.Run(runCtx)
+			}()
+			b.stop = func() { cancel(); <-done }
+		}
+		catchUp(b)
 		return nil
 	}
-	bots := []*bot{{}}
-	if rng.IntN(2) == 0 {
-		bots = append(bots, &bot{})
-	}
-	for _, b := range bots {
-		if err := boot(b); err != nil {
+	bots := make([]*bot, procs)
+	for i := range bots {
+		bots[i] = &bot{}
+		if err := boot(bots[i]); err != nil {
 			return st, err
 		}
 	}
 	defer func() {
 		for _, b := range bots {
-			b.store.Close()
+			b.halt()
+			if b.store != nil {
+				b.store.Close()
+			}
+		}
+		for _, z := range zombies {
+			z.Close()
 		}
 	}()
-	up := func(b *bot) bool { return b.downTil.IsZero() && !b.p.isDead() }
 
+	var changes []time.Time // when the calendar changed, for the mirror to tell
+	for _, v := range tl.versions {
+		if v.from.After(t0) {
+			changes = append(changes, v.from)
+		}
+	}
 	end := t0.Add(horizon + 2*time.Hour)
 	calm := t0.Add(horizon + 40*time.Minute) // from then on nothing crashes, so every timer settles
+	// The whole bot down, one case in two, from a little before a snoozed
+	// meeting's start until past its end: it ends unreminded.
+	var outage [2]time.Time
+	if len(clicks) > 0 && rng.IntN(2) == 0 {
+		k := clicks[rng.IntN(len(clicks))]
+		outage[0] = later(k.at.Add(time.Second), k.start.Add(-time.Duration(rng.Int64N(int64(5*time.Minute)))))
+		outage[1] = outage[0].Add(35*time.Minute + time.Duration(rng.Int64N(int64(25*time.Minute))))
+	}
 	for now := t0; now.Before(end); now = c.Now() {
 		for _, b := range bots {
 			if !b.downTil.IsZero() && !now.Before(b.downTil) {
@@ -482,150 +275,233 @@ func runCase(dir string, seed uint64) (stats, error) {
 				}
 			}
 		}
+		if !outage[0].IsZero() && !now.Before(outage[0]) {
+			for _, b := range bots {
+				if b.up() {
+					b.p.kill()
+				}
+			}
+			outage[0] = time.Time{}
+		}
+		live := func() []*bot {
+			var out []*bot
+			for _, b := range bots {
+				if b.up() {
+					out = append(out, b)
+				}
+			}
+			return out
+		}
+		// The mirror tells one process of what a sync wrote; the tell is
+		// lost one time in three (a process that died between writing the
+		// change and following it), and the catch-ups find it.
+		for len(changes) > 0 && !changes[0].After(now) {
+			if l := live(); len(l) > 0 && rng.IntN(3) > 0 {
+				var changed []meetingbot.Meeting
+				for _, v := range tl.versions {
+					if v.from.Equal(changes[0]) {
+						changed = append(changed, v.meeting())
+					}
+				}
+				if _, err := l[0].service.Follow(ctx, "cal", changed); err == nil {
+					learnt(changed)
+				}
+				l[0].woken()
+			}
+			changes = changes[1:]
+		}
+		for _, b := range live() {
+			if now.Sub(b.caught) >= 10*time.Minute {
+				catchUp(b)
+			}
+		}
 		for i := 0; i < len(clicks); i++ {
 			k := clicks[i]
 			if k.at.After(now) {
 				continue
 			}
-			var live []*bot
-			for _, b := range bots {
-				if up(b) {
-					live = append(live, b)
-				}
-			}
-			if len(live) == 0 {
+			l := live()
+			if len(l) == 0 {
 				clicks[i].at = now.Add(time.Second) // Slack shows an error; the person clicks again
 				continue
 			}
-			to := live[:1]
-			if k.both && len(live) == 2 {
-				to = live
+			to := l[:1]
+			if k.both && len(l) == 2 {
+				to = l
 				st.both++
 			}
 			for _, b := range to {
-				if _, err := b.service.Click(ctx, k.user, k.action, k.value, k.stamp); err != nil {
+				answer, err := b.service.Click(ctx, k.user, k.action, k.value, k.stamp)
+				if err != nil {
 					return st, fmt.Errorf("click at %v: %w", now, err)
 				}
+				if strings.Contains(answer, "I'll remind you") && !strings.HasPrefix(answer, "Already set") {
+					group := groupOfClick(k, answer)
+					rec.clicks[group] = append(rec.clicks[group], clickAdded{at: now, start: k.start})
+				}
+				b.woken()
 			}
 			st.clicks++
 			clicks = append(clicks[:i], clicks[i+1:]...)
 			i--
 		}
+
 		next := now.Add(30 * time.Second)
 		for _, k := range clicks {
 			next = earlier(next, k.at)
 		}
-		for _, b := range bots {
-			if !up(b) {
-				if !b.downTil.IsZero() {
-					next = earlier(next, b.downTil)
-				}
-				continue
-			}
-			if now.Before(calm) && rng.IntN(100) < 15 {
-				b.p.mu.Lock()
-				b.p.crashAt, b.p.after = b.p.calls+rng.IntN(10), rng.IntN(2) == 0
-				b.p.mu.Unlock()
-			}
-			wake := b.engine.Tick(ctx)
-			b.engine.Wait()
-			if b.p.isDead() {
-				st.crashes++
-				b.downTil = now.Add(time.Second)
-				if rng.IntN(3) == 0 {
-					b.downTil = now.Add(secs(45 * time.Minute))
-					st.downtimes++
-				}
-				next = earlier(next, b.downTil)
-				continue
-			}
-			b.p.mu.Lock()
-			b.p.crashAt = -1
-			b.p.mu.Unlock()
-			if !wake.IsZero() {
-				next = earlier(next, later(wake, now.Add(time.Millisecond)))
+		if len(changes) > 0 {
+			next = earlier(next, changes[0])
+		}
+		if !outage[0].IsZero() {
+			next = earlier(next, outage[0])
+		}
+		l := live()
+		for _, b := range l {
+			next = earlier(next, b.caught.Add(10*time.Minute))
+			if now.Before(calm) && rng.IntN(100) < crashOdds {
+				b.p.arm(rng)
 			}
 		}
-		c.Set(later(next, now.Add(time.Millisecond)))
+		wakes, err := work(mode, l, c)
+		if err != nil {
+			return st, fmt.Errorf("at %v: %w", now, err)
+		}
+		for _, w := range wakes {
+			next = earlier(next, later(w, now.Add(time.Millisecond)))
+		}
+		for _, b := range bots {
+			if b.downTil.IsZero() && b.p.isDead() {
+				b.halt()
+				if pg {
+					zombies = append(zombies, b.store) // a SIGKILL's end: its heartbeat and leases run out
+					if held, err := heldBy(b.store); err == nil {
+						st.heldAtCrash += held
+					}
+				} else {
+					b.store.Close() // the kernel frees a dead process's flock at once
+				}
+				b.store = nil
+				st.crashes++
+				rec.crashes = append(rec.crashes, b.p.died)
+				rec.note("", "%v a process died (seen at %v)", b.p.died.Format("15:04:05.000"), now.Format("15:04:05.000"))
+				b.downTil = now.Add(time.Second)
+				if now.Before(outage[1]) && outage[0].IsZero() {
+					b.downTil = outage[1]
+				} else if rng.IntN(3) == 0 {
+					b.downTil = now.Add(time.Duration(rng.Int64N(int64(45*time.Minute/time.Second))+1) * time.Second)
+					st.downtimes++
+				}
+			}
+			b.p.disarm()
+			if !b.downTil.IsZero() {
+				next = earlier(next, b.downTil)
+			}
+		}
+		next = later(next, now.Add(time.Millisecond))
+		if len(live()) == 0 {
+			rec.noneUp = append(rec.noneUp, [2]time.Time{now, next})
+		}
+		c.Set(next)
+	}
+	if mode == "run" {
+		if _, err := work(mode, bots, c); err != nil { // idle before the store is read
+			return st, err
+		}
 	}
 
-	// The oracle.
 	all, err := bots[0].store.TimerRange(ctx, t0.Add(-time.Hour), forever)
 	if err != nil {
 		return st, err
 	}
-	byKey := map[string]meetingbot.Timer{}
-	for _, t := range all {
-		byKey[t.Key] = t
-	}
-	delivered := map[string][]dm{}
-	for _, d := range sl.dms {
-		delivered[d.r.Key] = append(delivered[d.r.Key], d)
-	}
-	for key, ds := range delivered {
-		if len(ds) > 1 {
-			st.duplicates += len(ds) - 1
-			return st, fmt.Errorf("%s delivered %d times", key, len(ds))
-		}
-		d := ds[0]
-		t, ok := byKey[key]
-		if !ok {
-			return st, fmt.Errorf("%s delivered without a timer", key)
-		}
-		s, _ := meetingbot.ParseSnooze(t)
-		v, there := tl.at(s.Meeting.ID, d.at)
-		switch {
-		case !there:
-			return st, fmt.Errorf("%s delivered at %v: its meeting was not there then", key, d.at)
-		case d.at.Before(t.FireAt):
-			return st, fmt.Errorf("%s delivered at %v, before its instant %v", key, d.at, t.FireAt)
-		case !d.at.Before(v.start.Add(30 * time.Minute)):
-			return st, fmt.Errorf("%s delivered at %v, after its meeting's end %v", key, d.at, v.start.Add(30*time.Minute))
-		case s.Mode == meetingbot.SnoozeAtStart && d.at.Before(v.start):
-			return st, fmt.Errorf("%s (at start) delivered at %v, before the start %v", key, d.at, v.start)
-		case !d.r.Meeting.Start.Equal(v.start):
-			return st, fmt.Errorf("%s delivered at %v naming start %v; the meeting starts at %v", key, d.at, d.r.Meeting.Start, v.start)
-		}
-		st.delivered++
-		if d.at.Equal(t.FireAt) {
-			st.onTime++
-		} else {
-			st.late++
-		}
-	}
-	for _, t := range all {
-		st.added++
-		switch {
-		case t.State == meetingbot.TimerPending:
-			return st, fmt.Errorf("timer %s still pending at the end (due %v)", t.Key, t.DueAt)
-		case t.State == meetingbot.TimerMoved:
-			st.moved++
-			next, ok := byKey[t.Next]
-			if !ok {
-				return st, fmt.Errorf("timer %s moved to %s, which is not stored", t.Key, t.Next)
-			}
-			if next.CreatedAt.Before(t.DoneAt) {
-				return st, fmt.Errorf("timer %s moved to %s, a timer that ended before: the wait is lost", t.Key, t.Next)
-			}
-		case t.Code == meetingbot.ReasonSent:
-			if len(delivered[t.Key]) == 0 {
-				return st, fmt.Errorf("timer %s recorded sent, not in Slack", t.Key)
-			}
-		case len(delivered[t.Key]) > 0:
-			return st, fmt.Errorf("timer %s delivered, recorded %s (%s)", t.Key, t.Code, t.Reason)
-		case t.Code == meetingbot.ReasonMeetingCancelled:
-			st.cancelled++
-			s, _ := meetingbot.ParseSnooze(t)
-			if _, there := tl.at(s.Meeting.ID, t.DoneAt); there {
-				return st, fmt.Errorf("timer %s ended for a cancelled meeting at %v, which was there", t.Key, t.DoneAt)
-			}
-		case t.Code == meetingbot.ReasonMeetingEnded:
-			st.ended++
-		default:
-			return st, fmt.Errorf("timer %s ended %s (%s) without a DM", t.Key, t.Code, t.Reason)
-		}
+	rec.timers, rec.dms = all, sl.dms
+	if err := rec.check(&st); err != nil {
+		return st, fmt.Errorf("%w; what happened:\n%s", err, rec.story(err.Error()))
 	}
 	return st, nil
+}
+
+// work has the live processes do what is due at the clock's now, and
+// returns when each wants to be woken: stepped, one after the other;
+// concurrent, all at once; run, waiting for each engine's Run to be idle.
+func work(mode string, live []*bot, c *clock.Fake) ([]time.Time, error) {
+	var mu sync.Mutex
+	var wakes []time.Time
+	step := func(b *bot) {
+		// Passes until one finds nothing due, as the engine wakes itself
+		// after a fire that moved a timer or gave it back.
+		var wake time.Time
+		for range 20 {
+			wake = b.engine.Tick(context.Background())
+			b.engine.Wait()
+			if !b.p.fired() || b.p.isDead() {
+				break
+			}
+		}
+		if !wake.IsZero() {
+			mu.Lock()
+			wakes = append(wakes, wake)
+			mu.Unlock()
+		}
+	}
+	switch mode {
+	case "stepped":
+		for _, b := range live {
+			step(b)
+		}
+	case "concurrent":
+		var wg sync.WaitGroup
+		for _, b := range live {
+			wg.Go(func() { step(b) })
+		}
+		wg.Wait()
+	case "run":
+		for _, b := range live {
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				idle, until := b.w.idle()
+				if idle {
+					wakes = append(wakes, c.Now().Add(until-c.Elapsed()))
+					break
+				}
+				if time.Now().After(deadline) {
+					return nil, fmt.Errorf("an engine driven by Run never went idle")
+				}
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+	}
+	return wakes, nil
+}
+
+// heldBy counts the pending timers a dead process's store holds, which the
+// others take only once its heartbeat and their leases ran out.
+func heldBy(s caseStore) (int, error) {
+	all, err := s.TimerRange(context.Background(), t0.Add(-time.Hour), forever)
+	n := 0
+	for _, t := range all {
+		if t.State == meetingbot.TimerPending && t.Holder == s.Owner() {
+			n++
+		}
+	}
+	return n, err
+}
+
+// woken tells the engine driven by Run that the case added or moved a
+// timer, which its next pass must see.
+func (b *bot) woken() {
+	if b.w != nil {
+		b.w.woken()
+		b.engine.Wake()
+	}
+}
+
+// halt ends the engine's Run, if it runs.
+func (b *bot) halt() {
+	if b.stop != nil {
+		b.stop()
+		b.stop = nil
+	}
 }
 
 func later(ts ...time.Time) time.Time {

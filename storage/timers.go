@@ -132,14 +132,14 @@ func payloadOf(t meetingbot.Timer) []byte {
 }
 
 // NextTimers returns the pending timers due by now that this process may
-// take (none held by another live process), earliest first, and when the
-// next of the others falls due: the due instant of one not yet due, or
-// the end of the lease of one another process holds. next is zero when
-// there is none.
-func (s *Store) NextTimers(ctx context.Context, now time.Time) (due []meetingbot.Timer, next time.Time, err error) {
+// take (none held by another live process), earliest first, when the
+// next of the others falls due (the due instant of one not yet due, or
+// the end of the lease of one another process holds; zero when there is
+// none), and how many timers are pending in all, from one read.
+func (s *Store) NextTimers(ctx context.Context, now time.Time) (due []meetingbot.Timer, next time.Time, pending int, err error) {
 	all, err := s.timers(ctx, s.db, `SELECT `+timerColumns+` FROM timers WHERE state = 'pending' ORDER BY due_ms, key`)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("storage: next timers: %w", err)
+		return nil, time.Time{}, 0, fmt.Errorf("storage: next timers: %w", err)
 	}
 	soonest := func(at time.Time) {
 		if next.IsZero() || at.Before(next) {
@@ -158,7 +158,7 @@ func (s *Store) NextTimers(ctx context.Context, now time.Time) (due []meetingbot
 			due = append(due, t)
 		}
 	}
-	return due, next, nil
+	return due, next, len(all), nil
 }
 
 // TakeTimer takes the pending timer key for this process for lease from
@@ -231,19 +231,62 @@ func (s *Store) MoveTimer(ctx context.Context, old, next meetingbot.Timer, now t
 	}
 	// The meeting may move back to a start it had: the timer of that key,
 	// ended as moved, waits again.
-	if _, err := tx.ExecContext(ctx, `INSERT INTO timers (key, grp, kind, subject, fire_ms, due_ms, until_ms, payload, created_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (key) DO UPDATE SET grp = excluded.grp, kind = excluded.kind, subject = excluded.subject, fire_ms = excluded.fire_ms,
-			due_ms = excluded.due_ms, until_ms = excluded.until_ms, payload = excluded.payload, created_ms = excluded.created_ms,
-			state = 'pending', code = '', reason = '', next_key = '', holder = '', lease_until_ms = 0, done_ms = 0
-		WHERE timers.state <> 'pending'`,
-		next.Key, next.Group, next.Kind, next.Subject, ms(next.FireAt), ms(dueOf(next)), ms(next.Until), string(payloadOf(next)), ms(now)); err != nil {
+	if err := upsertMoved(ctx, tx, next, now); err != nil {
 		return fmt.Errorf("storage: move timer %s to %s: %w", old.Key, next.Key, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("storage: move timer %s: %w", old.Key, err)
 	}
 	return nil
+}
+
+// RekeyTimer ends the pending timer key as moved to next, with reason,
+// and stores next pending (a timer of next's key that ended waits again
+// as next says), in one transaction, when key's instant and its next try
+// are both after now and nobody holds it: a wait whose meeting moved
+// before the wait came. It reports whether it did; a timer due, being
+// fired or ended is left to its fire, which checks its meeting anyway.
+func (s *Store) RekeyTimer(ctx context.Context, key string, next meetingbot.Timer, reason string, now time.Time) (bool, error) {
+	if next.Key == "" || next.Key == key || next.Kind == "" || next.FireAt.IsZero() {
+		return false, fmt.Errorf("storage: rekey timer %s to %q: %w", key, next.Key, meetingbot.ErrInvalid)
+	}
+	s.write.Lock()
+	defer s.write.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("storage: rekey timer %s: %w", key, err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `UPDATE timers SET state = 'moved', code = ?, reason = ?, next_key = ?, done_ms = ?
+		WHERE key = ? AND state = 'pending' AND holder = '' AND fire_ms > ? AND due_ms > ?`,
+		meetingbot.ReasonMeetingMoved, reason, next.Key, ms(now), key, ms(now), ms(now))
+	if err != nil {
+		return false, fmt.Errorf("storage: rekey timer %s: %w", key, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	if err := upsertMoved(ctx, tx, next, now); err != nil {
+		return false, fmt.Errorf("storage: rekey timer %s to %s: %w", key, next.Key, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("storage: rekey timer %s: %w", key, err)
+	}
+	return true, nil
+}
+
+// upsertMoved stores next pending, the timer a moved one goes on as: a
+// timer of its key that ended (the meeting moved back to a start it had)
+// waits again as next says.
+func upsertMoved(ctx context.Context, q execer, next meetingbot.Timer, now time.Time) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO timers (key, grp, kind, subject, fire_ms, due_ms, until_ms, payload, created_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET grp = excluded.grp, kind = excluded.kind, subject = excluded.subject, fire_ms = excluded.fire_ms,
+			due_ms = excluded.due_ms, until_ms = excluded.until_ms, payload = excluded.payload, created_ms = excluded.created_ms,
+			state = 'pending', code = '', reason = '', next_key = '', holder = '', lease_until_ms = 0, done_ms = 0
+		WHERE timers.state <> 'pending'`,
+		next.Key, next.Group, next.Kind, next.Subject, ms(next.FireAt), ms(dueOf(next)), ms(next.Until), string(payloadOf(next)), ms(now))
+	return err
 }
 
 // RetryTimer gives back a timer this process holds, to be tried again at

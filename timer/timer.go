@@ -1,16 +1,16 @@
 // Package timer fires durable timers (meetingbot.Timer): the waits people
-// create in the bot, whose stored row is the truth (docs/design.md, "Remind
-// me at start: a durable timer").
+// create in the bot, whose stored row is the truth (docs/design.md,
+// "Remind me at start: a durable timer").
 //
 // An Engine sleeps on its clock until the earliest pending timer of the
 // store, takes it under a lease (so that one process of those sharing the
 // store fires it), and hands it to the Handler of its kind, which does
 // what the timer waits for through the ledger's claim, send and record
 // path and says what became of it: done, moved to a new key, or to be
-// tried again later. A timer added in this process (Add) wakes the engine
-// at once when it is earlier than the wake it had; one added by another
-// process is seen within Options.Poll, for the store is read again that
-// often. After a restart the store still holds every pending timer: one
+// tried again later. A timer added in this process (Add), or moved there
+// before its instant (Rekey), wakes the engine at once when it is earlier
+// than the wake it had; one added by another process is seen within
+// Options.Poll, for the store is read again that often. After a restart the store still holds every pending timer: one
 // whose instant passed while nothing ran fires late, at once.
 //
 // The package declares what it consumes (Store, Handler); storage and
@@ -37,9 +37,9 @@ type Store interface {
 	// one of its group, exists: it then returns that one and false.
 	AddTimer(ctx context.Context, t meetingbot.Timer, now time.Time) (meetingbot.Timer, bool, error)
 	// NextTimers returns the pending timers due by now that no other
-	// live process holds, and when the next of the others falls due
-	// (zero: none).
-	NextTimers(ctx context.Context, now time.Time) ([]meetingbot.Timer, time.Time, error)
+	// live process holds, when the next of the others falls due (zero:
+	// none), and how many timers are pending in all.
+	NextTimers(ctx context.Context, now time.Time) ([]meetingbot.Timer, time.Time, int, error)
 	// TakeTimer takes a due timer for this process for lease, if no
 	// other live process holds it.
 	TakeTimer(ctx context.Context, key string, now time.Time, lease time.Duration) (meetingbot.Timer, bool, error)
@@ -48,6 +48,10 @@ type Store interface {
 	FinishTimer(ctx context.Context, t meetingbot.Timer, now time.Time) error
 	MoveTimer(ctx context.Context, old, next meetingbot.Timer, now time.Time) error
 	RetryTimer(ctx context.Context, t meetingbot.Timer, at time.Time, reason string) error
+	// RekeyTimer ends the pending timer key as moved to next and stores
+	// next, when key's instant and next try are after now and nobody
+	// holds it, and reports whether it did.
+	RekeyTimer(ctx context.Context, key string, next meetingbot.Timer, reason string, now time.Time) (bool, error)
 }
 
 // Handler fires the timers of one kind.
@@ -77,8 +81,8 @@ type Observer interface {
 	// TimerFired is called with each timer ended (done, moved) as it
 	// was recorded.
 	TimerFired(t meetingbot.Timer)
-	// TimersPending is called after each pass with the number of timers
-	// pending in the store.
+	// TimersPending is called after each pass's read of the store with
+	// the number of timers pending in it.
 	TimersPending(n int)
 }
 
@@ -104,8 +108,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Observer, if set, is told of timers ended and pending.
 	Observer Observer
-	// Pending, if set, counts the pending timers for the observer.
-	Pending func(ctx context.Context) (int, error)
 }
 
 // Engine fires durable timers. Create it with New; run it with Run.
@@ -119,7 +121,7 @@ type Engine struct {
 
 	mu       sync.Mutex
 	wake     clock.Timer
-	wakeAt   time.Time // on the wall clock, when wake fires
+	wakeAt   time.Time // on the wall clock, when wake fires; zero during a pass
 	kick     chan struct{}
 	inflight map[string]bool
 	work     sync.WaitGroup
@@ -149,23 +151,56 @@ func New(store Store, handlers map[string]Handler, opts Options) (*Engine, error
 }
 
 // Add stores t (see Store.AddTimer) and, when it is new, wakes the
-// engine if t falls due before its next wake. It returns the timer
-// stored (t, or the one of its key or group there already) and whether
-// it is new.
+// engine if t falls due before its next wake, or if the engine is in a
+// pass, which may have read the store before t was in it. It returns the
+// timer stored (t, or the one of its key or group there already) and
+// whether it is new.
 func (e *Engine) Add(ctx context.Context, t meetingbot.Timer) (meetingbot.Timer, bool, error) {
 	got, added, err := e.store.AddTimer(ctx, t, e.clock.Now().UTC())
 	if err != nil {
 		return got, false, fmt.Errorf("timer: add %s: %w", t.Key, err)
 	}
 	if added {
-		e.mu.Lock()
-		earlier := e.wakeAt.IsZero() || got.DueAt.Before(e.wakeAt)
-		e.mu.Unlock()
-		if earlier {
-			e.Wake()
-		}
+		e.wakeFor(got.DueAt)
 	}
 	return got, added, nil
+}
+
+// Rekey moves the pending timer old, whose instant is still ahead and
+// which nobody holds, to next (see Store.RekeyTimer), saying why in
+// reason, and wakes the engine if next falls due before its next wake:
+// what a wait does when what it waits for is seen to move before it comes
+// ("at start" of a meeting moved). It reports whether it moved old; false
+// when old is due, being fired or ended, for its fire to decide.
+func (e *Engine) Rekey(ctx context.Context, old, next meetingbot.Timer, reason string) (bool, error) {
+	now := e.clock.Now().UTC()
+	moved, err := e.store.RekeyTimer(ctx, old.Key, next, reason, now)
+	if err != nil {
+		return false, fmt.Errorf("timer: rekey %s: %w", old.Key, err)
+	}
+	if !moved {
+		return false, nil
+	}
+	due := next.DueAt
+	if due.IsZero() {
+		due = next.FireAt
+	}
+	e.wakeFor(due)
+	e.log.Debug("timer moved before its instant", "timer", old.Key, "next", next.Key, "fire_at", next.FireAt, "reason", reason)
+	old.State, old.Code, old.Reason, old.Next, old.DoneAt = meetingbot.TimerMoved, meetingbot.ReasonMeetingMoved, reason, next.Key, now
+	e.observe(old)
+	return true, nil
+}
+
+// wakeFor wakes the engine for a timer stored due at due, if that is
+// before its next wake or the engine is in a pass (see Run).
+func (e *Engine) wakeFor(due time.Time) {
+	e.mu.Lock()
+	earlier := e.wakeAt.IsZero() || due.Before(e.wakeAt)
+	e.mu.Unlock()
+	if earlier {
+		e.Wake()
+	}
 }
 
 // Wake makes the engine read the store now rather than at its next wake.
@@ -182,6 +217,13 @@ func (e *Engine) Wake() {
 func (e *Engine) Run(ctx context.Context) error {
 	defer e.work.Wait()
 	for {
+		// Until this pass has set its wake, an Add (or Rekey) wakes the engine
+		// whatever its instant: the pass may have read the store before
+		// the timer was added, and a wake set from that reading would
+		// miss it (it would be found only at the poll).
+		e.mu.Lock()
+		e.wakeAt = time.Time{}
+		e.mu.Unlock()
 		next := e.Tick(ctx)
 		wait := e.opts.Poll
 		if !next.IsZero() {
@@ -215,17 +257,15 @@ func (e *Engine) Run(ctx context.Context) error {
 // fake clock; Wait waits for the fires it started.
 func (e *Engine) Tick(ctx context.Context) time.Time {
 	now := e.clock.Now().UTC()
-	due, next, err := e.store.NextTimers(ctx, now)
+	due, next, pending, err := e.store.NextTimers(ctx, now)
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Error("read the timers due; reading again at the next wake", "err", err)
 		}
 		return time.Time{}
 	}
-	if e.opts.Observer != nil && e.opts.Pending != nil {
-		if n, err := e.opts.Pending(ctx); err == nil {
-			e.opts.Observer.TimersPending(n)
-		}
+	if e.opts.Observer != nil {
+		e.opts.Observer.TimersPending(pending)
 	}
 	for _, t := range due {
 		if ctx.Err() != nil || !e.begin(t.Key) {

@@ -106,13 +106,15 @@ func TestEngineWakesEarlyForAnEarlierTimer(t *testing.T) {
 	f := newFired(c)
 	passes := make(chan int, 16)
 	e, err := timer.New(store, map[string]timer.Handler{"test": f}, timer.Options{Clock: c, Poll: time.Hour,
-		Observer: passObserver(passes), Pending: func(context.Context) (int, error) { return 0, nil }})
+		Observer: passObserver(passes)})
 	require.NoError(t, err)
 	_, _, err = store.AddTimer(t.Context(), timerAt("late", t0.Add(10*time.Minute)), t0)
 	require.NoError(t, err)
 	stop := running(t, e, c)
 	defer stop()
-	<-passes
+	if n := <-passes; n != 1 {
+		t.Errorf("TimersPending(%d) after the first pass, want 1: the one stored", n)
+	}
 
 	_, added, err := e.Add(t.Context(), timerAt("soon", t0.Add(time.Minute)))
 	require.NoError(t, err)
@@ -181,5 +183,111 @@ func TestEngineFiresLateAfterARestart(t *testing.T) {
 	waitFired(t, f, "missed")
 	if at, _ := f.when("missed"); !at.Equal(t0.Add(5 * time.Minute)) {
 		t.Errorf("fired at %v, want at the start, %v", at, t0.Add(5*time.Minute))
+	}
+}
+
+// hookedStore is a store whose NextTimers calls afterRead, once, after
+// its read: what another goroutine does between the engine's reading of
+// the store and its setting of the next wake.
+type hookedStore struct {
+	*storage.Store
+	mu        sync.Mutex
+	afterRead func()
+}
+
+func (s *hookedStore) NextTimers(ctx context.Context, now time.Time) ([]meetingbot.Timer, time.Time, int, error) {
+	due, next, pending, err := s.Store.NextTimers(ctx, now)
+	s.mu.Lock()
+	hook := s.afterRead
+	s.afterRead = nil
+	s.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	return due, next, pending, err
+}
+
+// TestEngineWakesForATimerAddedDuringAPass: a timer added after a pass
+// read the store, and before the pass set its next wake, still wakes the
+// engine: it fires at its instant, not at the poll an hour later.
+func TestEngineWakesForATimerAddedDuringAPass(t *testing.T) {
+	c := clock.NewFake(t0)
+	store := &hookedStore{Store: open(t, filepath.Join(t.TempDir(), "bot.db"))}
+	f := newFired(c)
+	e, err := timer.New(store, map[string]timer.Handler{"test": f}, timer.Options{Clock: c, Poll: time.Hour})
+	require.NoError(t, err)
+	_, _, err = store.AddTimer(t.Context(), timerAt("first", t0.Add(time.Minute)), t0)
+	require.NoError(t, err)
+	stop := running(t, e, c)
+	defer stop()
+
+	// The pass that wakes for "first" reads the store; then, before it
+	// sleeps again, a click adds "second", due a second later than the
+	// wake the engine had.
+	second := t0.Add(time.Minute + time.Second)
+	added := make(chan error, 1)
+	store.mu.Lock()
+	store.afterRead = func() {
+		_, _, err := e.Add(context.Background(), timerAt("second", second))
+		added <- err
+	}
+	store.mu.Unlock()
+	c.Set(t0.Add(time.Minute))
+	waitFired(t, f, "first")
+	require.NoError(t, <-added, "Add during the pass")
+
+	c.Set(second)
+	waitFired(t, f, "second")
+	if at, _ := f.when("second"); !at.Equal(second) {
+		t.Errorf("second fired at %v, want at its instant %v", at, second)
+	}
+}
+
+// movedObserver records the timers the engine says ended.
+type movedObserver struct {
+	mu    sync.Mutex
+	ended []meetingbot.Timer
+}
+
+func (o *movedObserver) TimerFired(t meetingbot.Timer) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ended = append(o.ended, t)
+}
+func (o *movedObserver) TimersPending(int) {}
+
+// TestEngineRekeyWakesForTheEarlierInstant: asleep until a wait ten
+// minutes ahead, the engine wakes when that wait is re-keyed to a minute
+// ahead (its meeting moved earlier) and fires the new key at its instant;
+// the old key never fires, and counts as moved.
+func TestEngineRekeyWakesForTheEarlierInstant(t *testing.T) {
+	c := clock.NewFake(t0)
+	store := open(t, filepath.Join(t.TempDir(), "bot.db"))
+	f := newFired(c)
+	obs := &movedObserver{}
+	e, err := timer.New(store, map[string]timer.Handler{"test": f}, timer.Options{Clock: c, Poll: time.Hour, Observer: obs})
+	require.NoError(t, err)
+	old, _, err := store.AddTimer(t.Context(), timerAt("at-0810", t0.Add(10*time.Minute)), t0)
+	require.NoError(t, err)
+	stop := running(t, e, c)
+	defer stop()
+
+	moved, err := e.Rekey(t.Context(), old, timerAt("at-0801", t0.Add(time.Minute)), "the meeting moved to 08:01")
+	require.NoError(t, err)
+	require.True(t, moved, "Rekey before its instant")
+	asleep(t, c, 1)
+	c.Set(t0.Add(time.Minute))
+	waitFired(t, f, "at-0801")
+	if at, _ := f.when("at-0801"); !at.Equal(t0.Add(time.Minute)) {
+		t.Errorf("at-0801 fired at %v, want %v", at, t0.Add(time.Minute))
+	}
+	c.Set(t0.Add(10 * time.Minute))
+	if _, ok := f.when("at-0810"); ok {
+		t.Error("the re-keyed timer fired at its old instant")
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.ended) == 0 || obs.ended[0].Key != "at-0810" || obs.ended[0].State != meetingbot.TimerMoved || obs.ended[0].Next != "at-0801" {
+		t.Errorf("observed %+v first, want at-0810 moved to at-0801", obs.ended)
 	}
 }

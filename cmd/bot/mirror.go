@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/mirror"
@@ -18,11 +19,14 @@ var _ scheduler.FreshSource = (*mirror.Mirror)(nil)
 
 // newMirror builds the mirror of the calendars for cfg: synced every
 // CALENDAR_RESYNC_INTERVAL and, with PUBLIC_URL, on every push
-// notification, after which wake plans the calendar's changes. Its
+// notification, after which wake plans the calendar's changes; changed,
+// if set, is told of the meetings each sync wrote (the snoozes follow
+// them). Its
 // calendars are those of CALENDARS and, with self-service, those people
 // subscribed in Slack.
 func newMirror(cfg config.Config, source *calendar.Source, st store, selfService bool, mon *monitor.Monitor, log *slog.Logger,
-	wake func(ctx context.Context, calendarID string), extra func(ctx context.Context) ([]string, error)) (*mirror.Mirror, error) {
+	wake func(ctx context.Context, calendarID string), extra func(ctx context.Context) ([]string, error),
+	changed func(ctx context.Context, calendarID string, ms []meetingbot.Meeting)) (*mirror.Mirror, error) {
 	calendars := subscribedCalendars(cfg, st, selfService, extra)
 	g := calendar.Mirrored{Source: source}
 	if cfg.PublicURL != "" {
@@ -36,6 +40,7 @@ func newMirror(cfg config.Config, source *calendar.Source, st store, selfService
 		Address:   cfg.NotifyURL(),
 		Calendars: calendars,
 		Wake:      wake,
+		Changed:   changed,
 		Logger:    log,
 		Observer:  mon,
 	})

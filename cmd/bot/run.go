@@ -191,8 +191,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	// sync and, with PUBLIC_URL, by push notifications, which wake the
 	// scheduler for the calendar that changed.
 	var sched *scheduler.Scheduler
+	var changed func(ctx context.Context, calendarID string, ms []meetingbot.Meeting)
+	if snoozes != nil {
+		changed = snoozes.changed // "at start" follows a meeting that moves
+	}
 	mir, err = newMirror(cfg, source, store, fromSlack != nil, mon, log,
-		func(ctx context.Context, calendarID string) { sched.SweepCalendar(ctx, calendarID) }, extraCalendars)
+		func(ctx context.Context, calendarID string) { sched.SweepCalendar(ctx, calendarID) }, extraCalendars, changed)
 	if err != nil {
 		return err
 	}

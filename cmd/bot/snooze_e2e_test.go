@@ -7,11 +7,15 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	gcal "google.golang.org/api/calendar/v3"
+
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
 )
@@ -154,6 +158,10 @@ func TestSnoozeAtStartSurvivesSIGKILL(t *testing.T) {
 	if time.Now().After(begins) {
 		t.Fatalf("the restart took until after the start (%v)", begins)
 	}
+	eventually(t, 2*time.Second, "GET /metrics counting the stored snooze pending after the restart", func() bool {
+		_, metrics := httpGet("http://" + addr + "/metrics")
+		return strings.Contains(metrics, "meetingbot_timers_pending 1\n")
+	})
 
 	sleepUntil(begins.Add(3 * time.Second))
 	dms := w.snoozeDMs()
@@ -170,6 +178,13 @@ func TestSnoozeAtStartSurvivesSIGKILL(t *testing.T) {
 	if n := len(w.inChannel(engID)); n != 1 {
 		t.Errorf("messages in #eng = %d, want the one reminder: a snooze goes to the person who clicked", n)
 	}
+	// The timers' metrics, on the built binary: the snooze fired, sent
+	// on time, and none is pending after the next pass (within a tick).
+	eventually(t, 5*time.Second, "GET /metrics counting the snooze sent and none pending", func() bool {
+		_, metrics := httpGet("http://" + addr + "/metrics")
+		return strings.Contains(metrics, `meetingbot_timers_fired_total{kind="snooze",outcome="sent"} 1`+"\n") &&
+			strings.Contains(metrics, "meetingbot_timers_pending 0\n")
+	})
 
 	// bot audit, beside the running bot, reports the snooze due and
 	// delivered once, like a reminder.
@@ -206,30 +221,25 @@ func TestSnoozeAtStartSurvivesSIGKILL(t *testing.T) {
 	}
 }
 
-// TestSnoozeOfACancelledMeetingSendsNothing: a snooze whose meeting is
-// cancelled before its start sends nothing, and one cancelled from the
-// Home tab neither.
-func TestSnoozeOfACancelledMeetingSendsNothing(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t)
-	p := start(t, w.dir, w.snoozeEnv())
-	addr := p.ready()
+// homeOpens numbers the app_home_opened events the tests send, each with
+// an event ID of its own.
+var homeOpens atomic.Int64
 
-	begins := at(16 * time.Second)
-	w.meetingIn(t, team, "dropped", "Dropped sync", begins)
-	w.meetingIn(t, team, "kept", "Kept sync", begins)
-	for _, title := range []string{"Dropped sync", "Kept sync"} {
-		m := w.waitMessage(t, title, 20*time.Second)
-		resp := w.slack.ResponseURL()
-		click(t, addr, clickBody(m, engID, meetingbot.ActionSnoozeStart, buttonValue(m, meetingbot.ActionSnoozeStart), stamp(time.Now()), resp))
-		w.answered(t, resp, "I'll remind you at")
-	}
-	if err := w.cal.Delete(team, "dropped"); err != nil {
-		t.Fatal(err)
-	}
-	sendEvent(t, addr, "Ev0BOBSNZ02", map[string]any{"type": "app_home_opened", "user": bobID, "channel": bobDM, "tab": "home", "event_ts": "1515449522000017"})
-	var key string
-	eventually(t, 10*time.Second, "Bob's Home tab listing the snoozes", func() bool {
+// homeSnoozes opens Bob's Home tab and returns the snoozes it lists, by
+// meeting title: the instant each names and its Cancel button's value.
+func (w *world) homeSnoozes(t *testing.T, addr string) map[string]struct {
+	at  int64
+	key string
+} {
+	t.Helper()
+	n := homeOpens.Add(1)
+	sendEvent(t, addr, fmt.Sprintf("Ev0BOBHOME%04d", n), map[string]any{"type": "app_home_opened", "user": bobID, "channel": bobDM,
+		"tab": "home", "event_ts": fmt.Sprintf("1515449522.%06d", n)})
+	out := map[string]struct {
+		at  int64
+		key string
+	}{}
+	eventually(t, 10*time.Second, "Bob's Home tab", func() bool {
 		v, _ := w.slack.HomeView(bobID)
 		var blocks []struct {
 			Text      struct{ Text string } `json:"text"`
@@ -239,18 +249,92 @@ func TestSnoozeOfACancelledMeetingSendsNothing(t *testing.T) {
 			} `json:"accessory"`
 		}
 		_ = json.Unmarshal(v.Blocks, &blocks)
+		clear(out)
 		for _, b := range blocks {
-			if strings.Contains(b.Text.Text, "Kept sync") && b.Accessory.ActionID == "snooze_cancel" {
-				key = b.Accessory.Value
+			title, rest, ok := strings.Cut(strings.TrimPrefix(b.Text.Text, "*"), "* at <!date^")
+			if !ok || b.Accessory.ActionID != "snooze_cancel" {
+				continue
+			}
+			var unix int64
+			fmt.Sscanf(rest, "%d^", &unix)
+			out[title] = struct {
+				at  int64
+				key string
+			}{unix, b.Accessory.Value}
+		}
+		return len(v.Blocks) > 0
+	})
+	return out
+}
+
+// TestSnoozeFollowsItsMeeting: Bob clicks "Remind me at start" on the
+// reminders of four meetings in #eng. One is cancelled and one declined
+// (nothing comes), one he cancels from the Home tab (nothing comes), and
+// one moves earlier: the Home tab shows its new start, a click on the
+// moved meeting's reminder finds that snooze ("Already set"), and its one
+// DM comes at the new start, within a second.
+func TestSnoozeFollowsItsMeeting(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := start(t, w.dir, w.snoozeEnv("REMINDER_OFFSETS=20s,10s"))
+	addr := p.ready()
+
+	begins := at(30 * time.Second)
+	meetings := []struct{ id, title string }{{"dropped", "Dropped sync"}, {"declined", "Declined sync"}, {"kept", "Kept sync"}, {"moved", "Moved sync"}}
+	for _, m := range meetings {
+		w.meetingIn(t, team, m.id, m.title, begins)
+	}
+	for _, m := range meetings {
+		msg := w.waitMessage(t, m.title, 30*time.Second)
+		resp := w.slack.ResponseURL()
+		click(t, addr, clickBody(msg, engID, meetingbot.ActionSnoozeStart, buttonValue(msg, meetingbot.ActionSnoozeStart), stamp(time.Now()), resp))
+		w.answered(t, resp, fmt.Sprintf("I'll remind you at <!date^%d^", begins.Unix()))
+	}
+	if err := w.cal.Delete(team, "dropped"); err != nil {
+		t.Fatal(err)
+	}
+	declined := calendartest.NewEvent("declined", "Declined sync", begins, begins.Add(30*time.Minute))
+	declined.Attendees = []*gcal.EventAttendee{{Email: team, Self: true, ResponseStatus: "declined"}}
+	if err := w.cal.Put(team, declined); err != nil {
+		t.Fatal(err)
+	}
+	moved := begins.Add(-8 * time.Second)
+	if time.Until(moved) < 4*time.Second {
+		t.Fatalf("the clicks took until %v, too close to the new start %v", time.Now().Format("15:04:05.000"), moved.Format("15:04:05"))
+	}
+	w.meetingIn(t, team, "moved", "Moved sync", moved)
+
+	// The Home tab shows the new start as soon as the bot has seen the
+	// move, long before the old one.
+	var home map[string]struct {
+		at  int64
+		key string
+	}
+	eventually(t, 5*time.Second, "the Home tab listing Moved sync at its new start", func() bool {
+		home = w.homeSnoozes(t, addr)
+		return home["Moved sync"].at == moved.Unix()
+	})
+	// The moved meeting's reminder (of its new start): its button finds
+	// the moved snooze.
+	var again slacktest.Message
+	eventually(t, 5*time.Second, "a reminder of Moved sync at its new start", func() bool {
+		for _, m := range w.messages("Moved sync") {
+			if v, ok := meetingbot.ParseSnoozeValue(buttonValue(m, meetingbot.ActionSnoozeStart)); ok && v.Start == moved.Unix() {
+				again = m
+				return true
 			}
 		}
-		return key != ""
+		return false
 	})
+	resp := w.slack.ResponseURL()
+	click(t, addr, clickBody(again, engID, meetingbot.ActionSnoozeStart, buttonValue(again, meetingbot.ActionSnoozeStart), stamp(time.Now()), resp))
+	w.answered(t, resp, fmt.Sprintf("Already set: I'll remind you at <!date^%d^", moved.Unix()))
+
 	payload, _ := json.Marshal(map[string]any{
 		"type": "block_actions", "user": map[string]any{"id": bobID, "username": "bob", "team_id": slacktest.TeamID},
 		"api_app_id": slacktest.AppID, "team": map[string]any{"id": slacktest.TeamID, "domain": "example"},
 		"container": map[string]any{"type": "view", "view_id": "V0BOB00001"},
-		"actions":   []any{map[string]any{"action_id": "snooze_cancel", "block_id": "x", "type": "button", "value": key, "action_ts": stamp(time.Now())}},
+		"actions":   []any{map[string]any{"action_id": "snooze_cancel", "block_id": "x", "type": "button", "value": home["Kept sync"].key, "action_ts": stamp(time.Now())}},
 	})
 	click(t, addr, []byte(url.Values{"payload": {string(payload)}}.Encode()))
 	eventually(t, 10*time.Second, "the Home tab saying it is cancelled", func() bool {
@@ -259,8 +343,17 @@ func TestSnoozeOfACancelledMeetingSendsNothing(t *testing.T) {
 	})
 
 	sleepUntil(begins.Add(3 * time.Second))
-	if dms := w.snoozeDMs(); len(dms) != 0 {
-		t.Errorf("snooze DMs = %+v, want none: one meeting cancelled, the other snooze cancelled", dms)
+	dms := w.snoozeDMs()
+	if len(dms) != 1 {
+		t.Fatalf("snooze DMs = %d, want 1, of Moved sync: %+v", len(dms), dms)
+	}
+	got := dms[0]
+	if got.Channel != bobDM || !strings.Contains(got.Text, "Moved sync") {
+		t.Errorf("snooze DM in %s saying %q, want in %s of Moved sync", got.Channel, got.Text, bobDM)
+	}
+	if got.Posted.Before(moved) || got.Posted.After(moved.Add(time.Second)) {
+		t.Errorf("snooze DM posted at %v, want within a second of the new start %v (the old one was %v)",
+			got.Posted.Format("15:04:05.000"), moved.Format("15:04:05"), begins.Format("15:04:05"))
 	}
 }
 

@@ -130,8 +130,9 @@ func insertTimer(ctx context.Context, tx pgx.Tx, t meetingbot.Timer, now time.Ti
 // clock), earliest first, and when the next of the others falls due: the
 // due instant of one not yet due, or the end of the lease of one another
 // replica holds, told on the caller's clock (now plus what the lease has
-// left by the database's). next is zero when there is none.
-func (s *Store) NextTimers(ctx context.Context, now time.Time) (due []meetingbot.Timer, next time.Time, err error) {
+// left by the database's), or zero when there is none; and how many
+// timers are pending in all, from one read.
+func (s *Store) NextTimers(ctx context.Context, now time.Time) (due []meetingbot.Timer, next time.Time, pending int, err error) {
 	ctx, cancel := s.op(ctx)
 	defer cancel()
 	soonest := func(at time.Time) {
@@ -144,14 +145,15 @@ func (s *Store) NextTimers(ctx context.Context, now time.Time) (due []meetingbot
 	rows, err := s.pool.Query(ctx, `SELECT `+timerColumns+`, `+heldElsewhere+`, `+dbNow+`
 		FROM timers t WHERE t.state = 'pending' ORDER BY t.due_at, t.key`, s.now(), s.owner)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("postgres: %s: next timers: %w", s.where, s.lost(err))
+		return nil, time.Time{}, 0, fmt.Errorf("postgres: %s: next timers: %w", s.where, s.lost(err))
 	}
 	defer rows.Close()
 	for rows.Next() {
 		t, err := scanTimer(rows, &held, &dbAt)
 		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("postgres: %s: next timers: %w", s.where, err)
+			return nil, time.Time{}, 0, fmt.Errorf("postgres: %s: next timers: %w", s.where, err)
 		}
+		pending++
 		switch {
 		case held:
 			if left := t.LeaseUntil.Sub(dbAt); left > 0 {
@@ -164,9 +166,9 @@ func (s *Store) NextTimers(ctx context.Context, now time.Time) (due []meetingbot
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, time.Time{}, fmt.Errorf("postgres: %s: next timers: %w", s.where, s.lost(err))
+		return nil, time.Time{}, 0, fmt.Errorf("postgres: %s: next timers: %w", s.where, s.lost(err))
 	}
-	return due, next, nil
+	return due, next, pending, nil
 }
 
 // TakeTimer takes the pending timer key for this replica, its lease
@@ -229,19 +231,55 @@ func (s *Store) MoveTimer(ctx context.Context, old, next meetingbot.Timer, now t
 		}
 		// The meeting may move back to a start it had: the timer of that
 		// key, ended as moved, waits again.
-		_, err = tx.Exec(ctx, `INSERT INTO timers (key, grp, kind, subject, fire_at, due_at, until_at, payload, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-			ON CONFLICT (key) DO UPDATE SET grp = excluded.grp, kind = excluded.kind, subject = excluded.subject, fire_at = excluded.fire_at,
-				due_at = excluded.due_at, until_at = excluded.until_at, payload = excluded.payload, created_at = excluded.created_at,
-				state = 'pending', code = '', reason = '', next_key = '', holder = '', lease_until = NULL, done_at = NULL
-			WHERE timers.state <> 'pending'`,
-			next.Key, next.Group, next.Kind, next.Subject, ts(next.FireAt), ts(timerDue(next)), ts(next.Until), timerPayload(next), ts(now))
-		return err
+		return upsertMoved(ctx, tx, next, now)
 	})
 	if err != nil && !errors.Is(err, meetingbot.ErrTimerLost) {
 		return fmt.Errorf("postgres: move timer %s: %w", old.Key, s.lost(err))
 	}
 	return err
+}
+
+// upsertMoved stores next pending, the timer a moved one goes on as: a
+// timer of its key that ended (the meeting moved back to a start it had)
+// waits again as next says.
+func upsertMoved(ctx context.Context, tx pgx.Tx, next meetingbot.Timer, now time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO timers (key, grp, kind, subject, fire_at, due_at, until_at, payload, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		ON CONFLICT (key) DO UPDATE SET grp = excluded.grp, kind = excluded.kind, subject = excluded.subject, fire_at = excluded.fire_at,
+			due_at = excluded.due_at, until_at = excluded.until_at, payload = excluded.payload, created_at = excluded.created_at,
+			state = 'pending', code = '', reason = '', next_key = '', holder = '', lease_until = NULL, done_at = NULL
+		WHERE timers.state <> 'pending'`,
+		next.Key, next.Group, next.Kind, next.Subject, ts(next.FireAt), ts(timerDue(next)), ts(next.Until), timerPayload(next), ts(now))
+	return err
+}
+
+// RekeyTimer ends the pending timer key as moved to next, with reason,
+// and stores next pending (a timer of next's key that ended waits again
+// as next says), in one transaction, when key's instant and its next try
+// are both after now and no replica holds it: a wait whose meeting moved
+// before the wait came. It reports whether it did; a timer due, being
+// fired or ended is left to its fire, which checks its meeting anyway.
+func (s *Store) RekeyTimer(ctx context.Context, key string, next meetingbot.Timer, reason string, now time.Time) (bool, error) {
+	if next.Key == "" || next.Key == key || next.Kind == "" || next.FireAt.IsZero() {
+		return false, fmt.Errorf("postgres: rekey timer %s to %q: %w", key, next.Key, meetingbot.ErrInvalid)
+	}
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	moved := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE timers SET state = 'moved', code = $1, reason = $2, next_key = $3, done_at = $4
+			WHERE key = $5 AND state = 'pending' AND holder = '' AND fire_at > $4 AND due_at > $4`,
+			string(meetingbot.ReasonMeetingMoved), reason, next.Key, ts(now), key)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		moved = true
+		return upsertMoved(ctx, tx, next, now)
+	})
+	if err != nil {
+		return false, fmt.Errorf("postgres: %s: rekey timer %s to %s: %w", s.where, key, next.Key, s.lost(err))
+	}
+	return moved, nil
 }
 
 // RetryTimer gives back a timer this replica holds, to be tried again at

@@ -20,10 +20,11 @@ type TimerStore interface {
 	Close() error
 
 	AddTimer(ctx context.Context, t meetingbot.Timer, now time.Time) (meetingbot.Timer, bool, error)
-	NextTimers(ctx context.Context, now time.Time) ([]meetingbot.Timer, time.Time, error)
+	NextTimers(ctx context.Context, now time.Time) ([]meetingbot.Timer, time.Time, int, error)
 	TakeTimer(ctx context.Context, key string, now time.Time, lease time.Duration) (meetingbot.Timer, bool, error)
 	FinishTimer(ctx context.Context, t meetingbot.Timer, now time.Time) error
 	MoveTimer(ctx context.Context, old, next meetingbot.Timer, now time.Time) error
+	RekeyTimer(ctx context.Context, key string, next meetingbot.Timer, reason string, now time.Time) (bool, error)
 	RetryTimer(ctx context.Context, t meetingbot.Timer, at time.Time, reason string) error
 	CancelTimer(ctx context.Context, key, subject string, now time.Time) (meetingbot.Timer, bool, error)
 	Timer(ctx context.Context, key string) (meetingbot.Timer, bool, error)
@@ -53,6 +54,7 @@ func RunTimers(t *testing.T, fresh func(t *testing.T) TimerOpener) {
 		{"ClosedHoldersTimerIsTakenAtOnce", testTimerOfClosedHolder},
 		{"RetryWaitsUntilItsInstant", testRetryTimer},
 		{"MoveEndsOneAndStoresTheNext", testMoveTimer},
+		{"RekeyMovesAWaitBeforeItsInstant", testRekeyTimer},
 		{"CancelOnlyByItsSubject", testCancelTimer},
 		{"TimersSurviveRestartAndPrune", testTimersSurviveRestart},
 	}
@@ -170,13 +172,13 @@ func testTakeTimer(t *testing.T, open TimerOpener) {
 	fire := t0.Add(5 * time.Minute)
 	tm, _ := add(t, a, snooze("U1", "k1", meetingbot.SnoozeIn5m, fire), t0)
 
-	due, next, err := b.NextTimers(ctx, t0)
+	due, next, _, err := b.NextTimers(ctx, t0)
 	require.NoError(t, err)
 	assert.Empty(t, due, "due before its instant")
 	assert.Equal(t, fire, next, "next wake")
 	assert.False(t, take(t, b, tm.Key, fire.Add(-time.Millisecond)), "taken before its instant")
 
-	due, next, err = b.NextTimers(ctx, fire)
+	due, next, _, err = b.NextTimers(ctx, fire)
 	require.NoError(t, err)
 	require.Len(t, due, 1, "due at its instant")
 	assert.Equal(t, tm.Key, due[0].Key)
@@ -185,7 +187,7 @@ func testTakeTimer(t *testing.T, open TimerOpener) {
 	require.True(t, take(t, a, tm.Key, fire), "first take")
 	assert.False(t, take(t, b, tm.Key, fire.Add(time.Second)), "taken while another live process holds it")
 	assert.False(t, take(t, b, tm.Key, fire.Add(time.Hour)), "taken from a live holder past its lease")
-	due, _, err = b.NextTimers(ctx, fire.Add(time.Second))
+	due, _, _, err = b.NextTimers(ctx, fire.Add(time.Second))
 	require.NoError(t, err)
 	assert.Empty(t, due, "due while another live process holds it")
 	got, ok, err := a.Timer(ctx, tm.Key)
@@ -206,7 +208,7 @@ func testTakeTimer(t *testing.T, open TimerOpener) {
 	assert.Equal(t, meetingbot.ReasonSent, got.Code)
 	assert.Equal(t, fire.Add(2*time.Second), got.DoneAt)
 	assert.Empty(t, got.Holder, "an ended timer has no holder")
-	due, next, err = b.NextTimers(ctx, fire.Add(time.Hour))
+	due, next, _, err = b.NextTimers(ctx, fire.Add(time.Hour))
 	require.NoError(t, err)
 	assert.Empty(t, due, "an ended timer is not due")
 	assert.True(t, next.IsZero())
@@ -254,7 +256,7 @@ func testRetryTimer(t *testing.T, open TimerOpener) {
 	require.True(t, take(t, a, tm.Key, t0))
 	assert.ErrorIs(t, b.RetryTimer(ctx, tm, t0.Add(30*time.Second), "503"), meetingbot.ErrTimerLost, "retried by another process")
 	require.NoError(t, a.RetryTimer(ctx, tm, t0.Add(30*time.Second), "Slack answered 503"))
-	due, next, err := b.NextTimers(ctx, t0.Add(time.Second))
+	due, next, _, err := b.NextTimers(ctx, t0.Add(time.Second))
 	require.NoError(t, err)
 	assert.Empty(t, due, "due before its retry")
 	assert.Equal(t, t0.Add(30*time.Second), next)
@@ -302,6 +304,63 @@ func testMoveTimer(t *testing.T, open TimerOpener) {
 	assert.Equal(t, t0.Add(time.Hour), back.CreatedAt, "stored anew")
 	assert.Empty(t, back.Holder)
 	assert.Empty(t, back.Next)
+}
+
+// A meeting seen moving before its snooze's instant: the pending wait is
+// re-keyed to the new start by any process, and only while nobody could
+// be firing it.
+func testRekeyTimer(t *testing.T, open TimerOpener) {
+	ctx := t.Context()
+	a, b := open(t), open(t)
+	old, _ := add(t, a, snooze("U1", "k1", meetingbot.SnoozeAtStart, t0.Add(10*time.Minute)), t0.Add(-time.Minute))
+	earlier := snooze("U1", "k1", meetingbot.SnoozeAtStart, t0.Add(5*time.Minute))
+	moved, err := b.RekeyTimer(ctx, old.Key, earlier, "the meeting moved to 08:05", t0)
+	require.NoError(t, err)
+	require.True(t, moved, "re-keyed by another process before its instant")
+	got, _, err := a.Timer(ctx, old.Key)
+	require.NoError(t, err)
+	assert.Equal(t, meetingbot.TimerMoved, got.State)
+	assert.Equal(t, meetingbot.ReasonMeetingMoved, got.Code)
+	assert.Equal(t, earlier.Key, got.Next)
+	assert.Equal(t, "the meeting moved to 08:05", got.Reason)
+	assert.Equal(t, t0, got.DoneAt)
+	pending, err := a.PendingTimers(ctx, "U1")
+	require.NoError(t, err)
+	require.Len(t, pending, 1, "pending after the re-key")
+	assert.Equal(t, earlier.Key, pending[0].Key)
+	assert.Equal(t, t0.Add(5*time.Minute), pending[0].FireAt, "the new start")
+	assert.Equal(t, t0.Add(5*time.Minute), pending[0].DueAt)
+	_, next, _, err := a.NextTimers(ctx, t0)
+	require.NoError(t, err)
+	assert.Equal(t, t0.Add(5*time.Minute), next, "the next wake")
+
+	moved, err = a.RekeyTimer(ctx, old.Key, earlier, "again", t0)
+	require.NoError(t, err)
+	assert.False(t, moved, "re-keyed when no longer pending")
+
+	// Moved back to its first start: the first key waits again.
+	moved, err = a.RekeyTimer(ctx, earlier.Key, snooze("U1", "k1", meetingbot.SnoozeAtStart, t0.Add(10*time.Minute)), "moved back", t0.Add(time.Second))
+	require.NoError(t, err)
+	require.True(t, moved, "moved back")
+	back, _, err := b.Timer(ctx, old.Key)
+	require.NoError(t, err)
+	assert.Equal(t, meetingbot.TimerPending, back.State, "the first key after moving back")
+	assert.Empty(t, back.Next)
+
+	// Due (its instant passed, or a retry's), or held: its fire checks
+	// the meeting instead.
+	due, _ := add(t, a, snooze("U2", "k2", meetingbot.SnoozeAtStart, t0), t0.Add(-time.Minute))
+	moved, err = b.RekeyTimer(ctx, due.Key, snooze("U2", "k2", meetingbot.SnoozeAtStart, t0.Add(time.Hour)), "moved", t0)
+	require.NoError(t, err)
+	assert.False(t, moved, "re-keyed at its instant")
+	require.True(t, take(t, a, due.Key, t0))
+	require.NoError(t, a.RetryTimer(ctx, due, t0.Add(30*time.Second), "Slack answered 503"))
+	moved, err = b.RekeyTimer(ctx, due.Key, snooze("U2", "k2", meetingbot.SnoozeAtStart, t0.Add(time.Hour)), "moved", t0.Add(time.Second))
+	require.NoError(t, err)
+	assert.False(t, moved, "re-keyed while waiting for a retry after its instant")
+
+	_, err = a.RekeyTimer(ctx, old.Key, old, "", t0)
+	assert.ErrorIs(t, err, meetingbot.ErrInvalid, "re-keyed to its own key")
 }
 
 func testCancelTimer(t *testing.T, open TimerOpener) {
@@ -360,8 +419,9 @@ func testTimersSurviveRestart(t *testing.T, open TimerOpener) {
 	var s meetingbot.Snooze
 	require.NoError(t, json.Unmarshal(pending[0].Payload, &s))
 	assert.Equal(t, "U1", s.User)
-	due, next, err := b.NextTimers(ctx, t0.Add(90*time.Second))
+	due, next, count, err := b.NextTimers(ctx, t0.Add(90*time.Second))
 	require.NoError(t, err)
+	assert.Equal(t, 3, count, "timers pending after a restart, one having ended")
 	require.Len(t, due, 1, "due after a restart")
 	assert.Equal(t, keys[1], due[0].Key)
 	assert.Equal(t, t0.Add(2*time.Minute), next)
@@ -377,4 +437,57 @@ func testTimersSurviveRestart(t *testing.T, open TimerOpener) {
 	_, ok, err := b.Timer(ctx, keys[0])
 	require.NoError(t, err)
 	assert.False(t, ok, "pruned")
+}
+
+// RunSnoozeGroupMigration checks migration 018 (one pending snooze per
+// person, meeting and mode): s holds no timer and is at the latest
+// schema; rerun closes it, applies migration 018 again as to a database
+// made before it, and returns the store opened after.
+func RunSnoozeGroupMigration(t *testing.T, s TimerStore, rerun func() TimerStore) {
+	ctx := t.Context()
+	start := t0.Add(10 * time.Minute)
+	m := meetingbot.Meeting{ID: "ev1", Title: "Standup", Start: start, End: start.Add(30 * time.Minute)}
+	// As a bot before 018 stored them: grouped by reminder.
+	before := func(reminder string, mode meetingbot.SnoozeMode, fire time.Time) meetingbot.Timer {
+		tm := meetingbot.Snooze{User: "U1", Mode: mode, Reminder: reminder, Subscription: "alice", Calendar: "alice@example.com", Meeting: m}.Timer(fire)
+		tm.Group = "snooze:U1:" + reminder + ":" + string(mode)
+		return tm
+	}
+	tenMin, oneMin := meetingbot.Key("ev1", 10*time.Minute, start), meetingbot.Key("ev1", time.Minute, start)
+	timers := []meetingbot.Timer{
+		before(tenMin, meetingbot.SnoozeAtStart, start),
+		before(oneMin, meetingbot.SnoozeAtStart, start), // the double a bot before 018 made
+		before(tenMin, meetingbot.SnoozeIn5m, t0.Add(5*time.Minute)),
+	}
+	for _, tm := range timers {
+		_, added := add(t, s, tm, t0)
+		require.True(t, added, "a timer of group %s", tm.Group)
+	}
+	first := timers[0].Key
+	if timers[1].Key < first {
+		first = timers[1].Key
+	}
+	s = rerun()
+
+	want := map[string]string{
+		first:         meetingbot.SnoozeGroup("U1", "ev1", meetingbot.SnoozeAtStart),
+		timers[2].Key: meetingbot.SnoozeGroup("U1", "ev1", meetingbot.SnoozeIn5m),
+	}
+	for _, tm := range timers[:2] {
+		if tm.Key != first {
+			want[tm.Key] = tm.Group // keeps its group, and fires
+		}
+	}
+	for key, group := range want {
+		got, ok, err := s.Timer(ctx, key)
+		require.NoError(t, err)
+		require.True(t, ok, "timer %s after migration 018", key)
+		assert.Equal(t, group, got.Group, "group of %s after migration 018", key)
+		assert.Equal(t, meetingbot.TimerPending, got.State, "state of %s after migration 018", key)
+	}
+	click := meetingbot.Snooze{User: "U1", Mode: meetingbot.SnoozeAtStart, Reminder: meetingbot.Key("ev1", 30*time.Minute, start),
+		Subscription: "alice", Calendar: "alice@example.com", Meeting: m}.Timer(start)
+	got, added := add(t, s, click, t0.Add(time.Minute))
+	assert.False(t, added, "a click on the meeting's third reminder after migration 018")
+	assert.Equal(t, first, got.Key, "the timer the click finds")
 }
