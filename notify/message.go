@@ -107,6 +107,10 @@ func Message(r meetingbot.Reminder, now time.Time, joinHosts ...string) (text st
 	return text, append(blocks, reminderAnswer(r)...)
 }
 
+// privateTitle is what a private meeting's reminder says in its title
+// where only its owner may read the details.
+const privateTitle = "Private meeting"
+
 // shown returns the meeting as its reminder may show it (a private one
 // reduced to its time unless the reminder goes to its owner) and its
 // title, inert and escaped.
@@ -117,7 +121,7 @@ func shown(r meetingbot.Reminder) (m meetingbot.Meeting, title string) {
 		// link (conference data, or a URL from its location or
 		// description) is one: with it anyone in a channel could walk in.
 		// Keep its time alone.
-		m = meetingbot.Meeting{Title: "Private meeting", Start: m.Start, End: m.End}
+		m = meetingbot.Meeting{Title: privateTitle, Start: m.Start, End: m.End}
 	}
 	title = escape(inert(m.Title))
 	if title == "" {

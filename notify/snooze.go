@@ -84,6 +84,12 @@ func SnoozeMessage(r meetingbot.Reminder, of meetingbot.Snooze, moved bool, now 
 	shownAs := r
 	shownAs.Key = of.Reminder
 	shownAs.Subscription.ID = of.Subscription
+	if r.Meeting.Private && of.Meeting.Title != privateTitle {
+		// The person clicked the reminder its owner got, which showed
+		// the details: the DM, to the same person, shows what it showed
+		// (r's meeting holds no more than that, see snooze.shownAs).
+		shownAs.Meeting.Private = false
+	}
 	text, blocks = Message(shownAs, now, joinHosts...)
 	note := ":alarm_clock: You asked me to remind you."
 	if moved {

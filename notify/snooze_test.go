@@ -114,6 +114,50 @@ func TestNotifySnoozeDMsThePersonAndIsFoundAgain(t *testing.T) {
 
 func fmtUnix(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
 
+// TestSnoozeOfAPrivateMeetingShowsWhatTheClickShowed: the DM of a snooze
+// of a private meeting shows what the reminder clicked showed the same
+// person: its owner, who clicked their own DM, reads the title; anyone
+// who clicked a channel's reminder, "Private meeting" and the time.
+func TestSnoozeOfAPrivateMeetingShowsWhatTheClickShowed(t *testing.T) {
+	m := privateMeeting(true)
+	for _, tt := range []struct {
+		name    string
+		clicked string // the title the reminder clicked showed
+		want    string
+	}{
+		{"the owner, from their DM", m.Title, "Board: layoffs 2026"},
+		{"someone, from a channel", "Private meeting", "Private meeting"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			snapshot := meetingbot.Meeting{ID: m.ID, Title: tt.clicked, Start: m.Start, End: m.End}
+			of := meetingbot.Snooze{User: "U0ALICE001", Mode: meetingbot.SnoozeAtStart, Reminder: meetingbot.Key(m.ID, 10*time.Minute, m.Start),
+				Subscription: "team", Calendar: "alice@example.com", Meeting: snapshot}
+			tm := of.Timer(m.Start)
+			// As snooze.shownAs gives it: the snapshot's title, the
+			// calendar's time, no join link the click did not show.
+			shown := meetingbot.Meeting{ID: m.ID, Title: tt.clicked, Start: m.Start, End: m.End, Private: true}
+			r := meetingbot.Reminder{Key: tm.Key, Subscription: meetingbot.Subscription{ID: meetingbot.SnoozeSubscription("U0ALICE001"), CalendarID: "alice@example.com", Destination: "U0ALICE001"},
+				Meeting: shown, TriggerAt: m.Start}
+			if _, err := e.slack.NotifySnooze(t.Context(), r, of, false); err != nil {
+				t.Fatal(err)
+			}
+			msgs := e.srv.Messages()
+			if len(msgs) != 1 {
+				t.Fatalf("messages %+v, want one DM", msgs)
+			}
+			if !strings.Contains(msgs[0].Text, tt.want) || !strings.Contains(string(msgs[0].Blocks), tt.want) {
+				t.Errorf("snooze DM %q %s, want the title %q", msgs[0].Text, msgs[0].Blocks, tt.want)
+			}
+			for _, secret := range []string{"meet.google.com", "CEO Office"} {
+				if strings.Contains(string(msgs[0].Blocks), secret) {
+					t.Errorf("snooze DM %s shows %q, which the click did not", msgs[0].Blocks, secret)
+				}
+			}
+		})
+	}
+}
+
 // TestNoSnoozeButtonsWhenNothingAnswersThem: without Config.Snooze (no
 // self-service to answer a click) a reminder has no snooze buttons, and
 // keeps its others.
