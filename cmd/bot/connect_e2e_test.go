@@ -53,6 +53,12 @@ func (w *world) connectEnv(front *httptest.Server, addr string, overrides ...str
 	return env
 }
 
+// Lisa, the other person of the connection tests.
+const (
+	lisa   = "lisa@example.com"
+	lisaDM = "D0LISA0001"
+)
+
 var startLink = regexp.MustCompile(`<(https://[^|>]+/(?:google|slack)/oauth/start\?t=[^|>]+)\|`)
 
 // browse opens the link of a /meetingbot connect reply in a browser of
@@ -134,6 +140,18 @@ func TestConnectOwnGoogleAccount(t *testing.T) {
 		t.Errorf(`meetingbot_connections{state="active"} = %v, want 1`, v)
 	}
 
+	// Lisa connects hers too: Bob's revocation must not touch her
+	// reminders.
+	w.cal.AddCalendar(lisa)
+	if status, page := browse(t, front, w.slash(t, addr, lisaID, lisaDM, "connect")); status != http.StatusOK {
+		t.Fatalf("Lisa's flow ended with %d:\n%s", status, page)
+	}
+	if reply := w.slash(t, addr, lisaID, lisaDM, "on"); !strings.HasPrefix(reply, "On.") {
+		t.Fatalf("Lisa's /meetingbot on = %q", reply)
+	}
+	lisas := at(14 * time.Second)
+	w.meetingIn(t, lisa, "review", "Lisa's review", lisas)
+
 	// Bob removes the bot from his Google account.
 	w.cal.RevokeGrants(bob)
 	stopped := func() []slacktest.Message {
@@ -159,6 +177,9 @@ func TestConnectOwnGoogleAccount(t *testing.T) {
 	if status, body := httpGet("http://" + addr + "/healthz"); status != http.StatusOK {
 		t.Errorf("GET /healthz with Bob's connection stopped = %d %q, want 200: nobody else is affected", status, body)
 	}
+	if m := w.waitMessage(t, "Lisa's review", 20*time.Second); m.Channel != lisaDM || !m.Posted.Before(lisas) {
+		t.Errorf("Lisa's reminder during Bob's revocation in %s at %v, want in %s before %v", m.Channel, m.Posted, lisaDM, lisas)
+	}
 
 	status, page = browse(t, front, w.slash(t, addr, bobID, bobDM, "connect"))
 	if status != http.StatusOK || !strings.Contains(page, "Connected bob@example.com") {
@@ -174,6 +195,12 @@ func TestConnectOwnGoogleAccount(t *testing.T) {
 		if ch.CalendarID == bob {
 			t.Errorf("a push channel on Bob's calendar is still open after disconnecting: %s", ch.ID)
 		}
+	}
+	// With no service account nothing reads Bob's calendar now: his
+	// reminders are paused, and the bot stays healthy past 3 ticks.
+	time.Sleep(5 * time.Second)
+	if status, body := httpGet("http://" + addr + "/healthz"); status != http.StatusOK {
+		t.Errorf("GET /healthz after Bob disconnected = %d %q, want 200: his reminders stop, nobody else's", status, body)
 	}
 }
 

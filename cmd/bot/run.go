@@ -164,7 +164,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		extraCalendars = stat.calendars
 	}
 	if conns != nil {
-		opts.Subscriptions = sweptSubscriptions(opts.Subscriptions, stat, conns, cfg.HasServiceAccount(), cfg.Subscriptions, mon)
+		var sa *serviceReads
+		if cfg.HasServiceAccount() {
+			sa = &serviceReads{access: source.Access, now: time.Now, checked: map[string]accessCheck{}}
+		}
+		opts.Subscriptions = sweptSubscriptions(opts.Subscriptions, stat, conns, cfg.HasServiceAccount(), sa, cfg.Subscriptions, mon)
 	}
 	// The sweeps plan from a mirror of each calendar, kept by incremental
 	// sync and, with PUBLIC_URL, by push notifications, which wake the

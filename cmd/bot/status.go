@@ -196,60 +196,6 @@ func (s *statuses) email(ctx context.Context, userID string) string {
 	return email
 }
 
-// sweptSubscriptions returns the subscriptions the scheduler sweeps with
-// people's own accounts on: those made in Slack (made, nil for none) and
-// the status ones (stat, nil for none), less those paused: a calendar
-// whose Google connection stopped waits for its person to reconnect (they
-// were told, and bot audit names it) instead of failing every sweep, and
-// a status needs a calendar the bot can read (their connected Google
-// account, or the service account). It tells mon every subscription
-// swept, fixed (CALENDARS) included.
-func sweptSubscriptions(made func(ctx context.Context) ([]meetingbot.Subscription, error), stat *statuses, c *connections, serviceAccount bool,
-	fixed []meetingbot.Subscription, mon interface {
-		Sweeping([]meetingbot.Subscription)
-	}) func(ctx context.Context) ([]meetingbot.Subscription, error) {
-	return func(ctx context.Context) ([]meetingbot.Subscription, error) {
-		var subs []meetingbot.Subscription
-		if made != nil {
-			got, err := made(ctx)
-			if err != nil {
-				return nil, err
-			}
-			subs = got
-		}
-		if stat != nil {
-			got, err := stat.subscriptions(ctx)
-			if err != nil {
-				return nil, err
-			}
-			subs = append(subs, got...)
-		}
-		conns, err := c.store.Connections(ctx)
-		if err != nil {
-			return nil, err
-		}
-		google := map[string]meetingbot.ConnectionState{}
-		for _, conn := range conns {
-			if conn.Provider == meetingbot.ProviderGoogle {
-				google[strings.ToLower(conn.Account)] = conn.State
-			}
-		}
-		out := subs[:0]
-		for _, sub := range subs {
-			state, connected := google[strings.ToLower(sub.CalendarID)]
-			switch {
-			case connected && state == meetingbot.ConnectionBroken:
-				continue // paused until the person reconnects
-			case isStatus(sub) && !connected && !serviceAccount:
-				continue // no way to read the calendar
-			}
-			out = append(out, sub)
-		}
-		mon.Sweeping(append(append([]meetingbot.Subscription{}, fixed...), out...))
-		return out, nil
-	}
-}
-
 // keepInterval is how often the statuses shown are checked against their
 // meetings.
 const keepInterval = 5 * time.Second
