@@ -68,6 +68,9 @@ type Deps struct {
 	// Timers, when set, audits the snoozes people asked for too: each
 	// timer due against the DMs sent (snooze.go).
 	Timers Timers
+	// Paused, when set, names the connections that stopped and the
+	// subscriptions they pause (paused.go).
+	Paused PausedReader
 }
 
 // Input is one reconciliation: Deps over the trigger times [From, To).
@@ -127,6 +130,7 @@ func Reconcile(ctx context.Context, in Input) (Report, error) {
 			return Report{}, fmt.Errorf("audit: %w", err)
 		}
 	}
+	readPaused(ctx, p, &r)
 	return r, nil
 }
 

@@ -135,7 +135,18 @@ type Config struct {
 	Disconnecting func(ctx context.Context, c meetingbot.Connection)
 	Now           func() time.Time
 	Logger        *slog.Logger
+	// ReadOnly makes Accounts change nothing stored, for bot audit, which
+	// reads the live bot's database: a token sealed under an old key is
+	// not sealed again, a refreshed token is kept in memory only (a Slack
+	// one, whose refresh token is single use with rotation, is never
+	// refreshed), and a grant the provider refuses is an error matching
+	// meetingbot.ErrNotConnected that stops nothing and tells no one.
+	// Link, Disconnect, Forget and Stop refuse or do nothing.
+	ReadOnly bool
 }
+
+// errReadOnly is what Accounts made ReadOnly answer a change with.
+var errReadOnly = errors.New("connect: read-only (bot audit changes no connection)")
 
 // Accounts is the accounts people connect: the flow's HTTP handler, the
 // links, disconnection, and the tokens the calendar reads with. It is
@@ -230,6 +241,9 @@ func (a *Accounts) LinkScopes(ctx context.Context, provider meetingbot.Provider,
 	if a.providers[provider] == nil {
 		return "", fmt.Errorf("connect: %s is not set up", provider)
 	}
+	if a.cfg.ReadOnly {
+		return "", errReadOnly
+	}
 	now := a.now()
 	if _, err := a.cfg.Store.PruneOAuthStates(ctx, now.Add(-time.Hour)); err != nil {
 		a.log.Warn("cannot prune the flows' old steps", "err", err)
@@ -257,6 +271,9 @@ func (a *Accounts) Connection(ctx context.Context, provider meetingbot.Provider,
 // grant was revoked already) is logged; the connection goes all the same.
 func (a *Accounts) Disconnect(ctx context.Context, provider meetingbot.Provider, userID string) (meetingbot.Connection, bool, error) {
 	p := a.providers[provider]
+	if a.cfg.ReadOnly {
+		return meetingbot.Connection{}, false, errReadOnly
+	}
 	c, ok, err := a.cfg.Store.Connection(ctx, provider, userID)
 	if err != nil || !ok {
 		return c, false, err
@@ -309,7 +326,7 @@ func (a *Accounts) open(ctx context.Context, c meetingbot.Connection) (*oauth2.T
 	if err := json.Unmarshal(b, &tok); err != nil {
 		return nil, fmt.Errorf("connect: token of %s/%s: %w", c.Provider, c.UserID, err)
 	}
-	if stale {
+	if stale && !a.cfg.ReadOnly {
 		c.Token = a.cfg.Keyring.Seal(b, sealContext(c.Provider, c.UserID))
 		c.UpdatedAt = a.now()
 		if _, err := a.cfg.Store.SetConnectionToken(ctx, c); err != nil {
@@ -323,8 +340,9 @@ func (a *Accounts) open(ctx context.Context, c meetingbot.Connection) (*oauth2.T
 type Readable struct {
 	// Connections is how many are stored, Unreadable how many no key of
 	// TOKEN_ENCRYPTION_KEY opens, Resealed how many were sealed again
-	// under the first key.
-	Connections, Unreadable, Resealed int
+	// under the first key, and Stale how many are sealed under another
+	// key still (ReadOnly Accounts reseal none).
+	Connections, Unreadable, Resealed, Stale int
 }
 
 // CheckKeys opens every stored token, sealing again under the first key
@@ -341,6 +359,8 @@ func (a *Accounts) CheckKeys(ctx context.Context) (Readable, error) {
 		switch {
 		case err != nil:
 			r.Unreadable++
+		case stale && a.cfg.ReadOnly:
+			r.Stale++
 		case stale:
 			if _, err := a.open(ctx, c); err == nil {
 				r.Resealed++

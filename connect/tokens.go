@@ -1,6 +1,7 @@
 package connect
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -81,7 +82,7 @@ func (a *Accounts) Refused(ctx context.Context, connection string, err error) {
 	a.mu.Lock()
 	s := a.sources[connection]
 	a.mu.Unlock()
-	if s == nil {
+	if s == nil || a.cfg.ReadOnly {
 		return
 	}
 	c, ok, lerr := a.cfg.Store.Connection(ctx, s.provider, s.user)
@@ -124,6 +125,10 @@ type source struct {
 	// store still holds it, the caller found it expired or refused, so it
 	// is refreshed.
 	handed string
+	// mem is, for ReadOnly Accounts, the token refreshed from the sealed
+	// token memOf, kept in memory only.
+	mem   *oauth2.Token
+	memOf []byte
 }
 
 // notConnected is the error of a read for a connection no longer in use:
@@ -160,9 +165,15 @@ func (s *source) Token() (*oauth2.Token, error) {
 	if err != nil {
 		return nil, meetingbot.Permanent(fmt.Errorf("connect: token of %s: %w", s.user, err))
 	}
+	if a.cfg.ReadOnly && s.mem != nil && bytes.Equal(s.memOf, c.Token) {
+		tok = s.mem
+	}
 	if tok.Valid() && tok.AccessToken != s.handed {
 		s.handed = tok.AccessToken
 		return tok, nil
+	}
+	if a.cfg.ReadOnly && s.provider == meetingbot.ProviderSlack {
+		return nil, fmt.Errorf("connect: token of %s: %w: a Slack refresh token works once, so only the bot refreshes it", s.user, errReadOnly)
 	}
 	stale := *tok
 	stale.Expiry = time.Unix(1, 0) // make the library refresh
@@ -170,13 +181,19 @@ func (s *source) Token() (*oauth2.Token, error) {
 	var rerr *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &rerr) && rerr.ErrorCode == "invalid_grant":
-		a.breakConnection(ctx, c, revoked(s.p))
+		if !a.cfg.ReadOnly {
+			a.breakConnection(ctx, c, revoked(s.p))
+		}
 		return nil, notConnected("refresh refused", err)
 	case err != nil:
 		return nil, err // transient, or the caller's to explain
 	}
 	if fresh.RefreshToken == "" {
 		fresh.RefreshToken = tok.RefreshToken
+	}
+	if a.cfg.ReadOnly {
+		s.mem, s.memOf, s.handed = fresh, c.Token, fresh.AccessToken
+		return fresh, nil
 	}
 	if sealed, err := a.seal(c, fresh); err == nil {
 		c.Token, c.UpdatedAt = sealed, a.now()
@@ -218,6 +235,9 @@ func (a *Accounts) UserToken(ctx context.Context, provider meetingbot.Provider, 
 // provider said it was revoked already (Slack's tokens_revoked). It
 // reports whether there was one.
 func (a *Accounts) Forget(ctx context.Context, provider meetingbot.Provider, userID string) (bool, error) {
+	if a.cfg.ReadOnly {
+		return false, errReadOnly
+	}
 	c, ok, err := a.cfg.Store.Connection(ctx, provider, userID)
 	if err != nil || !ok {
 		return false, err
@@ -256,8 +276,11 @@ func (a *Accounts) ForgetAll(ctx context.Context, provider meetingbot.Provider) 
 // person is told once.
 func (a *Accounts) Stop(ctx context.Context, provider meetingbot.Provider, userID string) {
 	p := a.providers[provider]
+	if p == nil || a.cfg.ReadOnly {
+		return
+	}
 	c, ok, err := a.cfg.Store.Connection(ctx, provider, userID)
-	if p == nil || err != nil || !ok || c.State != meetingbot.ConnectionActive {
+	if err != nil || !ok || c.State != meetingbot.ConnectionActive {
 		return
 	}
 	a.breakConnection(ctx, c, revoked(p))

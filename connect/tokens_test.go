@@ -1,12 +1,14 @@
 package connect_test
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/connect"
 )
 
 // connectAlice runs U1's flow to the end.
@@ -138,5 +140,94 @@ func TestKeyRotation(t *testing.T) {
 	wrong := r.accounts(r.stores[0], r.key) // the old key only: the token is now sealed under the new one
 	if got, err := wrong.CheckKeys(ctx); err != nil || got.Unreadable != 1 {
 		t.Errorf("CheckKeys with a key that opens nothing = %+v, %v; want 1 unreadable", got, err)
+	}
+}
+
+// Read-only accounts (bot audit's) read the live bot's connections and
+// change none of them: no token sealed again under the new key, no
+// refreshed token stored, a refused grant stops nothing and tells no
+// one, and nothing can be connected, disconnected or forgotten.
+func TestReadOnlyChangesNothing(t *testing.T) {
+	r := newRig(t, 1)
+	connectAlice(t, r)
+	r.slack.SetTokenRotation(12 * time.Hour)
+	r.slack.SignIn("U2")
+	if status, page := visit(t, r.browser(), r.slackLink("U2")); status != http.StatusOK {
+		t.Fatalf("connect U2's Slack: %d\n%s", status, page)
+	}
+	<-r.connected
+	ctx := t.Context()
+	stored := func() map[string]meetingbot.Connection {
+		cs, err := r.stores[0].Connections(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]meetingbot.Connection{}
+		for _, c := range cs {
+			out[string(c.Provider)+":"+c.UserID] = c
+		}
+		return out
+	}
+	before := stored()
+	audit := r.accounts(r.stores[0], newKey()+","+r.key, func(c *connect.Config) { c.ReadOnly = true })
+
+	got, err := audit.CheckKeys(ctx)
+	if err != nil || got.Connections != 2 || got.Stale != 2 || got.Resealed != 0 {
+		t.Errorf("read-only CheckKeys after a rotation = %+v, %v; want 2 stale, none resealed", got, err)
+	}
+	ts, _, err := audit.Account(ctx, "alice@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := ts.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	refreshed, err := ts.Token() // asked again: refreshed, in memory only
+	if err != nil || refreshed.AccessToken == first.AccessToken {
+		t.Fatalf("read-only Token again = %v, %v; want a refreshed token", refreshed, err)
+	}
+	slackTS, _, err := audit.UserToken(ctx, meetingbot.ProviderSlack, "U2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := slackTS.Token(); err != nil {
+		t.Fatal(err)
+	}
+	// Asked again, the rotating Slack token would be refreshed: only the
+	// bot does that.
+	if tok, err := slackTS.Token(); err == nil {
+		t.Errorf("read-only Token of an expired Slack token = %v, want an error (its refresh token works once)", tok)
+	}
+	r.google.RevokeGrants("alice@example.com")
+	if _, err := ts.Token(); !errors.Is(err, meetingbot.ErrNotConnected) {
+		t.Errorf("read-only Token after a revocation: %v, want ErrNotConnected", err)
+	}
+	_, name, _ := audit.Account(ctx, "alice@example.com")
+	audit.Refused(ctx, name, errors.New("401"))
+	audit.Stop(ctx, meetingbot.ProviderSlack, "U2")
+	if _, err := audit.Link(ctx, meetingbot.ProviderGoogle, "U1"); err == nil {
+		t.Error("read-only Link: no error")
+	}
+	if _, ok, err := audit.Disconnect(ctx, meetingbot.ProviderGoogle, "U1"); ok || err == nil {
+		t.Errorf("read-only Disconnect = %v, %v; want refused", ok, err)
+	}
+	if ok, err := audit.Forget(ctx, meetingbot.ProviderSlack, "U2"); ok || err == nil {
+		t.Errorf("read-only Forget = %v, %v; want refused", ok, err)
+	}
+	select {
+	case c := <-r.broken:
+		t.Errorf("read-only accounts told %s their connection stopped", c.UserID)
+	default:
+	}
+	after := stored()
+	for k, c := range before {
+		a := after[k]
+		if a.State != c.State || !bytes.Equal(a.Token, c.Token) || !a.UpdatedAt.Equal(c.UpdatedAt) {
+			t.Errorf("connection %s after read-only use: %s, token changed %v; want it as stored (%s)", k, a.State, !bytes.Equal(a.Token, c.Token), c.State)
+		}
+	}
+	if n := r.slack.UserTokens("U2"); n != 1 {
+		t.Errorf("U2's Slack tokens = %d, want 1: the read-only accounts rotated it", n)
 	}
 }
