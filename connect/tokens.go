@@ -12,6 +12,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/keyring"
 )
 
 // lookupTTL is how long a calendar's connection, or the lack of one, is
@@ -33,6 +34,13 @@ func revoked(p Provider) string {
 }
 
 func refused(p Provider) string { return p.Title() + " refused the token even after a refresh" }
+
+// unreadable is the reason a connection stopped when no key of
+// TOKEN_ENCRYPTION_KEY opens its token, as its person is told.
+const unreadable = "I can no longer read the access you gave: the key it is kept under changed on the bot"
+
+// keyFix says what the operator does about a token no key opens.
+const keyFix = "TOKEN_ENCRYPTION_KEY has no key that decrypts its token: put the key it was sealed with back after the first (TOKEN_ENCRYPTION_KEY=<new>,<old>) and restart, or its person reconnects (they were told)"
 
 // Account returns the token source of the Google account connected whose
 // own calendar calendarID is (its email), and the name of the connection,
@@ -162,7 +170,16 @@ func (s *source) Token() (*oauth2.Token, error) {
 		return nil, notConnected("connection stopped", nil)
 	}
 	tok, err := a.open(ctx, c)
-	if err != nil {
+	switch {
+	case errors.Is(err, keyring.ErrUnreadable):
+		// No key opens it: as good as revoked until the operator puts
+		// the key back, so the connection stops, its person is told,
+		// and its calendar is read as if it had none.
+		if !a.cfg.ReadOnly {
+			a.breakConnection(ctx, c, unreadable)
+		}
+		return nil, notConnected(fmt.Sprintf("%s of %s/%s: %s", "token", s.provider, s.user, keyFix), err)
+	case err != nil:
 		return nil, meetingbot.Permanent(fmt.Errorf("connect: token of %s: %w", s.user, err))
 	}
 	if a.cfg.ReadOnly && s.mem != nil && bytes.Equal(s.memOf, c.Token) {

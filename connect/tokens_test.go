@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -229,5 +230,49 @@ func TestReadOnlyChangesNothing(t *testing.T) {
 	}
 	if n := r.slack.UserTokens("U2"); n != 1 {
 		t.Errorf("U2's Slack tokens = %d, want 1: the read-only accounts rotated it", n)
+	}
+}
+
+// A token no key opens (the key was replaced without keeping the old
+// one) stops its connection when it is needed: its person is told once,
+// whichever replica finds it, and the error says what the operator does.
+func TestUnreadableTokenStopsTheConnection(t *testing.T) {
+	r := newRig(t, 1)
+	connectAlice(t, r)
+	ctx := t.Context()
+	key := newKey()
+	replicas := []*connect.Accounts{r.accounts(r.stores[0], key), r.accounts(r.stores[0], key)}
+	for i, a := range replicas {
+		ts, _, err := a.Account(ctx, "alice@example.com")
+		if i == 1 {
+			if !errors.Is(err, meetingbot.ErrNotConnected) {
+				t.Errorf("Account(alice) on the other replica once stopped: %v, want ErrNotConnected", err)
+			}
+			if ts == nil {
+				continue
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		_, err = ts.Token()
+		if !errors.Is(err, meetingbot.ErrNotConnected) || !meetingbot.IsPermanent(err) || !strings.Contains(err.Error(), "TOKEN_ENCRYPTION_KEY=<new>,<old>") {
+			t.Errorf("replica %d: Token under another key: %v, want a permanent ErrNotConnected naming TOKEN_ENCRYPTION_KEY", i, err)
+		}
+	}
+	select {
+	case c := <-r.broken:
+		if c.UserID != "U1" || !strings.Contains(c.Reason, "the key it is kept under changed") {
+			t.Errorf("Broken(%s, %q), want U1 told the key changed", c.UserID, c.Reason)
+		}
+	default:
+		t.Fatal("Broken was not called: the person is never told")
+	}
+	select {
+	case c := <-r.broken:
+		t.Errorf("Broken called twice (%s)", c.UserID)
+	default:
+	}
+	if c, _, _ := r.stores[0].Connection(ctx, meetingbot.ProviderGoogle, "U1"); c.State != meetingbot.ConnectionBroken {
+		t.Errorf("state = %s, want broken", c.State)
 	}
 }

@@ -166,7 +166,7 @@ func wireConnections(ctx context.Context, cfg config.Config, st store, source *c
 	case err != nil:
 		log.Warn("cannot check the stored tokens against TOKEN_ENCRYPTION_KEY", "err", err)
 	case r.Unreadable > 0:
-		log.Error(fmt.Sprintf("TOKEN_ENCRYPTION_KEY cannot decrypt %d of the %d stored connections: put the key they were sealed with back in TOKEN_ENCRYPTION_KEY, after the new one (e.g. TOKEN_ENCRYPTION_KEY=<new>,<old>); until then those people's calendars are not read with their own accounts", r.Unreadable, r.Connections),
+		log.Error(fmt.Sprintf("TOKEN_ENCRYPTION_KEY cannot decrypt %d of the %d stored connections: put the key they were sealed with back in TOKEN_ENCRYPTION_KEY, after the new one (e.g. TOKEN_ENCRYPTION_KEY=<new>,<old>), and restart; meanwhile each of them stops when the bot needs its token, and its person is asked to reconnect (one DM), their reminders read with the service account where it can, else paused", r.Unreadable, r.Connections),
 			"unreadable", r.Unreadable, "connections", r.Connections)
 	case r.Resealed > 0:
 		log.Info("connections sealed under an old key were sealed again under the first key of TOKEN_ENCRYPTION_KEY", "resealed", r.Resealed, "connections", r.Connections)
