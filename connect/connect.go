@@ -104,6 +104,7 @@ type Store interface {
 	ConnectionOf(ctx context.Context, provider meetingbot.Provider, account string) (meetingbot.Connection, bool, error)
 	Connections(ctx context.Context) ([]meetingbot.Connection, error)
 	SetConnectionToken(ctx context.Context, c meetingbot.Connection) (bool, error)
+	ResealConnection(ctx context.Context, c meetingbot.Connection, sealed []byte) (bool, error)
 	BreakConnection(ctx context.Context, c meetingbot.Connection, reason string, at time.Time) (bool, error)
 	DeleteConnection(ctx context.Context, provider meetingbot.Provider, userID string) (bool, error)
 	PutOAuthState(ctx context.Context, st meetingbot.OAuthState) error
@@ -318,22 +319,33 @@ func (a *Accounts) seal(c meetingbot.Connection, tok *oauth2.Token) ([]byte, err
 // open opens c's token; one sealed under an old key is sealed again
 // under the first and stored.
 func (a *Accounts) open(ctx context.Context, c meetingbot.Connection) (*oauth2.Token, error) {
+	tok, _, err := a.openReseal(ctx, c)
+	return tok, err
+}
+
+// openReseal is open, reporting whether it stored c's token sealed again
+// under the first key: false when it was sealed under the first already,
+// the Accounts are ReadOnly, or the token changed in the store since c
+// was read (a refresh or a reconnection, sealed under the first key).
+func (a *Accounts) openReseal(ctx context.Context, c meetingbot.Connection) (*oauth2.Token, bool, error) {
 	b, stale, err := a.cfg.Keyring.Open(c.Token, sealContext(c.Provider, c.UserID))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var tok oauth2.Token
 	if err := json.Unmarshal(b, &tok); err != nil {
-		return nil, fmt.Errorf("connect: token of %s/%s: %w", c.Provider, c.UserID, err)
+		return nil, false, fmt.Errorf("connect: token of %s/%s: %w", c.Provider, c.UserID, err)
 	}
-	if stale && !a.cfg.ReadOnly {
-		c.Token = a.cfg.Keyring.Seal(b, sealContext(c.Provider, c.UserID))
-		c.UpdatedAt = a.now()
-		if _, err := a.cfg.Store.SetConnectionToken(ctx, c); err != nil {
-			a.log.Warn("cannot reseal a token under the first key", "provider", c.Provider, "user", c.UserID, "err", err)
-		}
+	if !stale || a.cfg.ReadOnly {
+		return &tok, false, nil
 	}
-	return &tok, nil
+	sealed := c.Token
+	c.Token = a.cfg.Keyring.Seal(b, sealContext(c.Provider, c.UserID))
+	resealed, err := a.cfg.Store.ResealConnection(ctx, c, sealed)
+	if err != nil {
+		a.log.Warn("cannot reseal a token under the first key", "provider", c.Provider, "user", c.UserID, "err", err)
+	}
+	return &tok, resealed, nil
 }
 
 // Readable is what CheckKeys found.
@@ -345,9 +357,11 @@ type Readable struct {
 	Connections, Unreadable, Resealed, Stale int
 }
 
-// CheckKeys opens every stored token, sealing again under the first key
-// those sealed under another, and says how many none of the keys opens:
-// the start-up check of TOKEN_ENCRYPTION_KEY.
+// CheckKeys opens every stored token, active or broken, sealing again
+// under the first key those sealed under another, and says how many none
+// of the keys opens: the start-up check of TOKEN_ENCRYPTION_KEY. A token
+// it opened but could not store again (the store failed, or another
+// replica changed it meanwhile) counts as Stale, not Resealed.
 func (a *Accounts) CheckKeys(ctx context.Context) (Readable, error) {
 	cs, err := a.cfg.Store.Connections(ctx)
 	if err != nil {
@@ -359,11 +373,12 @@ func (a *Accounts) CheckKeys(ctx context.Context) (Readable, error) {
 		switch {
 		case err != nil:
 			r.Unreadable++
-		case stale && a.cfg.ReadOnly:
-			r.Stale++
-		case stale:
-			if _, err := a.open(ctx, c); err == nil {
+		case !stale:
+		default:
+			if _, resealed, _ := a.openReseal(ctx, c); resealed {
 				r.Resealed++
+			} else {
+				r.Stale++
 			}
 		}
 	}

@@ -121,11 +121,21 @@ func TestKeyRotation(t *testing.T) {
 	r := newRig(t, 1)
 	connectAlice(t, r)
 	ctx := t.Context()
+	// Bob's connection stopped: it is sealed again all the same, so that
+	// dropping the old key later leaves nothing unreadable.
+	if status, page := visit(t, r.browser(), r.link("U2")); status != http.StatusOK {
+		t.Fatalf("connect U2: %d\n%s", status, page)
+	}
+	<-r.connected
+	bob, _, _ := r.stores[0].Connection(ctx, meetingbot.ProviderGoogle, "U2")
+	if _, err := r.stores[0].BreakConnection(ctx, bob, "revoked", time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	newKey := newKey()
 	rotated := r.accounts(r.stores[0], newKey+","+r.key)
 	got, err := rotated.CheckKeys(ctx)
-	if err != nil || got.Connections != 1 || got.Resealed != 1 || got.Unreadable != 0 {
-		t.Fatalf("CheckKeys after a rotation = %+v, %v; want 1 connection resealed", got, err)
+	if err != nil || got.Connections != 2 || got.Resealed != 2 || got.Unreadable != 0 || got.Stale != 0 {
+		t.Fatalf("CheckKeys after a rotation = %+v, %v; want 2 connections resealed", got, err)
 	}
 	onlyNew := r.accounts(r.stores[0], newKey)
 	if got, err := onlyNew.CheckKeys(ctx); err != nil || got.Unreadable != 0 || got.Resealed != 0 {
@@ -138,9 +148,9 @@ func TestKeyRotation(t *testing.T) {
 	if _, err := ts.Token(); err != nil {
 		t.Errorf("Token under the new key alone: %v", err)
 	}
-	wrong := r.accounts(r.stores[0], r.key) // the old key only: the token is now sealed under the new one
-	if got, err := wrong.CheckKeys(ctx); err != nil || got.Unreadable != 1 {
-		t.Errorf("CheckKeys with a key that opens nothing = %+v, %v; want 1 unreadable", got, err)
+	wrong := r.accounts(r.stores[0], r.key) // the old key only: the tokens are now sealed under the new one
+	if got, err := wrong.CheckKeys(ctx); err != nil || got.Unreadable != 2 {
+		t.Errorf("CheckKeys with a key that opens nothing = %+v, %v; want 2 unreadable", got, err)
 	}
 }
 

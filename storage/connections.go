@@ -112,6 +112,21 @@ func (s *Store) SetConnectionToken(ctx context.Context, c meetingbot.Connection)
 	return affected(res, err, "set connection token")
 }
 
+// ResealConnection replaces the token of c's connection, active or
+// broken, with c.Token, the same grant sealed under another key, and
+// reports whether it did: only while the connection stored is the one c
+// was read as and still holds sealed, so that a reseal never undoes a
+// refresh or a reconnection made meanwhile.
+func (s *Store) ResealConnection(ctx context.Context, c meetingbot.Connection, sealed []byte) (bool, error) {
+	if len(c.Token) == 0 {
+		return false, fmt.Errorf("storage: reseal connection: no token: %w", ErrInvalid)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE connections SET token = ?
+		WHERE provider = ? AND user_id = ? AND created_ms = ? AND token = ?`,
+		c.Token, string(c.Provider), c.UserID, ms(c.CreatedAt), sealed)
+	return affected(res, err, "reseal connection")
+}
+
 // BreakConnection marks c's connection broken, with the reason a person
 // is told, and reports whether this call did: only one of several callers
 // (replicas) that find the grant refused at once gets true, and tells the

@@ -108,6 +108,18 @@ func (s *Store) SetConnectionToken(ctx context.Context, c meetingbot.Connection)
 		c.Token, strings.Join(c.Scopes, " "), milli(c.UpdatedAt), string(c.Provider), c.UserID, milli(c.CreatedAt))
 }
 
+// ResealConnection replaces the token of c's connection, active or
+// broken, with c.Token and reports whether it did: only while the
+// connection stored is the one c was read as and still holds sealed.
+func (s *Store) ResealConnection(ctx context.Context, c meetingbot.Connection, sealed []byte) (bool, error) {
+	if len(c.Token) == 0 {
+		return false, fmt.Errorf("postgres: reseal connection: no token: %w", meetingbot.ErrInvalid)
+	}
+	return s.changed(ctx, "reseal connection", `UPDATE connections SET token = $1
+		WHERE provider = $2 AND user_id = $3 AND created_at = $4 AND token = $5`,
+		c.Token, string(c.Provider), c.UserID, milli(c.CreatedAt), sealed)
+}
+
 // BreakConnection marks c's connection broken with reason and reports
 // whether this call did; only one of several callers gets true.
 func (s *Store) BreakConnection(ctx context.Context, c meetingbot.Connection, reason string, at time.Time) (bool, error) {

@@ -22,6 +22,7 @@ type ConnectionStore interface {
 	ConnectionOf(ctx context.Context, provider meetingbot.Provider, account string) (meetingbot.Connection, bool, error)
 	Connections(ctx context.Context) ([]meetingbot.Connection, error)
 	SetConnectionToken(ctx context.Context, c meetingbot.Connection) (bool, error)
+	ResealConnection(ctx context.Context, c meetingbot.Connection, sealed []byte) (bool, error)
 	BreakConnection(ctx context.Context, c meetingbot.Connection, reason string, at time.Time) (bool, error)
 	DeleteConnection(ctx context.Context, provider meetingbot.Provider, userID string) (bool, error)
 	PutOAuthState(ctx context.Context, st meetingbot.OAuthState) error
@@ -46,6 +47,7 @@ func RunConnections(t *testing.T, fresh func(t *testing.T) ConnectionOpener) {
 		{"AnAccountIsConnectedByOnePerson", testOneAccountOnePerson},
 		{"ALateRefreshNeverBringsBackAConnection", testLateRefresh},
 		{"OneOfManyBreaksAConnection", testBreakOnce},
+		{"AResealKeepsWhatChangedMeanwhile", testReseal},
 		{"AStepIsTakenOnceByOneOfMany", testTakeOnce},
 		{"WritesRefuseWhatCannotBeUsed", testConnectionWritesRefuse},
 		{"StatusSettingsSurviveRestart", testStatusSettings},
@@ -285,4 +287,45 @@ func testStatusSettings(t *testing.T, open ConnectionOpener) {
 	require.NoError(t, err)
 	assert.Equal(t, set, got, "StatusSettingsOf after turning titles off")
 	assert.True(t, errors.Is(s.PutStatusSettings(ctx, meetingbot.StatusSettings{}), meetingbot.ErrInvalid), "PutStatusSettings without a user")
+}
+
+// A token sealed again under a new key replaces the one it was read as,
+// in an active or a broken connection, and never a token refreshed or a
+// connection made again since.
+func testReseal(t *testing.T, open ConnectionOpener) {
+	ctx := t.Context()
+	s := open(t)
+	c := connection("U1", "alice@example.com")
+	require.NoError(t, s.PutConnection(ctx, c))
+	_, err := s.BreakConnection(ctx, c, "revoked", connectedAt.Add(time.Minute))
+	require.NoError(t, err)
+
+	resealed := c
+	resealed.Token = []byte("resealed")
+	ok, err := open(t).ResealConnection(ctx, resealed, c.Token)
+	require.NoError(t, err)
+	assert.True(t, ok, "ResealConnection of a broken connection")
+	got, _, err := s.Connection(ctx, meetingbot.ProviderGoogle, "U1")
+	require.NoError(t, err)
+	assert.Equal(t, []byte("resealed"), got.Token, "the token after a reseal")
+	assert.Equal(t, meetingbot.ConnectionBroken, got.State, "the state after a reseal")
+	assert.Equal(t, connectedAt.Add(time.Minute), got.UpdatedAt, "UpdatedAt after a reseal: the grant did not change")
+
+	// What it was read as changed meanwhile: the reseal changes nothing.
+	again := c
+	again.Token = []byte("again")
+	ok, err = s.ResealConnection(ctx, again, c.Token)
+	require.NoError(t, err)
+	assert.False(t, ok, "ResealConnection of a token changed since it was read")
+	remade := c
+	remade.Token, remade.CreatedAt = []byte("remade"), connectedAt.Add(time.Hour)
+	require.NoError(t, s.PutConnection(ctx, remade))
+	late := c
+	late.Token = []byte("late")
+	ok, err = s.ResealConnection(ctx, late, []byte("resealed"))
+	require.NoError(t, err)
+	assert.False(t, ok, "ResealConnection of a connection made again since")
+	got, _, err = s.Connection(ctx, meetingbot.ProviderGoogle, "U1")
+	require.NoError(t, err)
+	assert.Equal(t, []byte("remade"), got.Token, "the token after late reseals")
 }
