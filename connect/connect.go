@@ -108,6 +108,7 @@ type Store interface {
 	BreakConnection(ctx context.Context, c meetingbot.Connection, reason string, at time.Time) (bool, error)
 	DeleteConnection(ctx context.Context, provider meetingbot.Provider, userID string) (bool, error)
 	PutOAuthState(ctx context.Context, st meetingbot.OAuthState) error
+	OAuthState(ctx context.Context, id string) (meetingbot.OAuthState, bool, error)
 	TakeOAuthState(ctx context.Context, id string) (meetingbot.OAuthState, bool, error)
 	PruneOAuthStates(ctx context.Context, before time.Time) (int64, error)
 }

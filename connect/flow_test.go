@@ -253,3 +253,38 @@ func TestStartBindsTheBrowser(t *testing.T) {
 		t.Errorf("the binding cookie's Path=%q MaxAge=%d, want /google/oauth/ and 600", cookie.Path, cookie.MaxAge)
 	}
 }
+
+// A callback opened in another browser (a link passed on, or an attacker
+// replaying a victim's callback into their own browser) is refused and
+// leaves the sign-in to the browser that started it, which finishes it.
+func TestAnotherBrowserLeavesTheSignIn(t *testing.T) {
+	r := newRig(t, 1)
+	mine := r.browser()
+	noRedirect := &http.Client{Jar: mine.Jar, Transport: mine.Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(r.link("U1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = noRedirect.Get(resp.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	callback := resp.Header.Get("Location")
+
+	other := r.browser()
+	if _, err := other.Get(r.link("U2")); err != nil { // a sign-in of its own: a cookie of its own
+		t.Fatal(err)
+	}
+	<-r.connected
+	for _, b := range []*http.Client{r.browser(), other} {
+		if status, page := visit(t, b, callback); status != http.StatusBadRequest || !strings.Contains(page, "started in another browser") {
+			t.Errorf("the callback in another browser: %d, want 400 saying so:\n%s", status, page)
+		}
+	}
+	status, page := visit(t, mine, callback)
+	if status != http.StatusOK || !strings.Contains(page, "Connected alice@example.com") {
+		t.Errorf("the callback in the browser that started it, after another's: %d, want it connected:\n%s", status, page)
+	}
+}

@@ -190,6 +190,25 @@ func (s *Store) TakeOAuthState(ctx context.Context, id string) (meetingbot.OAuth
 	return st, true, nil
 }
 
+// OAuthState returns the step with id without taking it, expired or
+// not, and whether there is one.
+func (s *Store) OAuthState(ctx context.Context, id string) (meetingbot.OAuthState, bool, error) {
+	st := meetingbot.OAuthState{ID: id}
+	var step, provider, scopes string
+	var expires int64
+	err := s.db.QueryRowContext(ctx, `SELECT step, provider, user_id, binding, verifier, expires_ms, scopes FROM oauth_states WHERE id = ?`, id).
+		Scan(&step, &provider, &st.UserID, &st.Binding, &st.Verifier, &expires, &scopes)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return meetingbot.OAuthState{}, false, nil
+	case err != nil:
+		return meetingbot.OAuthState{}, false, fmt.Errorf("storage: oauth state: %w", err)
+	}
+	st.Step, st.Provider, st.ExpiresAt = meetingbot.OAuthStep(step), meetingbot.Provider(provider), fromMS(expires)
+	st.Scopes = strings.Fields(scopes)
+	return st, true, nil
+}
+
 // PruneOAuthStates deletes the steps that expired before before and
 // returns how many.
 func (s *Store) PruneOAuthStates(ctx context.Context, before time.Time) (int64, error) {

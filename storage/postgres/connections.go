@@ -170,6 +170,26 @@ func (s *Store) TakeOAuthState(ctx context.Context, id string) (meetingbot.OAuth
 	return st, true, nil
 }
 
+// OAuthState returns the step with id without taking it, expired or
+// not, and whether there is one.
+func (s *Store) OAuthState(ctx context.Context, id string) (meetingbot.OAuthState, bool, error) {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	st := meetingbot.OAuthState{ID: id}
+	var step, provider, scopes string
+	err := s.pool.QueryRow(ctx, `SELECT step, provider, user_id, binding, verifier, expires_at, scopes FROM oauth_states WHERE id = $1`, id).
+		Scan(&step, &provider, &st.UserID, &st.Binding, &st.Verifier, &st.ExpiresAt, &scopes)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return meetingbot.OAuthState{}, false, nil
+	case err != nil:
+		return meetingbot.OAuthState{}, false, fmt.Errorf("postgres: oauth state: %w", s.lost(err))
+	}
+	st.Step, st.Provider, st.ExpiresAt = meetingbot.OAuthStep(step), meetingbot.Provider(provider), st.ExpiresAt.UTC()
+	st.Scopes = strings.Fields(scopes)
+	return st, true, nil
+}
+
 // PruneOAuthStates deletes the steps that expired before before and
 // returns how many.
 func (s *Store) PruneOAuthStates(ctx context.Context, before time.Time) (int64, error) {

@@ -26,6 +26,7 @@ type ConnectionStore interface {
 	BreakConnection(ctx context.Context, c meetingbot.Connection, reason string, at time.Time) (bool, error)
 	DeleteConnection(ctx context.Context, provider meetingbot.Provider, userID string) (bool, error)
 	PutOAuthState(ctx context.Context, st meetingbot.OAuthState) error
+	OAuthState(ctx context.Context, id string) (meetingbot.OAuthState, bool, error)
 	TakeOAuthState(ctx context.Context, id string) (meetingbot.OAuthState, bool, error)
 	PruneOAuthStates(ctx context.Context, before time.Time) (int64, error)
 	StatusSettingsOf(ctx context.Context, userID string) (meetingbot.StatusSettings, bool, error)
@@ -218,6 +219,15 @@ func testTakeOnce(t *testing.T, open ConnectionOpener) {
 	require.NoError(t, s.PutOAuthState(ctx, st))
 	require.NoError(t, s.PutOAuthState(ctx, link))
 	assert.Error(t, s.PutOAuthState(ctx, st), "PutOAuthState of an ID stored already")
+	for range 2 {
+		got, ok, err := open(t).OAuthState(ctx, st.ID)
+		require.NoError(t, err)
+		require.True(t, ok, "OAuthState of a step stored")
+		assert.Equal(t, st, got, "OAuthState: the step as put, left in place")
+	}
+	_, ok, err := s.OAuthState(ctx, "unknown")
+	require.NoError(t, err)
+	assert.False(t, ok, "OAuthState of an ID never stored")
 
 	stores := []ConnectionStore{open(t), open(t), open(t)}
 	var takers atomic.Int32
@@ -241,7 +251,7 @@ func testTakeOnce(t *testing.T, open ConnectionOpener) {
 	n, err = s.PruneOAuthStates(ctx, connectedAt.Add(time.Minute+time.Millisecond))
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, n, "PruneOAuthStates after the link expired")
-	_, ok, err := s.TakeOAuthState(ctx, link.ID)
+	_, ok, err = s.TakeOAuthState(ctx, link.ID)
 	require.NoError(t, err)
 	assert.False(t, ok, "TakeOAuthState of a pruned step")
 }
