@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/connect"
+	"github.com/meetingbot/meetingbot/notify/slacktest"
 )
 
 // slackLink asks replica 0 for user's link to connect Slack.
@@ -52,6 +54,8 @@ func TestConnectSlack(t *testing.T) {
 	}
 
 	r.slack.RevokeUserTokens("U1")
+	r.clock.Advance(13 * time.Hour) // expired again: its refresh is refused
+	defer r.clock.Advance(-13 * time.Hour)
 	third, err := ts.Token()
 	if err == nil {
 		t.Fatalf("Token after revocation = %v, want an error", third)
@@ -94,5 +98,117 @@ func TestConnectSlackRefusals(t *testing.T) {
 	}
 	if _, _, err := r.replica[0].UserToken(t.Context(), meetingbot.ProviderSlack, "U1"); !errors.Is(err, meetingbot.ErrNotConnected) {
 		t.Errorf("UserToken after ForgetAll: %v, want ErrNotConnected", err)
+	}
+}
+
+// gate holds the requests of a replica's Slack provider until released,
+// telling when one arrives.
+type gate struct {
+	arrived, release chan struct{}
+}
+
+func (g gate) RoundTrip(req *http.Request) (*http.Response, error) {
+	g.arrived <- struct{}{}
+	<-g.release
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// refreshes counts the refresh_token grants Slack answered.
+func refreshes(r *rig) int {
+	n := 0
+	for _, c := range r.slack.CallsTo("oauth.v2.access") {
+		if c.Form.Get("grant_type") == "refresh_token" {
+			n++
+		}
+	}
+	return n
+}
+
+// With Slack's token rotation, a user token is reused until a minute
+// before it expires, then refreshed once and shared through the store;
+// two replicas refreshing at once with the single-use refresh token do
+// not stop the connection: the one Slack refuses takes the other's.
+func TestSlackTokenRotation(t *testing.T) {
+	r := newRig(t, 2)
+	r.slack.SetTokenRotation(12 * time.Hour)
+	r.slack.SignIn("U1")
+	if status, page := visit(t, r.browser(), r.slackLink("U1")); status != http.StatusOK {
+		t.Fatalf("connect: %d\n%s", status, page)
+	}
+	<-r.connected
+	ctx := t.Context()
+	token := func(a *connect.Accounts) string {
+		t.Helper()
+		ts, _, err := a.UserToken(ctx, meetingbot.ProviderSlack, "U1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := ts.Token()
+		if err != nil {
+			t.Fatalf("Token: %v", err)
+		}
+		return tok.AccessToken
+	}
+	first := token(r.replica[0])
+	for range 3 {
+		if got := token(r.replica[0]); got != first {
+			t.Errorf("Token of a valid token = %s, want %s again", got, first)
+		}
+	}
+	if n := refreshes(r); n != 0 {
+		t.Errorf("refreshes of a valid token = %d, want 0", n)
+	}
+
+	r.clock.Advance(12*time.Hour - 30*time.Second) // within a minute of its expiry
+	second := token(r.replica[0])
+	if second == first || refreshes(r) != 1 {
+		t.Fatalf("Token a minute before expiry = %s after %d refreshes, want a new token after 1", second, refreshes(r))
+	}
+	if got := token(r.replica[1]); got != second || refreshes(r) != 1 {
+		t.Errorf("the other replica's Token = %s after %d refreshes, want the stored %s after 1", got, refreshes(r), second)
+	}
+
+	// Expired again. B reads the store, and its refresh reaches Slack only
+	// after A used the same refresh token.
+	r.clock.Advance(12 * time.Hour)
+	g := gate{arrived: make(chan struct{}), release: make(chan struct{})}
+	b := r.accounts(r.stores[0], r.key, func(c *connect.Config) {
+		sl, err := connect.NewSlack(connect.SlackConfig{
+			ClientID: slacktest.ClientID, ClientSecret: slacktest.ClientSecret, APIURL: r.slack.URL(),
+			RedirectURI: connect.RedirectURI(r.front.URL, meetingbot.ProviderSlack), TeamID: slacktest.TeamID, Now: r.clock.Now,
+			HTTPClient: &http.Client{Transport: g},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Providers[1] = sl
+	})
+	got := make(chan string)
+	go func() {
+		ts, _, err := b.UserToken(ctx, meetingbot.ProviderSlack, "U1")
+		if err != nil {
+			got <- "UserToken: " + err.Error()
+			return
+		}
+		tok, err := ts.Token()
+		if err != nil {
+			got <- "Token: " + err.Error()
+			return
+		}
+		got <- tok.AccessToken
+	}()
+	<-g.arrived
+	third := token(r.replica[0])
+	close(g.release)
+	if raced := <-got; raced != third {
+		t.Errorf("B's Token after A used the refresh token first = %q, want A's %s", raced, third)
+	}
+	select {
+	case c := <-r.broken:
+		t.Errorf("the connection of %s stopped: two replicas refreshing at once broke it", c.UserID)
+	default:
+	}
+	if c, _, _ := r.stores[0].Connection(ctx, meetingbot.ProviderSlack, "U1"); c.State != meetingbot.ConnectionActive {
+		t.Errorf("state after the race = %s, want active", c.State)
 	}
 }

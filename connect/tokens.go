@@ -129,15 +129,28 @@ type source struct {
 	created  time.Time
 
 	mu sync.Mutex
-	// handed is the access token last handed out: asked again while the
-	// store still holds it, the caller found it expired or refused, so it
-	// is refreshed.
-	handed string
+	// handed is the access token last handed out, and refused the one a
+	// caller found refused (Renew): it is refreshed, not handed out again.
+	handed, refused string
 	// mem is, for ReadOnly Accounts, the token refreshed from the sealed
 	// token memOf, kept in memory only.
 	mem   *oauth2.Token
 	memOf []byte
 }
+
+// expiryDelta is how long before its expiry a token is refreshed: Slack's
+// provider refreshes a minute early, and a token handed out must outlive
+// the call made with it.
+const expiryDelta = time.Minute
+
+// Refresh races: a refresh token that works once (Slack's, with token
+// rotation) fails with invalid_grant for every replica but the first to
+// use it; the others find the first's new token in the store, where it
+// lands moments after the provider issued it.
+const (
+	raceWait = 2 * time.Second
+	racePoll = 100 * time.Millisecond
+)
 
 // notConnected is the error of a read for a connection no longer in use:
 // permanent, and matching meetingbot.ErrNotConnected (and cause, if any).
@@ -148,44 +161,28 @@ func notConnected(why string, cause error) error {
 	return meetingbot.Permanent(fmt.Errorf("connect: %s: %w", why, meetingbot.ErrNotConnected))
 }
 
+// valid reports whether tok may be handed out at now: it has an access
+// token that does not expire within expiryDelta.
+func valid(tok *oauth2.Token, now time.Time) bool {
+	return tok.AccessToken != "" && (tok.Expiry.IsZero() || now.Add(expiryDelta).Before(tok.Expiry))
+}
+
 // Token returns the connection's access token: the stored one while it is
-// valid and new to this source (another replica refreshed it), else a
+// valid and not refused (another replica's refresh included), else a
 // refreshed one, stored sealed. A refresh refused with invalid_grant stops
-// the connection.
+// the connection, unless another replica refreshed it meanwhile (a
+// rotating refresh token works once): its token is used.
 func (s *source) Token() (*oauth2.Token, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
 	defer cancel()
 	a := s.a
-	c, ok, err := a.cfg.Store.Connection(ctx, s.provider, s.user)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("connect: token of %s: %w", s.user, err)
-	case !ok || !c.CreatedAt.Equal(s.created):
-		a.drop(meetingbot.Connection{Provider: s.provider, UserID: s.user, CreatedAt: s.created})
-		return nil, notConnected("disconnected", nil)
-	case c.State != meetingbot.ConnectionActive:
-		a.drop(c)
-		return nil, notConnected("connection stopped", nil)
+	c, tok, err := s.stored(ctx)
+	if err != nil {
+		return nil, err
 	}
-	tok, err := a.open(ctx, c)
-	switch {
-	case errors.Is(err, keyring.ErrUnreadable):
-		// No key opens it: as good as revoked until the operator puts
-		// the key back, so the connection stops, its person is told,
-		// and its calendar is read as if it had none.
-		if !a.cfg.ReadOnly {
-			a.breakConnection(ctx, c, unreadable)
-		}
-		return nil, notConnected(fmt.Sprintf("%s of %s/%s: %s", "token", s.provider, s.user, keyFix), err)
-	case err != nil:
-		return nil, meetingbot.Permanent(fmt.Errorf("connect: token of %s: %w", s.user, err))
-	}
-	if a.cfg.ReadOnly && s.mem != nil && bytes.Equal(s.memOf, c.Token) {
-		tok = s.mem
-	}
-	if tok.Valid() && tok.AccessToken != s.handed {
+	if valid(tok, a.now()) && tok.AccessToken != s.refused {
 		s.handed = tok.AccessToken
 		return tok, nil
 	}
@@ -198,6 +195,10 @@ func (s *source) Token() (*oauth2.Token, error) {
 	var rerr *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &rerr) && rerr.ErrorCode == "invalid_grant":
+		if other, ok := s.refreshedMeanwhile(ctx, c); ok {
+			s.handed = other.AccessToken
+			return other, nil
+		}
 		if !a.cfg.ReadOnly {
 			a.breakConnection(ctx, c, revoked(s.p))
 		}
@@ -208,8 +209,9 @@ func (s *source) Token() (*oauth2.Token, error) {
 	if fresh.RefreshToken == "" {
 		fresh.RefreshToken = tok.RefreshToken
 	}
+	s.handed, s.refused = fresh.AccessToken, ""
 	if a.cfg.ReadOnly {
-		s.mem, s.memOf, s.handed = fresh, c.Token, fresh.AccessToken
+		s.mem, s.memOf = fresh, c.Token
 		return fresh, nil
 	}
 	if sealed, err := a.seal(c, fresh); err == nil {
@@ -218,8 +220,83 @@ func (s *source) Token() (*oauth2.Token, error) {
 			a.log.Warn("cannot store a refreshed token; it is refreshed again next time", "provider", c.Provider, "user", c.UserID, "err", err)
 		}
 	}
-	s.handed = fresh.AccessToken
 	return fresh, nil
+}
+
+// stored reads the connection and opens its token (for ReadOnly Accounts,
+// the one refreshed in memory from it, if any). A token no key opens
+// stops the connection.
+func (s *source) stored(ctx context.Context) (meetingbot.Connection, *oauth2.Token, error) {
+	a := s.a
+	c, ok, err := a.cfg.Store.Connection(ctx, s.provider, s.user)
+	switch {
+	case err != nil:
+		return c, nil, fmt.Errorf("connect: token of %s: %w", s.user, err)
+	case !ok || !c.CreatedAt.Equal(s.created):
+		a.drop(meetingbot.Connection{Provider: s.provider, UserID: s.user, CreatedAt: s.created})
+		return c, nil, notConnected("disconnected", nil)
+	case c.State != meetingbot.ConnectionActive:
+		a.drop(c)
+		return c, nil, notConnected("connection stopped", nil)
+	}
+	tok, err := a.open(ctx, c)
+	switch {
+	case errors.Is(err, keyring.ErrUnreadable):
+		// No key opens it: as good as revoked until the operator puts
+		// the key back, so the connection stops, its person is told,
+		// and its calendar is read as if it had none.
+		if !a.cfg.ReadOnly {
+			a.breakConnection(ctx, c, unreadable)
+		}
+		return c, nil, notConnected(fmt.Sprintf("token of %s/%s: %s", s.provider, s.user, keyFix), err)
+	case err != nil:
+		return c, nil, meetingbot.Permanent(fmt.Errorf("connect: token of %s: %w", s.user, err))
+	}
+	if a.cfg.ReadOnly && s.mem != nil && bytes.Equal(s.memOf, c.Token) {
+		tok = s.mem
+	}
+	return c, tok, nil
+}
+
+// refreshedMeanwhile looks in the store, for up to raceWait, for the
+// token another replica refreshed from the one c holds, and returns it
+// when it is valid.
+func (s *source) refreshedMeanwhile(ctx context.Context, c meetingbot.Connection) (*oauth2.Token, bool) {
+	deadline := time.Now().Add(raceWait)
+	for {
+		now, ok, err := s.a.cfg.Store.Connection(ctx, s.provider, s.user)
+		if err == nil && ok && now.State == meetingbot.ConnectionActive && now.CreatedAt.Equal(c.CreatedAt) && !bytes.Equal(now.Token, c.Token) {
+			if tok, err := s.a.open(ctx, now); err == nil && valid(tok, s.a.now()) {
+				s.a.log.Info("a refresh token was used by another replica first: its refreshed token is used", "provider", c.Provider, "user", c.UserID)
+				return tok, true
+			}
+		}
+		if err != nil || !ok || now.State != meetingbot.ConnectionActive || !time.Now().Before(deadline) {
+			return nil, false
+		}
+		t := time.NewTimer(racePoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, false
+		case <-t.C:
+		}
+	}
+}
+
+// Renew says the API refused the access token the connection named
+// connection last handed out (401): the next Token refreshes it, unless
+// another replica did already.
+func (a *Accounts) Renew(connection string) {
+	a.mu.Lock()
+	s := a.sources[connection]
+	a.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refused = s.handed
 }
 
 // UserToken returns the token source of userID's connection to provider

@@ -43,11 +43,18 @@ func TestTokensRefreshAndRevocation(t *testing.T) {
 	if refreshes != 0 {
 		t.Errorf("a fresh connection's token was refreshed (%d)", refreshes)
 	}
-	// Asked again for the token it handed out (the caller found it
-	// refused or expired): refreshed and stored.
+	// Asked again while it is valid: the same token, no refresh.
+	if again, err := ts.Token(); err != nil || again.AccessToken != first.AccessToken {
+		t.Errorf("Token again = %v, %v; want the same token", again, err)
+	}
+	if _, refreshes, _ := r.google.OAuthCounts(); refreshes != 0 {
+		t.Errorf("refreshes of a valid token = %d, want 0", refreshes)
+	}
+	// The API refused it (401): refreshed and stored.
+	r.replica[0].Renew(name)
 	second, err := ts.Token()
 	if err != nil || second.AccessToken == first.AccessToken {
-		t.Fatalf("Token again = %v, %v; want a refreshed token", second, err)
+		t.Fatalf("Token after Renew = %v, %v; want a refreshed token", second, err)
 	}
 	other, _, err := r.replica[1].Account(ctx, "alice@example.com")
 	if err != nil {
@@ -62,6 +69,7 @@ func TestTokensRefreshAndRevocation(t *testing.T) {
 	}
 
 	r.google.RevokeGrants("alice@example.com")
+	r.replica[0].Renew(name) // the next read's 401
 	_, err = ts.Token()
 	if !errors.Is(err, meetingbot.ErrNotConnected) || !meetingbot.IsPermanent(err) {
 		t.Fatalf("Token after revocation: %v, want a permanent ErrNotConnected", err)
@@ -194,27 +202,29 @@ func TestReadOnlyChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refreshed, err := ts.Token() // asked again: refreshed, in memory only
+	_, name, _ := audit.Account(ctx, "alice@example.com")
+	audit.Renew(name) // refused by the API: refreshed, in memory only
+	refreshed, err := ts.Token()
 	if err != nil || refreshed.AccessToken == first.AccessToken {
-		t.Fatalf("read-only Token again = %v, %v; want a refreshed token", refreshed, err)
+		t.Fatalf("read-only Token after Renew = %v, %v; want a refreshed token", refreshed, err)
+	}
+	if again, err := ts.Token(); err != nil || again.AccessToken != refreshed.AccessToken {
+		t.Errorf("read-only Token after its refresh = %v, %v; want the refreshed one, not the stored one", again, err)
 	}
 	slackTS, _, err := audit.UserToken(ctx, meetingbot.ProviderSlack, "U2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := slackTS.Token(); err != nil {
-		t.Fatal(err)
-	}
-	// Asked again, the rotating Slack token would be refreshed: only the
-	// bot does that.
+	r.clock.Advance(13 * time.Hour) // U2's rotating token expires: only the bot refreshes it
+	defer r.clock.Advance(-13 * time.Hour)
 	if tok, err := slackTS.Token(); err == nil {
 		t.Errorf("read-only Token of an expired Slack token = %v, want an error (its refresh token works once)", tok)
 	}
 	r.google.RevokeGrants("alice@example.com")
+	audit.Renew(name)
 	if _, err := ts.Token(); !errors.Is(err, meetingbot.ErrNotConnected) {
 		t.Errorf("read-only Token after a revocation: %v, want ErrNotConnected", err)
 	}
-	_, name, _ := audit.Account(ctx, "alice@example.com")
 	audit.Refused(ctx, name, errors.New("401"))
 	audit.Stop(ctx, meetingbot.ProviderSlack, "U2")
 	if _, err := audit.Link(ctx, meetingbot.ProviderGoogle, "U1"); err == nil {

@@ -69,6 +69,12 @@ func (l *lateAccounts) Account(ctx context.Context, calendarID string) (oauth2.T
 	return nil, "", meetingbot.ErrNotConnected
 }
 
+func (l *lateAccounts) Renew(connection string) {
+	if a := l.get(); a != nil {
+		a.Renew(connection)
+	}
+}
+
 func (l *lateAccounts) Refused(ctx context.Context, connection string, err error) {
 	if a := l.get(); a != nil {
 		a.Refused(ctx, connection, err)
