@@ -223,15 +223,15 @@ func (s *Store) PruneOAuthStates(ctx context.Context, before time.Time) (int64, 
 // any.
 func (s *Store) StatusSettingsOf(ctx context.Context, userID string) (meetingbot.StatusSettings, bool, error) {
 	set := meetingbot.StatusSettings{UserID: userID}
-	var titles, updated int64
-	err := s.db.QueryRowContext(ctx, `SELECT titles, updated_ms FROM status_settings WHERE user_id = ?`, userID).Scan(&titles, &updated)
+	var titles, ooo, updated int64
+	err := s.db.QueryRowContext(ctx, `SELECT titles, out_of_office, updated_ms FROM status_settings WHERE user_id = ?`, userID).Scan(&titles, &ooo, &updated)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return set, false, nil
 	case err != nil:
 		return set, false, fmt.Errorf("storage: status settings of %s: %w", userID, err)
 	}
-	set.Titles, set.UpdatedAt = titles == 1, fromMS(updated)
+	set.Titles, set.OutOfOffice, set.UpdatedAt = titles == 1, ooo == 1, fromMS(updated)
 	return set, true, nil
 }
 
@@ -240,12 +240,15 @@ func (s *Store) PutStatusSettings(ctx context.Context, set meetingbot.StatusSett
 	if set.UserID == "" {
 		return fmt.Errorf("storage: status settings: no user: %w", ErrInvalid)
 	}
-	titles := 0
-	if set.Titles {
-		titles = 1
+	bit := func(b bool) int {
+		if b {
+			return 1
+		}
+		return 0
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO status_settings (user_id, titles, updated_ms) VALUES (?, ?, ?)
-		ON CONFLICT (user_id) DO UPDATE SET titles = excluded.titles, updated_ms = excluded.updated_ms`, set.UserID, titles, ms(set.UpdatedAt))
+	_, err := s.db.ExecContext(ctx, `INSERT INTO status_settings (user_id, titles, out_of_office, updated_ms) VALUES (?, ?, ?, ?)
+		ON CONFLICT (user_id) DO UPDATE SET titles = excluded.titles, out_of_office = excluded.out_of_office, updated_ms = excluded.updated_ms`,
+		set.UserID, bit(set.Titles), bit(set.OutOfOffice), ms(set.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("storage: put status settings of %s: %w", set.UserID, err)
 	}

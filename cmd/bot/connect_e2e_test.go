@@ -294,6 +294,23 @@ func TestSlackStatusDuringMeetings(t *testing.T) {
 	eventually(t, 20*time.Second, "Bob's status cleared after the meeting was cancelled", func() bool {
 		return w.slack.StatusOf(bobID) == (slacktest.Status{})
 	})
+
+	// Out of office, which Bob turns on: "Out of office" until its end;
+	// his focus time beside it sets nothing.
+	if reply := w.slash(t, addr, bobID, bobDM, "status ooo"); !strings.Contains(reply, "Out of office") {
+		t.Errorf("/meetingbot status ooo = %q", reply)
+	}
+	away := at(5 * time.Second)
+	for _, ev := range []struct{ id, kind string }{{"away", "outOfOffice"}, {"focus", "focusTime"}} {
+		e := calendartest.NewEvent(ev.id, ev.id, away, away.Add(2*time.Hour))
+		e.EventType = ev.kind
+		if err := w.cal.Put(bob, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 20*time.Second, "Bob's status out of office", func() bool {
+		return w.slack.StatusOf(bobID) == slacktest.Status{Text: "Out of office", Emoji: ":palm_tree:", Expiration: away.Add(2 * time.Hour)}
+	})
 	eventually(t, 10*time.Second, "the DM saying status is on", func() bool {
 		for _, m := range w.inChannel(bobDM) {
 			if strings.HasPrefix(m.Text, "Status on:") {

@@ -154,7 +154,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	// People's Slack status during meetings: subscriptions of their own,
 	// routed to the status setter (status.go).
 	var mir *mirror.Mirror
-	stat, setter := newStatuses(cfg, conns, func(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
+	stat, setter := newStatuses(cfg, conns, store, func(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
 		return mir.Meetings(ctx, sub, from, to)
 	}, log)
 	var notifier scheduler.Notifier = slack
@@ -224,7 +224,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		wg.Go(func() { conns.run(bg, ledgerRefresh) })
 	}
 	if stat != nil {
-		wg.Go(func() { stat.keep(bg, store, mir.Meetings, setter) })
+		wg.Go(func() { stat.keep(bg, store, setter) })
 	}
 	for _, s := range servers {
 		wg.Go(func() {

@@ -208,7 +208,7 @@ func (s *Store) StatusSettingsOf(ctx context.Context, userID string) (meetingbot
 	ctx, cancel := s.op(ctx)
 	defer cancel()
 	set := meetingbot.StatusSettings{UserID: userID}
-	err := s.pool.QueryRow(ctx, `SELECT titles, updated_at FROM status_settings WHERE user_id = $1`, userID).Scan(&set.Titles, &set.UpdatedAt)
+	err := s.pool.QueryRow(ctx, `SELECT titles, out_of_office, updated_at FROM status_settings WHERE user_id = $1`, userID).Scan(&set.Titles, &set.OutOfOffice, &set.UpdatedAt)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return meetingbot.StatusSettings{UserID: userID}, false, nil
@@ -226,8 +226,9 @@ func (s *Store) PutStatusSettings(ctx context.Context, set meetingbot.StatusSett
 	}
 	ctx, cancel := s.op(ctx)
 	defer cancel()
-	if _, err := s.exec(ctx, `INSERT INTO status_settings (user_id, titles, updated_at) VALUES ($1, $2, $3)
-		ON CONFLICT (user_id) DO UPDATE SET titles = excluded.titles, updated_at = excluded.updated_at`, set.UserID, set.Titles, milli(set.UpdatedAt)); err != nil {
+	if _, err := s.exec(ctx, `INSERT INTO status_settings (user_id, titles, out_of_office, updated_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (user_id) DO UPDATE SET titles = excluded.titles, out_of_office = excluded.out_of_office, updated_at = excluded.updated_at`,
+		set.UserID, set.Titles, set.OutOfOffice, milli(set.UpdatedAt)); err != nil {
 		return fmt.Errorf("postgres: put status settings of %s: %w", set.UserID, err)
 	}
 	return nil

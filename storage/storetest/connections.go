@@ -296,6 +296,11 @@ func testStatusSettings(t *testing.T, open ConnectionOpener) {
 	got, _, err = s.StatusSettingsOf(ctx, "U1")
 	require.NoError(t, err)
 	assert.Equal(t, set, got, "StatusSettingsOf after turning titles off")
+	set.OutOfOffice, set.UpdatedAt = true, connectedAt.Add(2*time.Minute)
+	require.NoError(t, s.PutStatusSettings(ctx, set))
+	got, _, err = open(t).StatusSettingsOf(ctx, "U1")
+	require.NoError(t, err)
+	assert.Equal(t, set, got, "StatusSettingsOf after turning out of office on")
 	assert.True(t, errors.Is(s.PutStatusSettings(ctx, meetingbot.StatusSettings{}), meetingbot.ErrInvalid), "PutStatusSettings without a user")
 }
 
