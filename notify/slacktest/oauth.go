@@ -159,6 +159,18 @@ func (s *Server) RevokeUserTokens(userID string) {
 	}
 }
 
+// GrantUserToken returns a user token of userID with the user scopes, as
+// one finished OAuth v2 flow obtains it (oauth.v2.access's
+// authed_user.access_token): for tests of many people, whose flows are
+// not what they test.
+func (s *Server) GrantUserToken(userID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ext.oauth.init()
+	tok, _, _ := s.issueUser(userID)
+	return tok
+}
+
 // UserTokens returns how many live (not revoked) user tokens userID has.
 func (s *Server) UserTokens(userID string) int {
 	s.mu.Lock()
