@@ -1,9 +1,11 @@
 package connect_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -210,5 +212,56 @@ func TestSlackTokenRotation(t *testing.T) {
 	}
 	if c, _, _ := r.stores[0].Connection(ctx, meetingbot.ProviderSlack, "U1"); c.State != meetingbot.ConnectionActive {
 		t.Errorf("state after the race = %s, want active", c.State)
+	}
+}
+
+// The grant must be for the bot's workspace: another is refused, and when
+// the workspace cannot be told (auth.test did not answer at start-up, nor
+// since) the grant is refused too, the page saying to try again, until it
+// can.
+func TestConnectSlackWorkspace(t *testing.T) {
+	r := newRig(t, 1)
+	r.slack.SignIn("U1")
+	r.slack.SignInWorkspace("T0OTHER001")
+	status, page := visit(t, r.browser(), r.slackLink("U1"))
+	if status != http.StatusForbidden || !strings.Contains(page, "another Slack workspace than the bot's") {
+		t.Errorf("another workspace: %d, want 403 saying so:\n%s", status, page)
+	}
+	if n := r.slack.UserTokens("U1"); n != 0 {
+		t.Errorf("the other workspace's token is live (%d): it must be revoked", n)
+	}
+	r.slack.SignInWorkspace("")
+
+	var answers atomic.Bool
+	unknown := r.accounts(r.stores[0], r.key, func(c *connect.Config) {
+		sl, err := connect.NewSlack(connect.SlackConfig{
+			ClientID: slacktest.ClientID, ClientSecret: slacktest.ClientSecret, APIURL: r.slack.URL(),
+			RedirectURI: connect.RedirectURI(r.front.URL, meetingbot.ProviderSlack), Now: r.clock.Now,
+			Team: func(context.Context) (string, error) {
+				if !answers.Load() {
+					return "", errors.New("auth.test: connection refused")
+				}
+				return slacktest.TeamID, nil
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Providers[1] = sl
+	})
+	r.replica[0] = unknown
+	status, page = visit(t, r.browser(), r.slackLink("U1"))
+	if status != http.StatusServiceUnavailable || !strings.Contains(page, "could not check that you signed in to the bot's Slack workspace") || !strings.Contains(page, "Try again in a minute") {
+		t.Errorf("workspace unknown: %d, want 503 saying to try again:\n%s", status, page)
+	}
+	if cs, _ := r.stores[0].Connections(t.Context()); len(cs) != 0 || r.slack.UserTokens("U1") != 0 {
+		t.Errorf("with the workspace unknown: %d connections stored, %d live tokens; want none", len(cs), r.slack.UserTokens("U1"))
+	}
+	answers.Store(true)
+	if status, page := visit(t, r.browser(), r.slackLink("U1")); status != http.StatusOK {
+		t.Errorf("once the workspace is known: %d\n%s", status, page)
+	}
+	if _, err := connect.NewSlack(connect.SlackConfig{ClientID: "x", ClientSecret: "y", APIURL: r.slack.URL()}); err == nil {
+		t.Error("NewSlack with no way to know the workspace: no error")
 	}
 }

@@ -213,17 +213,24 @@ func providersFor(ctx context.Context, cfg config.Config, api *slack.Client, log
 		out = append(out, g)
 	}
 	if cfg.SlackConnect() {
-		team := ""
+		team := func(ctx context.Context) (string, error) {
+			who, err := api.AuthTestContext(ctx)
+			if err != nil {
+				return "", fmt.Errorf("auth.test: %w", err)
+			}
+			return who.TeamID, nil
+		}
+		id := ""
 		check, cancel := context.WithTimeout(ctx, checkTimeout)
-		if who, err := api.AuthTestContext(check); err == nil {
-			team = who.TeamID
+		if got, err := team(check); err == nil {
+			id = got
 		} else {
-			log.Warn("auth.test did not answer: people's Slack connections are not checked against the bot's workspace", "err", err)
+			log.Warn("auth.test did not answer: each Slack connection asks it again, and is refused until it answers", "err", err)
 		}
 		cancel()
 		s, err := connect.NewSlack(connect.SlackConfig{
 			ClientID: cfg.SlackClientID, ClientSecret: cfg.SlackClientSecret, APIURL: cfg.SlackAPIURL,
-			RedirectURI: cfg.SlackRedirectURI(), TeamID: team,
+			RedirectURI: cfg.SlackRedirectURI(), TeamID: id, Team: team,
 			HTTPClient: outbound.Client(&http.Client{Timeout: slackCallTimeout}),
 		})
 		if err != nil {

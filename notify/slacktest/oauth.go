@@ -18,7 +18,10 @@ import (
 //   - GET /oauth/v2/authorize (on the workspace's origin, not under /api/)
 //     takes client_id, scope, user_scope, redirect_uri and state; the
 //     person approves at once, as the user chosen with SignIn, and is sent
-//     to redirect_uri?code=…&state=…, or, when DenyAuthorization was
+//     to redirect_uri?code=…&state=… (in the workspace chosen with
+//     SignInWorkspace, the emulated one by default, whose ID
+//     oauth.v2.access answers as team.id: "the workspace the app was
+//     installed to" for a user token too), or, when DenyAuthorization was
 //     called, redirect_uri?error=access_denied&state=… . A redirect_uri
 //     the app did not register is refused with an error page.
 //   - oauth.v2.access (https://docs.slack.dev/reference/methods/oauth.v2.access)
@@ -50,6 +53,7 @@ const (
 type oauthState struct {
 	redirects []string
 	signedIn  string
+	workspace string // the team the next consents are given in; "" for TeamID
 	deny      bool
 	rotation  time.Duration
 	codes     map[string]string // code -> user
@@ -124,6 +128,15 @@ func (s *Server) SignIn(userID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ext.oauth.signedIn = userID
+}
+
+// SignInWorkspace makes teamID the workspace the person approves in on
+// the authorize page, as a person signed in to several picks one; ""
+// goes back to the emulated workspace (TeamID).
+func (s *Server) SignInWorkspace(teamID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ext.oauth.workspace = teamID
 }
 
 // DenyAuthorization makes the next approval refused.
@@ -239,7 +252,11 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 		code := fmt.Sprintf("%d.%s", time.Now().Unix(), rand.Text())
-		s.ext.oauth.codes[code] = s.ext.oauth.signedIn + "\x00" + redirect + "\x00" + q.Get("user_scope")
+		team := s.ext.oauth.workspace
+		if team == "" {
+			team = TeamID
+		}
+		s.ext.oauth.codes[code] = s.ext.oauth.signedIn + "\x00" + redirect + "\x00" + q.Get("user_scope") + "\x00" + team
 		back.Set("code", code)
 	}
 	http.Redirect(w, r, redirect+"?"+back.Encode(), http.StatusFound)
@@ -285,7 +302,7 @@ func (s *Server) serveAccess(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, slackErr("invalid_code"))
 		return
 	}
-	parts := strings.SplitN(grant, "\x00", 3)
+	parts := strings.SplitN(grant, "\x00", 4)
 	if form.Get("redirect_uri") != parts[1] {
 		writeJSON(w, slackErr("bad_redirect_uri"))
 		return
@@ -297,7 +314,7 @@ func (s *Server) serveAccess(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, ok200(map[string]any{
 		"app_id": AppID, "authed_user": authed, "scope": "", "token_type": "bot",
-		"team": map[string]any{"id": TeamID, "name": "Slack Test"}, "enterprise": nil, "is_enterprise_install": false,
+		"team": map[string]any{"id": parts[3], "name": "Slack Test"}, "enterprise": nil, "is_enterprise_install": false,
 	}))
 }
 
