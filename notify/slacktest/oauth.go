@@ -353,10 +353,18 @@ func (s *Server) userMethod(h func(user, token string, form url.Values) response
 		form.Del("token")
 		method := strings.TrimPrefix(r.URL.Path, "/api/")
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		s.ext.oauth.init()
-		user, ok := s.ext.oauth.users[token]
+		_, ok := s.ext.oauth.users[token]
 		s.calls = append(s.calls, Call{Method: method, Form: cloneValues(form), Authorized: ok && !s.ext.oauth.revoked[token], At: s.now()})
+		s.mu.Unlock()
+		// SetLatency holds user-token calls too: one whose client gives up
+		// meanwhile (a bot killed mid-call) takes no effect.
+		if !s.wait(r, time.Duration(s.latency.Load())) {
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		user, ok := s.ext.oauth.users[token]
 		switch {
 		case token == "":
 			writeJSON(w, slackErr("not_authed"))
