@@ -89,8 +89,12 @@ type StatusConfig struct {
 	// PerMinute paces users.profile.set, a Tier 3 method ("50+ per
 	// minute", per app and workspace, https://docs.slack.dev/apis/web-api/rate-limits):
 	// a company's 09:00 starts go out at that pace rather than in a burst
-	// answered 429. DefaultStatusPerMinute by default. The pace is this
-	// process's: several replicas each keep it.
+	// answered 429. At most PerMinute calls in any minute: a few at once
+	// (statusBurst; a few people whose meetings start together, one of
+	// whom may need no call at all, are not a second apart), the others
+	// evenly.
+	// DefaultStatusPerMinute by default. The pace is this process's:
+	// several replicas each keep it.
 	PerMinute int
 	// Now and Sleep are the clock; time.Now and a real wait by default.
 	// Sleep waits d or until ctx is done, returning ctx.Err() then.
@@ -102,6 +106,10 @@ type StatusConfig struct {
 
 // DefaultStatusPerMinute is Tier 3's pace.
 const DefaultStatusPerMinute = 50
+
+// statusBurst is how many users.profile.set calls may go at once, out of
+// PerMinute.
+const statusBurst = 5
 
 // Status sets and clears people's status; it provides the scheduler's
 // Notifier, Pacer and Editor for status subscriptions.
@@ -120,6 +128,10 @@ type Status struct {
 // NewStatus returns a Status.
 func NewStatus(cfg StatusConfig) *Status {
 	n := cmp.Or(max(cfg.PerMinute, 0), DefaultStatusPerMinute)
+	// A bucket of burst turns refilled at n-burst a minute allows at most
+	// n in any minute.
+	burst := min(max(n/10, 1), statusBurst)
+	every := rate.Limit(float64(max(n-burst, 1)) / 60)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -130,8 +142,7 @@ func NewStatus(cfg StatusConfig) *Status {
 		cfg:  cfg,
 		http: outbound.Client(cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second})),
 		log:  cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
-		// Evenly, one at a time: a burst at 09:00 is what Slack refuses.
-		pace:  rate.NewLimiter(rate.Limit(float64(n)/60), 1),
+		pace:  rate.NewLimiter(every, burst),
 		paced: map[string]bool{},
 	}
 }
