@@ -139,9 +139,9 @@ func NewStatus(cfg StatusConfig) *Status {
 		cfg.Sleep = retry.Sleep
 	}
 	return &Status{
-		cfg:  cfg,
-		http: outbound.Client(cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second})),
-		log:  cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		cfg:   cfg,
+		http:  outbound.Client(cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second})),
+		log:   cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 		pace:  rate.NewLimiter(every, burst),
 		paced: map[string]bool{},
 	}
