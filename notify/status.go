@@ -120,10 +120,14 @@ type Status struct {
 	pace *rate.Limiter
 
 	mu sync.Mutex
-	// paced are the reminders whose users.profile.set Pace waited for
-	// already, by subscription and key.
-	paced map[string]bool
+	// turns are the reminders whose users.profile.set Pace waited for
+	// already, by subscription and key, and when: a turn not used within
+	// pacedFor (the send stopped) is forgotten.
+	turns map[string]time.Time
 }
+
+// pacedFor is how long a turn Pace waited for is kept for its send.
+const pacedFor = 2 * time.Minute
 
 // NewStatus returns a Status.
 func NewStatus(cfg StatusConfig) *Status {
@@ -143,7 +147,7 @@ func NewStatus(cfg StatusConfig) *Status {
 		http:  outbound.Client(cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second})),
 		log:   cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 		pace:  rate.NewLimiter(every, burst),
-		paced: map[string]bool{},
+		turns: map[string]time.Time{},
 	}
 }
 
@@ -166,24 +170,36 @@ func (s *Status) Pace(ctx context.Context, r meetingbot.Reminder) error {
 		res.CancelAt(s.cfg.Now())
 		return err
 	}
+	now = s.cfg.Now()
 	s.mu.Lock()
-	s.paced[r.Subscription.ID+"|"+r.Key] = true
+	for k, at := range s.turns {
+		if now.Sub(at) > pacedFor {
+			delete(s.turns, k)
+		}
+	}
+	s.turns[r.Subscription.ID+"|"+r.Key] = now
 	s.mu.Unlock()
 	return nil
 }
 
-// turn waits for a turn at the pace, unless Pace waited for r's already.
-func (s *Status) turn(ctx context.Context, r *meetingbot.Reminder) error {
-	if r != nil {
+// paced reports whether Pace waited for the turn of one of rs, and
+// forgets it: the turn is used once.
+func (s *Status) paced(rs []meetingbot.Reminder) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	found := false
+	for _, r := range rs {
 		k := r.Subscription.ID + "|" + r.Key
-		s.mu.Lock()
-		ok := s.paced[k]
-		delete(s.paced, k)
-		s.mu.Unlock()
-		if ok {
-			return nil
+		if _, ok := s.turns[k]; ok {
+			found = true
+			delete(s.turns, k)
 		}
 	}
+	return found
+}
+
+// turn waits for a turn at the pace.
+func (s *Status) turn(ctx context.Context) error {
 	now := s.cfg.Now()
 	res := s.pace.ReserveN(now, 1)
 	if !res.OK() {
@@ -196,15 +212,15 @@ func (s *Status) turn(ctx context.Context, r *meetingbot.Reminder) error {
 	return nil
 }
 
-// set calls users.profile.set at the pace (r's turn, when Pace waited for
-// it), once more after a 429's Retry-After when ctx allows it.
-func (s *Status) set(ctx context.Context, api *slack.Client, user string, r *meetingbot.Reminder, st slackStatus) error {
+// set calls users.profile.set at the pace (the turn Pace waited for
+// already, when paced), once more after a 429's Retry-After when ctx
+// allows it.
+func (s *Status) set(ctx context.Context, api *slack.Client, user string, paced bool, st slackStatus) error {
 	for attempt := 1; ; attempt++ {
-		if attempt > 1 {
-			r = nil // a retry waits for a turn of its own
-		}
-		if err := s.turn(ctx, r); err != nil {
-			return fmt.Errorf("status of %s: waiting for users.profile.set's pace: %w", user, err)
+		if !paced || attempt > 1 { // a retry waits for a turn of its own
+			if err := s.turn(ctx); err != nil {
+				return fmt.Errorf("status of %s: waiting for users.profile.set's pace: %w", user, err)
+			}
 		}
 		err := api.SetUserCustomStatusContext(ctx, st.text, st.emoji, st.exp())
 		var rl *slack.RateLimitedError
@@ -361,6 +377,7 @@ func (s *Status) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (me
 	if !ok {
 		return meetingbot.Receipt{}, meetingbot.Permanent(fmt.Errorf("status: subscription %s is not a status", rs[0].Subscription.ID))
 	}
+	paced := s.paced(rs) // used or not, the turn is this send's
 	r, want, ends := s.wanted(ctx, user, rs)
 	api, err := s.api(ctx, user)
 	if err != nil {
@@ -385,7 +402,7 @@ func (s *Status) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (me
 			return receipt, nil
 		}
 	}
-	if err := s.set(ctx, api, user, &r, want); err != nil {
+	if err := s.set(ctx, api, user, paced, want); err != nil {
 		return meetingbot.Receipt{}, err
 	}
 	receipt.TS = strconv.FormatInt(want.until.Unix(), 10)
@@ -504,7 +521,7 @@ func (s *Status) Edit(ctx context.Context, f meetingbot.Follow) error {
 	if !s.ours(ctx, user, f.Reminder.Subscription, profileStatus(p), s.cfg.Now(), sent) {
 		return nil
 	}
-	if err := s.set(ctx, api, user, nil, slackStatus{}); err != nil {
+	if err := s.set(ctx, api, user, false, slackStatus{}); err != nil {
 		return err
 	}
 	s.log.Info("status cleared: its meeting changed", "user", user, "key", f.Reminder.Key, "kind", f.Kind)
@@ -620,7 +637,7 @@ func (s *Status) Reconsider(ctx context.Context, sub meetingbot.Subscription, no
 	if w.want.until.IsZero() {
 		what = Cleared
 	}
-	if err := s.set(ctx, api, user, nil, w.want); err != nil {
+	if err := s.set(ctx, api, user, false, w.want); err != nil {
 		return Kept, current.until, err
 	}
 	s.log.Info("status follows its meetings", "user", user, "did", what, "status", w.want.text, "until", w.want.until)

@@ -204,3 +204,46 @@ func TestStatusOutOfOffice(t *testing.T) {
 		t.Errorf("status at a meeting outlasting it = %+v, want In a meeting until %v", got, after.End)
 	}
 }
+
+// The turn Pace waited for is the send's, whichever of its reminders the
+// status is set for: the set waits no second turn.
+func TestPacedTurnIsTheSends(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	r := newStatusRig(t)
+	r.sub.OutOfOffice = true
+	var waits []time.Duration
+	var mu sync.Mutex
+	tok := r.srv.GrantUserToken("U1")
+	set := notify.NewStatus(notify.StatusConfig{
+		APIURL: r.srv.URL(), Token: func(context.Context, string) (string, error) { return tok, nil },
+		Meetings: r.cal.meetings, Ledger: r.store, PerMinute: 1, // one turn a minute
+		Now: func() time.Time { return now },
+		Sleep: func(_ context.Context, d time.Duration) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if d > 0 {
+				waits = append(waits, d)
+			}
+			return nil
+		},
+	})
+	away := meetingbot.Meeting{ID: "away", Start: now, End: now.Add(time.Hour), OutOfOffice: true}
+	call := meetingbot.Meeting{ID: "call", Title: "Call", Start: now, End: now.Add(30 * time.Minute)}
+	r.cal.set(away, call)
+	rs := []meetingbot.Reminder{
+		{Key: meetingbot.Key(away.ID, 0, now), Subscription: r.sub, Meeting: away},
+		{Key: meetingbot.Key(call.ID, 0, now), Subscription: r.sub, Meeting: call},
+	}
+	if err := set.Pace(t.Context(), rs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set.NotifyDigest(t.Context(), rs); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.srv.StatusOf("U1"); got.Text != notify.StatusText {
+		t.Errorf("status = %+v, want In a meeting", got)
+	}
+	if len(waits) != 0 {
+		t.Errorf("waits for the pace = %v, want none: the turn Pace waited for is the digest's", waits)
+	}
+}
