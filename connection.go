@@ -136,6 +136,9 @@ type StatusSettings struct {
 	UserID string
 	// Titles shows the meeting's title instead of "In a meeting", except
 	// for a private event.
-	Titles    bool
-	UpdatedAt time.Time
+	Titles bool
+	// OutOfOffice shows "Out of office" during the person's out-of-office
+	// events.
+	OutOfOffice bool
+	UpdatedAt   time.Time
 }

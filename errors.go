@@ -27,6 +27,12 @@ var ErrGone = errors.New("meeting gone")
 // ("You declined") rather than "Cancelled".
 var ErrDeclined = fmt.Errorf("declined by the calendar's owner: %w", ErrGone)
 
+// ErrPastGrace is what a Notifier's Pace answers when a reminder's turn
+// at a provider's rate limit comes after the last instant it may go out
+// (StartGrace after its meeting's start): it is skipped, recorded with
+// ReasonRateLimited, rather than sent late.
+var ErrPastGrace = errors.New("its turn at the rate limit comes too late")
+
 // Permanent marks err as permanent: retrying will not help until an operator
 // acts (a missing share, a bad token, a channel the bot is not in).
 func Permanent(err error) error {

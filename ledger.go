@@ -57,6 +57,10 @@ const (
 	// subscription due at the same instant (more than a handful of
 	// meetings starting together).
 	ReasonDigest ReasonCode = "digest"
+	// ReasonRateLimited: skipped, its turn at the provider's rate limit
+	// came more than StartGrace after its meeting's start (a status at a
+	// company's 09:00, paced at Slack's Tier 3).
+	ReasonRateLimited ReasonCode = "rate_limited"
 )
 
 // Entry is one ledger row: a trigger key of a subscription and what became

@@ -42,6 +42,30 @@ type Meeting struct {
 	// attendee (in the attendee list, not the organizer); ResponseNone
 	// otherwise. A declined meeting is not a Meeting at all.
 	Response Response `json:",omitempty"`
+	// OutOfOffice marks a timed out-of-office event (eventType
+	// outOfOffice): never reminded, it is given only to the subscriptions
+	// that ask for it (Subscription.OutOfOffice), a person's status
+	// during it.
+	OutOfOffice bool `json:",omitempty"`
+}
+
+// ForSubscription returns the meetings of ms that sub is given: all but
+// the out-of-office events, unless sub asks for those. Sources and the
+// mirror hand out meetings through it.
+func ForSubscription(sub Subscription, ms []Meeting) []Meeting {
+	if sub.OutOfOffice {
+		return ms
+	}
+	out := ms[:0:0]
+	for _, m := range ms {
+		if !m.OutOfOffice {
+			out = append(out, m)
+		}
+	}
+	if len(out) == len(ms) {
+		return ms
+	}
+	return out
 }
 
 // KeyID returns what names m in its ledger keys: Instance, or ID when

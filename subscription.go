@@ -25,6 +25,11 @@ type Subscription struct {
 	// reminders of recurring meetings carry a "Mute this series" button
 	// (ActionMuteSeries). The operator's subscriptions (CALENDARS) do not.
 	FromSlack bool
+	// OutOfOffice asks for the calendar's out-of-office events too
+	// (Meeting.OutOfOffice): the status subscription of a person who
+	// turned it on, whose status says "Out of office" during them. No
+	// reminder subscription asks for them.
+	OutOfOffice bool
 }
 
 // Mutes reports whether m belongs to a series muted in s.

@@ -71,6 +71,9 @@ type Deps struct {
 	// Notices, when set, audits the notices of new invitations too: each
 	// one the ledger says was due against the DMs sent (notices.go).
 	Notices Notices
+	// Paused, when set, names the connections that stopped and the
+	// subscriptions they pause (paused.go).
+	Paused PausedReader
 }
 
 // Input is one reconciliation: Deps over the trigger times [From, To).
@@ -136,6 +139,7 @@ func Reconcile(ctx context.Context, in Input) (Report, error) {
 			return Report{}, fmt.Errorf("audit: %w", err)
 		}
 	}
+	readPaused(ctx, p, &r)
 	return r, nil
 }
 

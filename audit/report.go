@@ -148,6 +148,11 @@ type Report struct {
 	Now           time.Time   `json:"now"`
 	Interval      Duration    `json:"interval"` // the tick interval lateness is judged by
 	Subscriptions []SubReport `json:"subscriptions"`
+	// Paused are the connections that stopped, with the subscriptions
+	// whose reminders wait for their person to reconnect; PausedError
+	// says why they could not be listed.
+	Paused      []Paused `json:"paused,omitempty"`
+	PausedError string   `json:"paused_error,omitempty"`
 }
 
 // Totals sums the counts of every subscription.
@@ -165,8 +170,12 @@ func (r Report) Problems() bool {
 	return t.Missing > 0 || t.Duplicated > 0
 }
 
-// Incomplete reports whether some subscription could not be audited.
+// Incomplete reports whether some subscription could not be audited, or
+// the paused ones could not be listed.
 func (r Report) Incomplete() bool {
+	if r.PausedError != "" {
+		return true
+	}
 	for _, s := range r.Subscriptions {
 		if s.Error != "" {
 			return true
@@ -248,6 +257,7 @@ func (r Report) WriteTable(w io.Writer) error {
 	}
 	if len(rows) == 0 {
 		_, err := fmt.Fprintln(w, "\n"+r.verdict())
+		r.writePaused(w)
 		return err
 	}
 	fmt.Fprintln(w)
@@ -260,6 +270,7 @@ func (r Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("audit: write table: %w", err)
 	}
+	r.writePaused(w)
 	return nil
 }
 

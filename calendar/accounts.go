@@ -26,6 +26,9 @@ type Accounts interface {
 	// meetingbot.ErrNotConnected means none is in use: the calendar is
 	// read with the credentials, if any.
 	Account(ctx context.Context, calendarID string) (oauth2.TokenSource, string, error)
+	// Renew says the API refused the access token the connection last
+	// handed out (401): its next token is a refreshed one.
+	Renew(connection string)
 	// Refused says the API refused the connection's token after a refresh
 	// (401 twice): the connection stops.
 	Refused(ctx context.Context, connection string, err error)
@@ -78,7 +81,7 @@ func (s *Source) service(ctx context.Context, calendarID string) (*calendar.Serv
 
 // forget drops the API client reading calendarID, and with it the cached
 // token, so that the next read asks for a new one (a connected account's
-// is refreshed).
+// is refreshed: Renew).
 func (s *Source) forget(calendarID string) {
 	s.mu.Lock()
 	name, ok := s.connected[calendarID]
@@ -88,7 +91,9 @@ func (s *Source) forget(calendarID string) {
 	s.mu.Unlock()
 	if !ok {
 		s.forgetCredential(calendarID)
+		return
 	}
+	s.cfg.Accounts.Renew(name)
 }
 
 // reader names whose per-user quota a request for calendarID counts

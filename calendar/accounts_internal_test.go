@@ -19,6 +19,7 @@ func (a oneAccount) Account(_ context.Context, calendarID string) (oauth2.TokenS
 }
 
 func (oneAccount) Refused(context.Context, string, error) {}
+func (oneAccount) Renew(string)                           {}
 
 // A connected person's reads count against their own per-user quota;
 // the others' against the service account's.

@@ -34,6 +34,8 @@ func (a *accounts) Account(_ context.Context, calendarID string) (oauth2.TokenSo
 	return ts, "conn:" + calendarID, nil
 }
 
+func (a *accounts) Renew(string) {} // the token sources are the library's: they refresh once expired
+
 func (a *accounts) Refused(_ context.Context, connection string, _ error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

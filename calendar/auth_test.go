@@ -146,12 +146,12 @@ func TestNewRejectsBadCredentials(t *testing.T) {
 		cfg  calendar.Config
 		want string
 	}{
-		{"none", calendar.Config{}, "no credentials: set GOOGLE_APPLICATION_CREDENTIALS"},
+		{"none", calendar.Config{}, "no credentials: set GOOGLE_APPLICATION_CREDENTIALS to the path of a service-account key, authorized-user or workload identity federation (external_account) JSON"},
 		{"both", calendar.Config{CredentialsFile: "x.json", CredentialsJSON: []byte("{}")}, "both GOOGLE_APPLICATION_CREDENTIALS and GOOGLE_CREDENTIALS_JSON are set"},
 		{"missing file", calendar.Config{CredentialsFile: filepath.Join(dir, "nope.json")}, "GOOGLE_APPLICATION_CREDENTIALS: open"},
-		{"not JSON", calendar.Config{CredentialsJSON: []byte(`{"private_key": ` + secret)}, "GOOGLE_CREDENTIALS_JSON: not valid JSON"},
+		{"not JSON", calendar.Config{CredentialsJSON: []byte(`{"private_key": ` + secret)}, "GOOGLE_CREDENTIALS_JSON: not valid JSON (syntax error at byte 17): want a service-account key, authorized-user or workload identity federation (external_account) JSON"},
 		{"not JSON in file", calendar.Config{CredentialsFile: file("bad.json", secret)}, "GOOGLE_APPLICATION_CREDENTIALS: not valid JSON"},
-		{"JSON array", calendar.Config{CredentialsJSON: []byte(`["` + secret + `"]`)}, "GOOGLE_CREDENTIALS_JSON: not a credentials JSON object"},
+		{"JSON array", calendar.Config{CredentialsJSON: []byte(`["` + secret + `"]`)}, "GOOGLE_CREDENTIALS_JSON: not a credentials JSON object: want a service-account key, authorized-user or workload identity federation (external_account) JSON"},
 		{"unknown type", calendar.Config{CredentialsJSON: []byte(`{"type": "api_key", "audience": "` + secret + `"}`)}, `credentials type "api_key" is not supported`},
 		{"federation incomplete", calendar.Config{CredentialsJSON: []byte(`{"type": "external_account", "audience": "` + secret + `"}`)}, `external_account credentials lack [subject_token_type token_url credential_source]`},
 		{"service account without key", calendar.Config{CredentialsJSON: []byte(`{"type": "service_account", "client_email": "a@b.iam.gserviceaccount.com"}`)}, "service_account credentials lack [private_key]"},

@@ -72,15 +72,15 @@ func loadCredentials(cfg Config) (credentials, error) {
 		}
 		c.json = b
 	case len(cfg.CredentialsJSON) == 0:
-		return c, fmt.Errorf("%w: set %s to the path of a service-account key or authorized-user JSON, or %s to its content", errNoCredentials, envCredentialsFile, envCredentialsJSON)
+		return c, fmt.Errorf("%w: set %s to the path of a service-account key, authorized-user or workload identity federation (external_account) JSON, or %s to its content", errNoCredentials, envCredentialsFile, envCredentialsJSON)
 	}
 	var f keyFile
 	if err := json.Unmarshal(c.json, &f); err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
-			return c, fmt.Errorf("%s: not valid JSON (syntax error at byte %d): want a service-account key or authorized-user JSON", c.source, syn.Offset)
+			return c, fmt.Errorf("%s: not valid JSON (syntax error at byte %d): want a service-account key, authorized-user or workload identity federation (external_account) JSON", c.source, syn.Offset)
 		}
-		return c, fmt.Errorf("%s: not a credentials JSON object: want a service-account key or authorized-user JSON", c.source)
+		return c, fmt.Errorf("%s: not a credentials JSON object: want a service-account key, authorized-user or workload identity federation (external_account) JSON", c.source)
 	}
 	c.quotaProject = f.QuotaProject
 	var missing []string

@@ -34,6 +34,7 @@ func (s *Source) Day(ctx context.Context, sub meetingbot.Subscription, from, to 
 		return meetingbot.Day{}, err
 	}
 	sortMeetings(day.Meetings)
+	day.Meetings = meetingbot.ForSubscription(sub, day.Meetings)
 	slices.SortStableFunc(day.AllDay, func(a, b meetingbot.AllDayEvent) int {
 		return cmp.Or(strings.Compare(a.StartDate, b.StartDate), strings.Compare(a.Title, b.Title), strings.Compare(a.ID, b.ID))
 	})

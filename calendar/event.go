@@ -40,13 +40,21 @@ const eventFields = "nextPageToken,accessRole,items(" + itemFields + ")"
 // it all.
 const fromGmail = "fromGmail"
 
-// notMeetings are the event types that never deserve a reminder.
+// notMeetings are the event types that never deserve a reminder, nor a
+// status.
 var notMeetings = map[string]bool{
-	"outOfOffice":     true,
 	"focusTime":       true,
 	"workingLocation": true,
 	"birthday":        true,
 }
+
+// outOfOffice is the type of an out-of-office event ("Out of office",
+// Calendar API event types guide). A timed one is a Meeting marked
+// OutOfOffice: never reminded (meetingbot.ForSubscription keeps it from
+// every subscription but a status one that asks for it), it sets its
+// person's status to "Out of office" until its end; an all-day one is
+// nothing, as every all-day event is.
+const outOfOffice = "outOfOffice"
 
 // meeting converts a listed event. ok is false for events that are not
 // meetings (cancelled, all-day, declined, not a meeting type); err reports
@@ -61,6 +69,8 @@ func meeting(ev *calendar.Event) (m meetingbot.Meeting, ok bool, err error) {
 		HTMLLink: ev.HtmlLink,
 		JoinURL:  joinURL(ev),
 		Private:  ev.Visibility == "private" || ev.Visibility == "confidential" || ev.EventType == fromGmail,
+		// Out of office is said as such, never with its title.
+		OutOfOffice: ev.EventType == outOfOffice,
 	}
 	if inst := occurrence(ev); inst != ev.Id {
 		m.Instance = inst
@@ -135,6 +145,8 @@ func notMeeting(ev *calendar.Event) (why string, err error) {
 		return "a recurring event, not one of its instances", nil
 	case notMeetings[ev.EventType]:
 		return "of type " + ev.EventType, nil
+	case ev.EventType == outOfOffice && ev.Start != nil && ev.Start.DateTime == "":
+		return "of type " + ev.EventType + ", all day", nil
 	case ev.Start == nil || ev.End == nil:
 		return "", errors.New("missing start or end")
 	case ev.Start.DateTime == "" && ev.Start.Date != "":

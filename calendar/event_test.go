@@ -44,11 +44,12 @@ func TestAppendMeetingsFixture(t *testing.T) {
 	want := []string{
 		"4u1h0bq5k0mfkhq6u3e0g8p2cs_20261130T090000Z", // instance, accepted
 		"7kq1r3b8dlp5q9tbf2vj5n0e1a",                  // no attendees
+		"oooab12cd34ef56gh",                           // outOfOffice, timed: marked, for statuses only
 		"gmailab12cd34ef56g",                          // fromGmail
 		"freeab12cd34ef56gh",                          // free/busy transparent, tentative
 		"notitleab12cd34ef5",                          // no title, -05:00
 	}
-	// Not meetings: cancelled, all-day, declined, outOfOffice, focusTime,
+	// Not meetings: cancelled, all-day, declined, focusTime,
 	// workingLocation, birthday. Unreadable: a bad dateTime, no id.
 	if !slices.Equal(ids, want) {
 		t.Errorf("appendMeetings(fixture) IDs = %v, want %v", ids, want)
@@ -76,6 +77,12 @@ func TestAppendMeetingsFixture(t *testing.T) {
 	byID := map[string]meetingbot.Meeting{}
 	for _, m := range got {
 		byID[m.ID] = m
+		if m.OutOfOffice != (m.ID == "oooab12cd34ef56gh") {
+			t.Errorf("%s: OutOfOffice = %v", m.ID, m.OutOfOffice)
+		}
+	}
+	if n := len(meetingbot.ForSubscription(meetingbot.Subscription{}, got)); n != len(want)-1 {
+		t.Errorf("ForSubscription(a reminder subscription) kept %d meetings, want %d: an out-of-office event is no meeting to remind of", n, len(want)-1)
 	}
 	checks := []struct {
 		id, field, got, want string
@@ -182,7 +189,12 @@ func TestMeetingFilters(t *testing.T) {
 		{"free", timed(func(e *calendar.Event) { e.Transparency = "transparent" }), true, false},
 		{"default", timed(func(e *calendar.Event) { e.EventType = "default" }), true, false},
 		{"fromGmail", timed(func(e *calendar.Event) { e.EventType = "fromGmail" }), true, false},
-		{"outOfOffice", timed(func(e *calendar.Event) { e.EventType = "outOfOffice" }), false, false},
+		{"outOfOffice", timed(func(e *calendar.Event) { e.EventType = "outOfOffice" }), true, false}, // marked OutOfOffice
+		{"outOfOffice all day", timed(func(e *calendar.Event) {
+			e.EventType = "outOfOffice"
+			e.Start = &calendar.EventDateTime{Date: "2026-11-30"}
+			e.End = &calendar.EventDateTime{Date: "2026-12-01"}
+		}), false, false},
 		{"focusTime", timed(func(e *calendar.Event) { e.EventType = "focusTime" }), false, false},
 		{"workingLocation", timed(func(e *calendar.Event) { e.EventType = "workingLocation" }), false, false},
 		{"birthday", timed(func(e *calendar.Event) { e.EventType = "birthday" }), false, false},

@@ -58,8 +58,11 @@ func (s *Source) Meeting(ctx context.Context, sub meetingbot.Subscription, event
 		return meetingbot.Meeting{}, fmt.Errorf("calendar %s: event %s is %s: %w", sub.CalendarID, eventID, why, meetingbot.ErrGone)
 	}
 	m, _, err := meeting(ev)
-	if err != nil {
+	switch {
+	case err != nil:
 		return meetingbot.Meeting{}, fmt.Errorf("calendar %s: event %s cannot be read: %w", sub.CalendarID, eventID, err)
+	case len(meetingbot.ForSubscription(sub, []meetingbot.Meeting{m})) == 0:
+		return meetingbot.Meeting{}, fmt.Errorf("calendar %s: event %s is of type %s: %w", sub.CalendarID, eventID, outOfOffice, meetingbot.ErrGone)
 	}
 	return m, nil
 }

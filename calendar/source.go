@@ -277,7 +277,7 @@ func (s *Source) Meetings(ctx context.Context, sub meetingbot.Subscription, from
 		return nil, err
 	}
 	sortMeetings(out)
-	return out, nil
+	return meetingbot.ForSubscription(sub, out), nil
 }
 
 // sortMeetings sorts by start, then by ID.

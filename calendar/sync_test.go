@@ -107,7 +107,7 @@ func TestSyncFullThenChanges(t *testing.T) {
 	m := &mirror{t: t, src: src, cal: alice, w: syncWindow(8)}
 
 	res := m.sync()
-	if got, want := changes(res), []string{"a Meeting a 09:00", "b Meeting b 10:00", "declineme Meeting declineme 11:00"}; !res.Full || !slices.Equal(got, want) || res.Token == "" {
+	if got, want := changes(res), []string{"a Meeting a 09:00", "b Meeting b 10:00", "declineme Meeting declineme 11:00", "oof Out of office 12:00"}; !res.Full || !slices.Equal(got, want) || res.Token == "" {
 		t.Fatalf("full Sync() = full %v %q token %q, want full %q and a token", res.Full, got, res.Token, want)
 	}
 	q := srv.LastQuery(alice)
@@ -159,7 +159,9 @@ func TestSyncFullThenChanges(t *testing.T) {
 		t.Errorf("incremental sync query showDeleted %q singleEvents %q, want no showDeleted and singleEvents true, as the full sync",
 			q.Get("showDeleted"), q.Get("singleEvents"))
 	}
-	if got, want := m.show(), []string{"a Meeting a Nov 30 14:00", "c Meeting c Nov 30 15:00"}; !slices.Equal(got, want) {
+	// The out-of-office event is mirrored, for the statuses that ask for
+	// it (meetingbot.ForSubscription keeps it from reminders).
+	if got, want := m.show(), []string{"oof Out of office Nov 30 12:00", "a Meeting a Nov 30 14:00", "c Meeting c Nov 30 15:00"}; !slices.Equal(got, want) {
 		t.Errorf("mirror = %q, want %q", got, want)
 	}
 	if got := rec.observed(); len(got) != 3 || got[2] != "events.list:ok" {

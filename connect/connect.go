@@ -104,9 +104,11 @@ type Store interface {
 	ConnectionOf(ctx context.Context, provider meetingbot.Provider, account string) (meetingbot.Connection, bool, error)
 	Connections(ctx context.Context) ([]meetingbot.Connection, error)
 	SetConnectionToken(ctx context.Context, c meetingbot.Connection) (bool, error)
+	ResealConnection(ctx context.Context, c meetingbot.Connection, sealed []byte) (bool, error)
 	BreakConnection(ctx context.Context, c meetingbot.Connection, reason string, at time.Time) (bool, error)
 	DeleteConnection(ctx context.Context, provider meetingbot.Provider, userID string) (bool, error)
 	PutOAuthState(ctx context.Context, st meetingbot.OAuthState) error
+	OAuthState(ctx context.Context, id string) (meetingbot.OAuthState, bool, error)
 	TakeOAuthState(ctx context.Context, id string) (meetingbot.OAuthState, bool, error)
 	PruneOAuthStates(ctx context.Context, before time.Time) (int64, error)
 }
@@ -135,7 +137,18 @@ type Config struct {
 	Disconnecting func(ctx context.Context, c meetingbot.Connection)
 	Now           func() time.Time
 	Logger        *slog.Logger
+	// ReadOnly makes Accounts change nothing stored, for bot audit, which
+	// reads the live bot's database: a token sealed under an old key is
+	// not sealed again, a refreshed token is kept in memory only (a Slack
+	// one, whose refresh token is single use with rotation, is never
+	// refreshed), and a grant the provider refuses is an error matching
+	// meetingbot.ErrNotConnected that stops nothing and tells no one.
+	// Link, Disconnect, Forget and Stop refuse or do nothing.
+	ReadOnly bool
 }
+
+// errReadOnly is what Accounts made ReadOnly answer a change with.
+var errReadOnly = errors.New("connect: read-only (bot audit changes no connection)")
 
 // Accounts is the accounts people connect: the flow's HTTP handler, the
 // links, disconnection, and the tokens the calendar reads with. It is
@@ -230,6 +243,9 @@ func (a *Accounts) LinkScopes(ctx context.Context, provider meetingbot.Provider,
 	if a.providers[provider] == nil {
 		return "", fmt.Errorf("connect: %s is not set up", provider)
 	}
+	if a.cfg.ReadOnly {
+		return "", errReadOnly
+	}
 	now := a.now()
 	if _, err := a.cfg.Store.PruneOAuthStates(ctx, now.Add(-time.Hour)); err != nil {
 		a.log.Warn("cannot prune the flows' old steps", "err", err)
@@ -257,6 +273,9 @@ func (a *Accounts) Connection(ctx context.Context, provider meetingbot.Provider,
 // grant was revoked already) is logged; the connection goes all the same.
 func (a *Accounts) Disconnect(ctx context.Context, provider meetingbot.Provider, userID string) (meetingbot.Connection, bool, error) {
 	p := a.providers[provider]
+	if a.cfg.ReadOnly {
+		return meetingbot.Connection{}, false, errReadOnly
+	}
 	c, ok, err := a.cfg.Store.Connection(ctx, provider, userID)
 	if err != nil || !ok {
 		return c, false, err
@@ -301,35 +320,49 @@ func (a *Accounts) seal(c meetingbot.Connection, tok *oauth2.Token) ([]byte, err
 // open opens c's token; one sealed under an old key is sealed again
 // under the first and stored.
 func (a *Accounts) open(ctx context.Context, c meetingbot.Connection) (*oauth2.Token, error) {
+	tok, _, err := a.openReseal(ctx, c)
+	return tok, err
+}
+
+// openReseal is open, reporting whether it stored c's token sealed again
+// under the first key: false when it was sealed under the first already,
+// the Accounts are ReadOnly, or the token changed in the store since c
+// was read (a refresh or a reconnection, sealed under the first key).
+func (a *Accounts) openReseal(ctx context.Context, c meetingbot.Connection) (*oauth2.Token, bool, error) {
 	b, stale, err := a.cfg.Keyring.Open(c.Token, sealContext(c.Provider, c.UserID))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var tok oauth2.Token
 	if err := json.Unmarshal(b, &tok); err != nil {
-		return nil, fmt.Errorf("connect: token of %s/%s: %w", c.Provider, c.UserID, err)
+		return nil, false, fmt.Errorf("connect: token of %s/%s: %w", c.Provider, c.UserID, err)
 	}
-	if stale {
-		c.Token = a.cfg.Keyring.Seal(b, sealContext(c.Provider, c.UserID))
-		c.UpdatedAt = a.now()
-		if _, err := a.cfg.Store.SetConnectionToken(ctx, c); err != nil {
-			a.log.Warn("cannot reseal a token under the first key", "provider", c.Provider, "user", c.UserID, "err", err)
-		}
+	if !stale || a.cfg.ReadOnly {
+		return &tok, false, nil
 	}
-	return &tok, nil
+	sealed := c.Token
+	c.Token = a.cfg.Keyring.Seal(b, sealContext(c.Provider, c.UserID))
+	resealed, err := a.cfg.Store.ResealConnection(ctx, c, sealed)
+	if err != nil {
+		a.log.Warn("cannot reseal a token under the first key", "provider", c.Provider, "user", c.UserID, "err", err)
+	}
+	return &tok, resealed, nil
 }
 
 // Readable is what CheckKeys found.
 type Readable struct {
 	// Connections is how many are stored, Unreadable how many no key of
 	// TOKEN_ENCRYPTION_KEY opens, Resealed how many were sealed again
-	// under the first key.
-	Connections, Unreadable, Resealed int
+	// under the first key, and Stale how many are sealed under another
+	// key still (ReadOnly Accounts reseal none).
+	Connections, Unreadable, Resealed, Stale int
 }
 
-// CheckKeys opens every stored token, sealing again under the first key
-// those sealed under another, and says how many none of the keys opens:
-// the start-up check of TOKEN_ENCRYPTION_KEY.
+// CheckKeys opens every stored token, active or broken, sealing again
+// under the first key those sealed under another, and says how many none
+// of the keys opens: the start-up check of TOKEN_ENCRYPTION_KEY. A token
+// it opened but could not store again (the store failed, or another
+// replica changed it meanwhile) counts as Stale, not Resealed.
 func (a *Accounts) CheckKeys(ctx context.Context) (Readable, error) {
 	cs, err := a.cfg.Store.Connections(ctx)
 	if err != nil {
@@ -341,9 +374,12 @@ func (a *Accounts) CheckKeys(ctx context.Context) (Readable, error) {
 		switch {
 		case err != nil:
 			r.Unreadable++
-		case stale:
-			if _, err := a.open(ctx, c); err == nil {
+		case !stale:
+		default:
+			if _, resealed, _ := a.openReseal(ctx, c); resealed {
 				r.Resealed++
+			} else {
+				r.Stale++
 			}
 		}
 	}

@@ -21,8 +21,14 @@ func cookieName(provider meetingbot.Provider) string { return "meetingbot_oauth_
 
 // Handler serves the flow of every provider: GET /<provider>/oauth/start
 // and GET /<provider>/oauth/callback. Mount it at "/google/oauth/" and
-// "/slack/oauth/". A step that fails answers 4xx with a page that says
-// what happened and what to do, and changes nothing.
+// "/slack/oauth/". A step that fails answers with a page that says what
+// happened and what to do, and changes nothing: 4xx for whatever the
+// person can put right (a used, expired, forged or cut link, another
+// browser, consent refused, the wrong account or a permission left out),
+// 5xx only for a fault on the bot's side or the provider's that a new
+// attempt may not meet (the store, a provider that cannot be reached or
+// answers what it should not), so that monitoring counts those and not
+// people's slips.
 func (a *Accounts) Handler() http.Handler {
 	mux := http.NewServeMux()
 	for name := range a.providers {
@@ -108,15 +114,30 @@ func (a *Accounts) callback(w http.ResponseWriter, r *http.Request, name meeting
 			"I can finish a sign-in only in the browser that opened my link.", "Open the link from Slack in this browser. "+a.newLink(p))
 		return
 	}
-	clearCookie(w, name)
 	state := q.Get("state")
 	if state == "" {
+		clearCookie(w, name)
 		fail(http.StatusBadRequest, "This page is not a sign-in I started", "It came without the state I sent.", a.newLink(p))
 		return
 	}
-	st, ok, err := a.cfg.Store.TakeOAuthState(ctx, hash(state))
+	// The state is looked at before it is taken: a callback from another
+	// browser (which carries another cookie, or a link passed on) must
+	// leave the sign-in for the browser that started it.
+	st, ok, err := a.cfg.Store.OAuthState(ctx, hash(state))
+	if err == nil && ok && st.Step == meetingbot.OAuthConsent && st.Provider == name &&
+		subtle.ConstantTimeCompare([]byte(st.Binding), []byte(hash(cookie.Value))) != 1 {
+		a.log.Warn("a consent came back to another browser than the one that started it: refused, and left to that browser", "provider", name, "user", st.UserID)
+		fail(http.StatusBadRequest, "This sign-in was started in another browser",
+			"I can finish a sign-in only in the browser that opened my link.", "Open the link from Slack in the browser you use, or ask for a new one: type "+a.commandFor(p)+" in Slack.")
+		return
+	}
+	clearCookie(w, name)
+	if err == nil && ok {
+		st, ok, err = a.cfg.Store.TakeOAuthState(ctx, hash(state))
+	}
 	switch {
 	case err != nil:
+		// The store failed: the bot's fault, not the person's.
 		a.log.Error("cannot take a consent's state", "provider", name, "err", err)
 		fail(http.StatusServiceUnavailable, "Something went wrong on my side", "I could not read the sign-in's state.", a.newLink(p))
 		return
@@ -124,7 +145,8 @@ func (a *Accounts) callback(w http.ResponseWriter, r *http.Request, name meeting
 		fail(http.StatusBadRequest, "This sign-in was finished already", "Each sign-in finishes once, and this one has come back before (or it is not one I started).", a.newLink(p))
 		return
 	case subtle.ConstantTimeCompare([]byte(st.Binding), []byte(hash(cookie.Value))) != 1:
-		a.log.Warn("a consent came back to another browser than the one that started it: refused", "provider", name, "user", st.UserID)
+		// Taken by this browser after another one's look: refused all
+		// the same.
 		fail(http.StatusBadRequest, "This sign-in was started in another browser",
 			"I can finish a sign-in only in the browser that opened my link.", a.newLink(p))
 		return
@@ -160,6 +182,8 @@ func (a *Accounts) callback(w http.ResponseWriter, r *http.Request, name meeting
 		fail(http.StatusBadRequest, "The sign-in did not finish", fmt.Sprintf("%s refused to finish it (%s), so nothing changed.", p.Title(), clip(rerr.ErrorCode, 60)), a.newLink(p))
 		return
 	case err != nil:
+		// The provider could not be reached, or answered garbage: not
+		// the person's to fix.
 		a.log.Warn("the code exchange failed", "provider", name, "user", st.UserID, "err", err)
 		fail(http.StatusBadGateway, "The sign-in did not finish", fmt.Sprintf("I could not reach %s to finish it, so nothing changed.", p.Title()), "Try again in a minute. "+a.newLink(p))
 		return
@@ -167,6 +191,8 @@ func (a *Accounts) callback(w http.ResponseWriter, r *http.Request, name meeting
 	want, err := p.Expect(ctx, st.UserID)
 	if err != nil {
 		a.revoke(ctx, p, grant.Token)
+		// Slack's users.info failed: the bot cannot check the account;
+		// the person can only try again.
 		a.log.Warn("cannot look up the account expected", "provider", name, "user", st.UserID, "err", err)
 		fail(http.StatusBadGateway, "Nothing was connected", "I could not look up your Slack profile to check the account, so nothing changed.", "Try again in a minute. "+a.newLink(p))
 		return
@@ -192,7 +218,7 @@ func (a *Accounts) callback(w http.ResponseWriter, r *http.Request, name meeting
 	}
 	if err != nil {
 		a.revoke(ctx, p, grant.Token)
-		a.log.Error("cannot keep a connection", "provider", name, "user", st.UserID, "err", err)
+		a.log.Error("cannot keep a connection", "provider", name, "user", st.UserID, "err", err) // the store: the bot's fault
 		fail(http.StatusServiceUnavailable, "Something went wrong on my side", "I could not keep the connection, so nothing changed.", "Try again in a minute. "+a.newLink(p))
 		return
 	}

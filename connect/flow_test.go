@@ -196,3 +196,95 @@ func TestDisconnect(t *testing.T) {
 		t.Errorf("Disconnect twice = %v, %v; want false, nil", ok, err)
 	}
 }
+
+// Start sends the browser to Google's consent page with the parameters
+// the web-server guide and RFC 7636 ask for, and binds the consent to
+// the browser with a cookie scripts cannot read, sent over https only and
+// not on cross-site subrequests.
+func TestStartBindsTheBrowser(t *testing.T) {
+	r := newRig(t, 1)
+	b := r.browser()
+	b.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := b.Get(r.link("U1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	consent, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || resp.StatusCode != http.StatusFound {
+		t.Fatalf("start answered %d to %q, want a redirect to the consent page", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	q := consent.Query()
+	for param, want := range map[string]string{
+		"code_challenge_method":  "S256",
+		"access_type":            "offline",
+		"include_granted_scopes": "true",
+		"response_type":          "code",
+		"login_hint":             "alice@example.com",
+		"redirect_uri":           r.front.URL + "/google/oauth/callback",
+	} {
+		if got := q.Get(param); got != want {
+			t.Errorf("the consent URL's %s = %q, want %q", param, got, want)
+		}
+	}
+	// RFC 7636 section 4.2: BASE64URL(SHA256(verifier)), 43 characters.
+	if c := q.Get("code_challenge"); len(c) != 43 || strings.ContainsAny(c, "+/=") {
+		t.Errorf("the consent URL's code_challenge = %q, want an S256 challenge", c)
+	}
+	if scopes := strings.Fields(q.Get("scope")); strings.Join(scopes, " ") != "email https://www.googleapis.com/auth/calendar.events.readonly openid" {
+		t.Errorf("the consent URL's scope = %v, want openid, email and calendar.events.readonly", scopes)
+	}
+	if q.Get("state") == "" {
+		t.Error("the consent URL has no state")
+	}
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == "meetingbot_oauth_google" {
+			cookie = c
+		}
+	}
+	switch {
+	case cookie == nil:
+		t.Fatalf("start set no binding cookie: %v", resp.Header["Set-Cookie"])
+	case !cookie.Secure || !cookie.HttpOnly || cookie.SameSite != http.SameSiteLaxMode:
+		t.Errorf("the binding cookie is Secure=%v HttpOnly=%v SameSite=%v, want Secure, HttpOnly, SameSite=Lax (%s)",
+			cookie.Secure, cookie.HttpOnly, cookie.SameSite, resp.Header.Get("Set-Cookie"))
+	case cookie.Path != "/google/oauth/" || cookie.MaxAge != 600:
+		t.Errorf("the binding cookie's Path=%q MaxAge=%d, want /google/oauth/ and 600", cookie.Path, cookie.MaxAge)
+	}
+}
+
+// A callback opened in another browser (a link passed on, or an attacker
+// replaying a victim's callback into their own browser) is refused and
+// leaves the sign-in to the browser that started it, which finishes it.
+func TestAnotherBrowserLeavesTheSignIn(t *testing.T) {
+	r := newRig(t, 1)
+	mine := r.browser()
+	noRedirect := &http.Client{Jar: mine.Jar, Transport: mine.Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(r.link("U1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = noRedirect.Get(resp.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	callback := resp.Header.Get("Location")
+
+	other := r.browser()
+	if _, err := other.Get(r.link("U2")); err != nil { // a sign-in of its own: a cookie of its own
+		t.Fatal(err)
+	}
+	<-r.connected
+	for _, b := range []*http.Client{r.browser(), other} {
+		if status, page := visit(t, b, callback); status != http.StatusBadRequest || !strings.Contains(page, "started in another browser") {
+			t.Errorf("the callback in another browser: %d, want 400 saying so:\n%s", status, page)
+		}
+	}
+	status, page := visit(t, mine, callback)
+	if status != http.StatusOK || !strings.Contains(page, "Connected alice@example.com") {
+		t.Errorf("the callback in the browser that started it, after another's: %d, want it connected:\n%s", status, page)
+	}
+}

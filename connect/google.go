@@ -143,6 +143,8 @@ func (g *Google) Exchange(ctx context.Context, code, verifier string) (Grant, er
 	grant := Grant{Token: tok, Scopes: strings.Fields(fmt.Sprint(tok.Extra("scope")))}
 	idToken, _ := tok.Extra("id_token").(string)
 	claims, err := idClaims(idToken)
+	// A token endpoint that answers what it should not is Google's fault
+	// (502); what the person chose or can change is theirs (403).
 	switch {
 	case err != nil:
 		return grant, &Refusal{Status: http.StatusBadGateway, What: "Google gave no readable ID token, so I cannot tell which account you signed in with; nothing was stored.", Fix: "Try again in a minute."}
@@ -156,7 +158,9 @@ func (g *Google) Exchange(ctx context.Context, code, verifier string) (Grant, er
 	case !slices.Contains(grant.Scopes, ScopeEvents):
 		return grant, &Refusal{Status: http.StatusForbidden, What: "You did not allow me to see your calendar's events, so nothing was stored.", Fix: "Start again and leave the calendar permission ticked on Google's page."}
 	case tok.RefreshToken == "":
-		return grant, &Refusal{Status: http.StatusBadGateway, What: "Google gave no lasting access (no refresh token), so nothing was stored.", Fix: "Remove meetingbot from your Google account's third-party access (myaccount.google.com > Security > Your connections to third-party apps) and start again."}
+		// Google keeps an earlier grant's refresh token to itself: the
+		// person removes the app's access and starts again.
+		return grant, &Refusal{Status: http.StatusForbidden, What: "Google gave no lasting access (no refresh token), so nothing was stored.", Fix: "Remove meetingbot from your Google account's third-party access (myaccount.google.com > Security > Your connections to third-party apps) and start again."}
 	}
 	return grant, nil
 }

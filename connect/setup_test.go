@@ -111,7 +111,7 @@ func (r *rig) addReplica(keys string) *connect.Accounts {
 	return a
 }
 
-func (r *rig) accounts(st *storage.Store, keys string) *connect.Accounts {
+func (r *rig) accounts(st *storage.Store, keys string, options ...func(*connect.Config)) *connect.Accounts {
 	t := r.t
 	ring, err := keyring.Parse(keys)
 	if err != nil {
@@ -136,14 +136,18 @@ func (r *rig) accounts(st *storage.Store, keys string) *connect.Accounts {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := connect.New(connect.Config{
+	cfg := connect.Config{
 		Store: st, Keyring: ring, PublicURL: r.front.URL, Providers: []connect.Provider{g, sl},
 		HTTPClient:    r.google.Client(),
 		Connected:     func(_ context.Context, c meetingbot.Connection) { r.connected <- c },
 		Broken:        func(_ context.Context, c meetingbot.Connection) { r.broken <- c },
 		Disconnecting: func(_ context.Context, c meetingbot.Connection) { r.stopped <- c },
 		Now:           r.clock.Now,
-	})
+	}
+	for _, o := range options {
+		o(&cfg)
+	}
+	a, err := connect.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

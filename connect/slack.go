@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -32,8 +33,13 @@ type SlackConfig struct {
 	// RedirectURI is PUBLIC_URL/slack/oauth/callback.
 	RedirectURI string
 	// TeamID is the workspace's ID (auth.test's team_id): a grant for
-	// another workspace is refused. "" checks nothing.
-	TeamID     string
+	// another workspace is refused. When it is "", Team says it.
+	TeamID string
+	// Team returns the workspace's ID when TeamID is "" (the start-up's
+	// auth.test did not answer): asked at each callback until it answers.
+	// A grant the workspace of which cannot be checked is refused: the
+	// check fails closed.
+	Team       func(ctx context.Context) (string, error)
 	HTTPClient *http.Client
 	Now        func() time.Time
 }
@@ -47,6 +53,27 @@ type Slack struct {
 	authorize string
 	http      *http.Client
 	now       func() time.Time
+
+	mu   sync.Mutex
+	team string // the workspace's ID once known
+}
+
+// teamID returns the workspace's ID: TeamID, or what Team answered once.
+func (s *Slack) teamID(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.team != "" {
+		return s.team, nil
+	}
+	id, err := s.cfg.Team(ctx)
+	if err != nil {
+		return "", err
+	}
+	if id == "" {
+		return "", errors.New("no team_id")
+	}
+	s.team = id
+	return id, nil
 }
 
 // NewSlack returns the Slack provider.
@@ -54,11 +81,14 @@ func NewSlack(cfg SlackConfig) (*Slack, error) {
 	if cfg.ClientID == "" || cfg.ClientSecret == "" {
 		return nil, errors.New("connect: Slack needs SLACK_CLIENT_ID and SLACK_CLIENT_SECRET")
 	}
+	if cfg.TeamID == "" && cfg.Team == nil {
+		return nil, errors.New("connect: Slack needs the workspace's ID (TeamID or Team), to refuse another workspace's grants")
+	}
 	u, err := url.Parse(cfg.APIURL)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("connect: SLACK_API_URL %q is not a URL", cfg.APIURL)
 	}
-	s := &Slack{cfg: cfg, authorize: (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/oauth/v2/authorize"}).String(), http: cfg.HTTPClient, now: cfg.Now}
+	s := &Slack{cfg: cfg, authorize: (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/oauth/v2/authorize"}).String(), http: cfg.HTTPClient, now: cfg.Now, team: cfg.TeamID}
 	if s.http == nil {
 		s.http = &http.Client{Timeout: 30 * time.Second}
 	}
@@ -81,9 +111,11 @@ func (s *Slack) AuthCodeURL(state, _, _ string, _ []string) string {
 		"redirect_uri": {s.cfg.RedirectURI},
 		"state":        {state},
 	}
-	if s.cfg.TeamID != "" {
-		q.Set("team", s.cfg.TeamID)
+	s.mu.Lock()
+	if s.team != "" {
+		q.Set("team", s.team)
 	}
+	s.mu.Unlock()
 	return s.authorize + "?" + q.Encode()
 }
 
@@ -114,10 +146,16 @@ func (s *Slack) Exchange(ctx context.Context, code, _ string) (Grant, error) {
 	if u.ExpiresIn > 0 {
 		g.Token.Expiry = s.now().Add(time.Duration(u.ExpiresIn) * time.Second)
 	}
-	switch {
-	case u.AccessToken == "" || u.ID == "":
+	if u.AccessToken == "" || u.ID == "" {
 		return g, &Refusal{Status: http.StatusBadGateway, What: "Slack gave no user token, so nothing was stored.", Fix: "Try again in a minute."}
-	case s.cfg.TeamID != "" && resp.Team.ID != s.cfg.TeamID:
+	}
+	team, err := s.teamID(ctx)
+	switch {
+	case err != nil:
+		// Which workspace is the bot's is unknown (auth.test did not
+		// answer): refused rather than kept unchecked.
+		return g, &Refusal{Status: http.StatusServiceUnavailable, What: "I could not check that you signed in to the bot's Slack workspace (Slack did not answer me), so nothing was stored.", Fix: "Try again in a minute."}
+	case resp.Team.ID != team:
 		return g, &Refusal{Status: http.StatusForbidden, What: "You signed in to another Slack workspace than the bot's, so nothing was stored.", Fix: "Pick the bot's workspace on Slack's page."}
 	case !slices.Contains(g.Scopes, "users.profile:write"):
 		return g, &Refusal{Status: http.StatusForbidden, What: "Slack did not give the permission to set your status, so nothing was stored.", Fix: "Start again and allow it on Slack's page."}

@@ -1,6 +1,7 @@
 package connect
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/keyring"
 )
 
 // lookupTTL is how long a calendar's connection, or the lack of one, is
@@ -32,6 +34,13 @@ func revoked(p Provider) string {
 }
 
 func refused(p Provider) string { return p.Title() + " refused the token even after a refresh" }
+
+// unreadable is the reason a connection stopped when no key of
+// TOKEN_ENCRYPTION_KEY opens its token, as its person is told.
+const unreadable = "I can no longer read the access you gave: the key it is kept under changed on the bot"
+
+// keyFix says what the operator does about a token no key opens.
+const keyFix = "TOKEN_ENCRYPTION_KEY has no key that decrypts its token: put the key it was sealed with back after the first (TOKEN_ENCRYPTION_KEY=<new>,<old>) and restart, or its person reconnects (they were told)"
 
 // Account returns the token source of the Google account connected whose
 // own calendar calendarID is (its email), and the name of the connection,
@@ -81,7 +90,7 @@ func (a *Accounts) Refused(ctx context.Context, connection string, err error) {
 	a.mu.Lock()
 	s := a.sources[connection]
 	a.mu.Unlock()
-	if s == nil {
+	if s == nil || a.cfg.ReadOnly {
 		return
 	}
 	c, ok, lerr := a.cfg.Store.Connection(ctx, s.provider, s.user)
@@ -120,11 +129,28 @@ type source struct {
 	created  time.Time
 
 	mu sync.Mutex
-	// handed is the access token last handed out: asked again while the
-	// store still holds it, the caller found it expired or refused, so it
-	// is refreshed.
-	handed string
+	// handed is the access token last handed out, and refused the one a
+	// caller found refused (Renew): it is refreshed, not handed out again.
+	handed, refused string
+	// mem is, for ReadOnly Accounts, the token refreshed from the sealed
+	// token memOf, kept in memory only.
+	mem   *oauth2.Token
+	memOf []byte
 }
+
+// expiryDelta is how long before its expiry a token is refreshed: Slack's
+// provider refreshes a minute early, and a token handed out must outlive
+// the call made with it.
+const expiryDelta = time.Minute
+
+// Refresh races: a refresh token that works once (Slack's, with token
+// rotation) fails with invalid_grant for every replica but the first to
+// use it; the others find the first's new token in the store, where it
+// lands moments after the provider issued it.
+const (
+	raceWait = 2 * time.Second
+	racePoll = 100 * time.Millisecond
+)
 
 // notConnected is the error of a read for a connection no longer in use:
 // permanent, and matching meetingbot.ErrNotConnected (and cause, if any).
@@ -135,34 +161,33 @@ func notConnected(why string, cause error) error {
 	return meetingbot.Permanent(fmt.Errorf("connect: %s: %w", why, meetingbot.ErrNotConnected))
 }
 
+// valid reports whether tok may be handed out at now: it has an access
+// token that does not expire within expiryDelta.
+func valid(tok *oauth2.Token, now time.Time) bool {
+	return tok.AccessToken != "" && (tok.Expiry.IsZero() || now.Add(expiryDelta).Before(tok.Expiry))
+}
+
 // Token returns the connection's access token: the stored one while it is
-// valid and new to this source (another replica refreshed it), else a
+// valid and not refused (another replica's refresh included), else a
 // refreshed one, stored sealed. A refresh refused with invalid_grant stops
-// the connection.
+// the connection, unless another replica refreshed it meanwhile (a
+// rotating refresh token works once): its token is used.
 func (s *source) Token() (*oauth2.Token, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
 	defer cancel()
 	a := s.a
-	c, ok, err := a.cfg.Store.Connection(ctx, s.provider, s.user)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("connect: token of %s: %w", s.user, err)
-	case !ok || !c.CreatedAt.Equal(s.created):
-		a.drop(meetingbot.Connection{Provider: s.provider, UserID: s.user, CreatedAt: s.created})
-		return nil, notConnected("disconnected", nil)
-	case c.State != meetingbot.ConnectionActive:
-		a.drop(c)
-		return nil, notConnected("connection stopped", nil)
-	}
-	tok, err := a.open(ctx, c)
+	c, tok, err := s.stored(ctx)
 	if err != nil {
-		return nil, meetingbot.Permanent(fmt.Errorf("connect: token of %s: %w", s.user, err))
+		return nil, err
 	}
-	if tok.Valid() && tok.AccessToken != s.handed {
+	if valid(tok, a.now()) && tok.AccessToken != s.refused {
 		s.handed = tok.AccessToken
 		return tok, nil
+	}
+	if a.cfg.ReadOnly && s.provider == meetingbot.ProviderSlack {
+		return nil, fmt.Errorf("connect: token of %s: %w: a Slack refresh token works once, so only the bot refreshes it", s.user, errReadOnly)
 	}
 	stale := *tok
 	stale.Expiry = time.Unix(1, 0) // make the library refresh
@@ -170,7 +195,13 @@ func (s *source) Token() (*oauth2.Token, error) {
 	var rerr *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &rerr) && rerr.ErrorCode == "invalid_grant":
-		a.breakConnection(ctx, c, revoked(s.p))
+		if other, ok := s.refreshedMeanwhile(ctx, c); ok {
+			s.handed = other.AccessToken
+			return other, nil
+		}
+		if !a.cfg.ReadOnly {
+			a.breakConnection(ctx, c, revoked(s.p))
+		}
 		return nil, notConnected("refresh refused", err)
 	case err != nil:
 		return nil, err // transient, or the caller's to explain
@@ -178,14 +209,94 @@ func (s *source) Token() (*oauth2.Token, error) {
 	if fresh.RefreshToken == "" {
 		fresh.RefreshToken = tok.RefreshToken
 	}
+	s.handed, s.refused = fresh.AccessToken, ""
+	if a.cfg.ReadOnly {
+		s.mem, s.memOf = fresh, c.Token
+		return fresh, nil
+	}
 	if sealed, err := a.seal(c, fresh); err == nil {
 		c.Token, c.UpdatedAt = sealed, a.now()
 		if _, err := a.cfg.Store.SetConnectionToken(ctx, c); err != nil {
 			a.log.Warn("cannot store a refreshed token; it is refreshed again next time", "provider", c.Provider, "user", c.UserID, "err", err)
 		}
 	}
-	s.handed = fresh.AccessToken
 	return fresh, nil
+}
+
+// stored reads the connection and opens its token (for ReadOnly Accounts,
+// the one refreshed in memory from it, if any). A token no key opens
+// stops the connection.
+func (s *source) stored(ctx context.Context) (meetingbot.Connection, *oauth2.Token, error) {
+	a := s.a
+	c, ok, err := a.cfg.Store.Connection(ctx, s.provider, s.user)
+	switch {
+	case err != nil:
+		return c, nil, fmt.Errorf("connect: token of %s: %w", s.user, err)
+	case !ok || !c.CreatedAt.Equal(s.created):
+		a.drop(meetingbot.Connection{Provider: s.provider, UserID: s.user, CreatedAt: s.created})
+		return c, nil, notConnected("disconnected", nil)
+	case c.State != meetingbot.ConnectionActive:
+		a.drop(c)
+		return c, nil, notConnected("connection stopped", nil)
+	}
+	tok, err := a.open(ctx, c)
+	switch {
+	case errors.Is(err, keyring.ErrUnreadable):
+		// No key opens it: as good as revoked until the operator puts
+		// the key back, so the connection stops, its person is told,
+		// and its calendar is read as if it had none.
+		if !a.cfg.ReadOnly {
+			a.breakConnection(ctx, c, unreadable)
+		}
+		return c, nil, notConnected(fmt.Sprintf("token of %s/%s: %s", s.provider, s.user, keyFix), err)
+	case err != nil:
+		return c, nil, meetingbot.Permanent(fmt.Errorf("connect: token of %s: %w", s.user, err))
+	}
+	if a.cfg.ReadOnly && s.mem != nil && bytes.Equal(s.memOf, c.Token) {
+		tok = s.mem
+	}
+	return c, tok, nil
+}
+
+// refreshedMeanwhile looks in the store, for up to raceWait, for the
+// token another replica refreshed from the one c holds, and returns it
+// when it is valid.
+func (s *source) refreshedMeanwhile(ctx context.Context, c meetingbot.Connection) (*oauth2.Token, bool) {
+	deadline := time.Now().Add(raceWait)
+	for {
+		now, ok, err := s.a.cfg.Store.Connection(ctx, s.provider, s.user)
+		if err == nil && ok && now.State == meetingbot.ConnectionActive && now.CreatedAt.Equal(c.CreatedAt) && !bytes.Equal(now.Token, c.Token) {
+			if tok, err := s.a.open(ctx, now); err == nil && valid(tok, s.a.now()) {
+				s.a.log.Info("a refresh token was used by another replica first: its refreshed token is used", "provider", c.Provider, "user", c.UserID)
+				return tok, true
+			}
+		}
+		if err != nil || !ok || now.State != meetingbot.ConnectionActive || !time.Now().Before(deadline) {
+			return nil, false
+		}
+		t := time.NewTimer(racePoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, false
+		case <-t.C:
+		}
+	}
+}
+
+// Renew says the API refused the access token the connection named
+// connection last handed out (401): the next Token refreshes it, unless
+// another replica did already.
+func (a *Accounts) Renew(connection string) {
+	a.mu.Lock()
+	s := a.sources[connection]
+	a.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refused = s.handed
 }
 
 // UserToken returns the token source of userID's connection to provider
@@ -218,6 +329,9 @@ func (a *Accounts) UserToken(ctx context.Context, provider meetingbot.Provider, 
 // provider said it was revoked already (Slack's tokens_revoked). It
 // reports whether there was one.
 func (a *Accounts) Forget(ctx context.Context, provider meetingbot.Provider, userID string) (bool, error) {
+	if a.cfg.ReadOnly {
+		return false, errReadOnly
+	}
 	c, ok, err := a.cfg.Store.Connection(ctx, provider, userID)
 	if err != nil || !ok {
 		return false, err
@@ -256,8 +370,11 @@ func (a *Accounts) ForgetAll(ctx context.Context, provider meetingbot.Provider) 
 // person is told once.
 func (a *Accounts) Stop(ctx context.Context, provider meetingbot.Provider, userID string) {
 	p := a.providers[provider]
+	if p == nil || a.cfg.ReadOnly {
+		return
+	}
 	c, ok, err := a.cfg.Store.Connection(ctx, provider, userID)
-	if p == nil || err != nil || !ok || c.State != meetingbot.ConnectionActive {
+	if err != nil || !ok || c.State != meetingbot.ConnectionActive {
 		return
 	}
 	a.breakConnection(ctx, c, revoked(p))

@@ -1,12 +1,15 @@
 package connect_test
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/connect"
 )
 
 // connectAlice runs U1's flow to the end.
@@ -40,11 +43,18 @@ func TestTokensRefreshAndRevocation(t *testing.T) {
 	if refreshes != 0 {
 		t.Errorf("a fresh connection's token was refreshed (%d)", refreshes)
 	}
-	// Asked again for the token it handed out (the caller found it
-	// refused or expired): refreshed and stored.
+	// Asked again while it is valid: the same token, no refresh.
+	if again, err := ts.Token(); err != nil || again.AccessToken != first.AccessToken {
+		t.Errorf("Token again = %v, %v; want the same token", again, err)
+	}
+	if _, refreshes, _ := r.google.OAuthCounts(); refreshes != 0 {
+		t.Errorf("refreshes of a valid token = %d, want 0", refreshes)
+	}
+	// The API refused it (401): refreshed and stored.
+	r.replica[0].Renew(name)
 	second, err := ts.Token()
 	if err != nil || second.AccessToken == first.AccessToken {
-		t.Fatalf("Token again = %v, %v; want a refreshed token", second, err)
+		t.Fatalf("Token after Renew = %v, %v; want a refreshed token", second, err)
 	}
 	other, _, err := r.replica[1].Account(ctx, "alice@example.com")
 	if err != nil {
@@ -59,6 +69,7 @@ func TestTokensRefreshAndRevocation(t *testing.T) {
 	}
 
 	r.google.RevokeGrants("alice@example.com")
+	r.replica[0].Renew(name) // the next read's 401
 	_, err = ts.Token()
 	if !errors.Is(err, meetingbot.ErrNotConnected) || !meetingbot.IsPermanent(err) {
 		t.Fatalf("Token after revocation: %v, want a permanent ErrNotConnected", err)
@@ -118,11 +129,21 @@ func TestKeyRotation(t *testing.T) {
 	r := newRig(t, 1)
 	connectAlice(t, r)
 	ctx := t.Context()
+	// Bob's connection stopped: it is sealed again all the same, so that
+	// dropping the old key later leaves nothing unreadable.
+	if status, page := visit(t, r.browser(), r.link("U2")); status != http.StatusOK {
+		t.Fatalf("connect U2: %d\n%s", status, page)
+	}
+	<-r.connected
+	bob, _, _ := r.stores[0].Connection(ctx, meetingbot.ProviderGoogle, "U2")
+	if _, err := r.stores[0].BreakConnection(ctx, bob, "revoked", time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	newKey := newKey()
 	rotated := r.accounts(r.stores[0], newKey+","+r.key)
 	got, err := rotated.CheckKeys(ctx)
-	if err != nil || got.Connections != 1 || got.Resealed != 1 || got.Unreadable != 0 {
-		t.Fatalf("CheckKeys after a rotation = %+v, %v; want 1 connection resealed", got, err)
+	if err != nil || got.Connections != 2 || got.Resealed != 2 || got.Unreadable != 0 || got.Stale != 0 {
+		t.Fatalf("CheckKeys after a rotation = %+v, %v; want 2 connections resealed", got, err)
 	}
 	onlyNew := r.accounts(r.stores[0], newKey)
 	if got, err := onlyNew.CheckKeys(ctx); err != nil || got.Unreadable != 0 || got.Resealed != 0 {
@@ -135,8 +156,143 @@ func TestKeyRotation(t *testing.T) {
 	if _, err := ts.Token(); err != nil {
 		t.Errorf("Token under the new key alone: %v", err)
 	}
-	wrong := r.accounts(r.stores[0], r.key) // the old key only: the token is now sealed under the new one
-	if got, err := wrong.CheckKeys(ctx); err != nil || got.Unreadable != 1 {
-		t.Errorf("CheckKeys with a key that opens nothing = %+v, %v; want 1 unreadable", got, err)
+	wrong := r.accounts(r.stores[0], r.key) // the old key only: the tokens are now sealed under the new one
+	if got, err := wrong.CheckKeys(ctx); err != nil || got.Unreadable != 2 {
+		t.Errorf("CheckKeys with a key that opens nothing = %+v, %v; want 2 unreadable", got, err)
+	}
+}
+
+// Read-only accounts (bot audit's) read the live bot's connections and
+// change none of them: no token sealed again under the new key, no
+// refreshed token stored, a refused grant stops nothing and tells no
+// one, and nothing can be connected, disconnected or forgotten.
+func TestReadOnlyChangesNothing(t *testing.T) {
+	r := newRig(t, 1)
+	connectAlice(t, r)
+	r.slack.SetTokenRotation(12 * time.Hour)
+	r.slack.SignIn("U2")
+	if status, page := visit(t, r.browser(), r.slackLink("U2")); status != http.StatusOK {
+		t.Fatalf("connect U2's Slack: %d\n%s", status, page)
+	}
+	<-r.connected
+	ctx := t.Context()
+	stored := func() map[string]meetingbot.Connection {
+		cs, err := r.stores[0].Connections(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]meetingbot.Connection{}
+		for _, c := range cs {
+			out[string(c.Provider)+":"+c.UserID] = c
+		}
+		return out
+	}
+	before := stored()
+	audit := r.accounts(r.stores[0], newKey()+","+r.key, func(c *connect.Config) { c.ReadOnly = true })
+
+	got, err := audit.CheckKeys(ctx)
+	if err != nil || got.Connections != 2 || got.Stale != 2 || got.Resealed != 0 {
+		t.Errorf("read-only CheckKeys after a rotation = %+v, %v; want 2 stale, none resealed", got, err)
+	}
+	ts, _, err := audit.Account(ctx, "alice@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := ts.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, name, _ := audit.Account(ctx, "alice@example.com")
+	audit.Renew(name) // refused by the API: refreshed, in memory only
+	refreshed, err := ts.Token()
+	if err != nil || refreshed.AccessToken == first.AccessToken {
+		t.Fatalf("read-only Token after Renew = %v, %v; want a refreshed token", refreshed, err)
+	}
+	if again, err := ts.Token(); err != nil || again.AccessToken != refreshed.AccessToken {
+		t.Errorf("read-only Token after its refresh = %v, %v; want the refreshed one, not the stored one", again, err)
+	}
+	slackTS, _, err := audit.UserToken(ctx, meetingbot.ProviderSlack, "U2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(13 * time.Hour) // U2's rotating token expires: only the bot refreshes it
+	defer r.clock.Advance(-13 * time.Hour)
+	if tok, err := slackTS.Token(); err == nil {
+		t.Errorf("read-only Token of an expired Slack token = %v, want an error (its refresh token works once)", tok)
+	}
+	r.google.RevokeGrants("alice@example.com")
+	audit.Renew(name)
+	if _, err := ts.Token(); !errors.Is(err, meetingbot.ErrNotConnected) {
+		t.Errorf("read-only Token after a revocation: %v, want ErrNotConnected", err)
+	}
+	audit.Refused(ctx, name, errors.New("401"))
+	audit.Stop(ctx, meetingbot.ProviderSlack, "U2")
+	if _, err := audit.Link(ctx, meetingbot.ProviderGoogle, "U1"); err == nil {
+		t.Error("read-only Link: no error")
+	}
+	if _, ok, err := audit.Disconnect(ctx, meetingbot.ProviderGoogle, "U1"); ok || err == nil {
+		t.Errorf("read-only Disconnect = %v, %v; want refused", ok, err)
+	}
+	if ok, err := audit.Forget(ctx, meetingbot.ProviderSlack, "U2"); ok || err == nil {
+		t.Errorf("read-only Forget = %v, %v; want refused", ok, err)
+	}
+	select {
+	case c := <-r.broken:
+		t.Errorf("read-only accounts told %s their connection stopped", c.UserID)
+	default:
+	}
+	after := stored()
+	for k, c := range before {
+		a := after[k]
+		if a.State != c.State || !bytes.Equal(a.Token, c.Token) || !a.UpdatedAt.Equal(c.UpdatedAt) {
+			t.Errorf("connection %s after read-only use: %s, token changed %v; want it as stored (%s)", k, a.State, !bytes.Equal(a.Token, c.Token), c.State)
+		}
+	}
+	if n := r.slack.UserTokens("U2"); n != 1 {
+		t.Errorf("U2's Slack tokens = %d, want 1: the read-only accounts rotated it", n)
+	}
+}
+
+// A token no key opens (the key was replaced without keeping the old
+// one) stops its connection when it is needed: its person is told once,
+// whichever replica finds it, and the error says what the operator does.
+func TestUnreadableTokenStopsTheConnection(t *testing.T) {
+	r := newRig(t, 1)
+	connectAlice(t, r)
+	ctx := t.Context()
+	key := newKey()
+	replicas := []*connect.Accounts{r.accounts(r.stores[0], key), r.accounts(r.stores[0], key)}
+	for i, a := range replicas {
+		ts, _, err := a.Account(ctx, "alice@example.com")
+		if i == 1 {
+			if !errors.Is(err, meetingbot.ErrNotConnected) {
+				t.Errorf("Account(alice) on the other replica once stopped: %v, want ErrNotConnected", err)
+			}
+			if ts == nil {
+				continue
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		_, err = ts.Token()
+		if !errors.Is(err, meetingbot.ErrNotConnected) || !meetingbot.IsPermanent(err) || !strings.Contains(err.Error(), "TOKEN_ENCRYPTION_KEY=<new>,<old>") {
+			t.Errorf("replica %d: Token under another key: %v, want a permanent ErrNotConnected naming TOKEN_ENCRYPTION_KEY", i, err)
+		}
+	}
+	select {
+	case c := <-r.broken:
+		if c.UserID != "U1" || !strings.Contains(c.Reason, "the key it is kept under changed") {
+			t.Errorf("Broken(%s, %q), want U1 told the key changed", c.UserID, c.Reason)
+		}
+	default:
+		t.Fatal("Broken was not called: the person is never told")
+	}
+	select {
+	case c := <-r.broken:
+		t.Errorf("Broken called twice (%s)", c.UserID)
+	default:
+	}
+	if c, _, _ := r.stores[0].Connection(ctx, meetingbot.ProviderGoogle, "U1"); c.State != meetingbot.ConnectionBroken {
+		t.Errorf("state = %s, want broken", c.State)
 	}
 }

@@ -192,6 +192,13 @@ func (m *Mirror) FreshMeetings(ctx context.Context, sub meetingbot.Subscription,
 }
 
 func (m *Mirror) meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time, force bool) ([]meetingbot.Meeting, error) {
+	// The mirror holds a calendar's out-of-office events too, for the
+	// status subscriptions that ask for them; the others never see them.
+	ms, err := m.mirrored(ctx, sub, from, to, force)
+	return meetingbot.ForSubscription(sub, ms), err
+}
+
+func (m *Mirror) mirrored(ctx context.Context, sub meetingbot.Subscription, from, to time.Time, force bool) ([]meetingbot.Meeting, error) {
 	var bound func(meetingbot.CalendarSync, bool) (context.Context, context.CancelFunc)
 	if !force {
 		bound = func(st meetingbot.CalendarSync, full bool) (context.Context, context.CancelFunc) {
@@ -227,7 +234,7 @@ func (m *Mirror) bound(ctx context.Context, sub meetingbot.Subscription, from, t
 	within := m.opts.Tick
 	if !from.Before(st.From) && !to.After(st.Horizon) {
 		if ms, err := m.store.Mirrored(ctx, sub.CalendarID, from, to); err == nil {
-			if next, ok := nextTrigger(sub, ms, now); ok {
+			if next, ok := nextTrigger(sub, meetingbot.ForSubscription(sub, ms), now); ok {
 				urgency = earlier(urgency, next)
 				if !full {
 					within = min(within, next.Sub(now)-m.opts.Lead)

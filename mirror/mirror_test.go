@@ -431,3 +431,22 @@ func TestChangedTellsOfTheMeetingsEachSyncWrote(t *testing.T) {
 	require.NoError(t, m.Sync(t.Context(), alice))
 	assert.Equal(t, []string{alice + ": [b 08:30]"}, c.take(), "Changed after the move")
 }
+
+// The mirror holds a calendar's out-of-office events, and gives them only
+// to the subscription that asks for them (a status with out of office
+// on): reminders never see them, synced or read past the mirror's window.
+func TestOutOfOfficeOnlyForWhoAsks(t *testing.T) {
+	w := newWorld(t)
+	w.put("a", at(1))
+	away := calendartest.NewEvent("away", "Away", at(2), at(4))
+	away.EventType = "outOfOffice"
+	require.NoError(t, w.cal.Put(alice, away))
+	m := w.mirror(mirror.Options{})
+	reminders := sub("alice", alice)
+	status := sub("status:U1", alice)
+	status.OutOfOffice = true
+	for _, to := range []time.Time{at(24), at(24 * 40)} { // within the mirror's window, and past it
+		assert.Equal(t, []string{"a 09:00"}, w.meetings(m, reminders, start, to), "reminders' meetings up to %v", to)
+		assert.Equal(t, []string{"a 09:00", "away 10:00"}, w.meetings(m, status, start, to), "the status's meetings up to %v", to)
+	}
+}

@@ -57,6 +57,8 @@ func (p *people) Account(_ context.Context, calendarID string) (oauth2.TokenSour
 
 func (p *people) Refused(context.Context, string, error) {}
 
+func (p *people) Renew(string) {}
+
 func (p *people) Connection(_ context.Context, _ meetingbot.Provider, user string) (meetingbot.Connection, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

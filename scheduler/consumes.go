@@ -61,6 +61,18 @@ type DestinationLookup interface {
 	LookUp(ctx context.Context, sub meetingbot.Subscription) error
 }
 
+// Pacer is a Notifier some of whose sends keep to a pace of their own (a
+// person's status, at users.profile.set's Tier 3). Pace waits for r's turn
+// before the scheduler takes a send slot for it, so that a wave of such
+// sends (a company's 09:00 statuses) waits outside the slots and the
+// reminders due at the same instant go out on time; it answers at once
+// for the others. An error matching meetingbot.ErrPastGrace says r's turn
+// comes after the last instant it may go out: r is skipped, recorded with
+// meetingbot.ReasonRateLimited.
+type Pacer interface {
+	Pace(ctx context.Context, r meetingbot.Reminder) error
+}
+
 // Editor edits reminders already sent. A Notifier that implements it gets
 // its reminders followed: when a reminded meeting moves before it starts,
 // is cancelled, or moves back, each sweep that sees it has the message

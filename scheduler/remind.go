@@ -142,6 +142,19 @@ func (s *Scheduler) prepare(ctx context.Context, r meetingbot.Reminder) (c claim
 // digest with NotifyDigest, and records each outcome. It reports whether
 // every outcome is final.
 func (s *Scheduler) post(ctx context.Context, cs []claim) bool {
+	// A send that keeps to a pace of its own waits for its turn before
+	// taking a slot: the wait holds none.
+	if p, ok := s.notify.(Pacer); ok && ctx.Err() == nil {
+		if err := p.Pace(ctx, cs[0].r); errors.Is(err, meetingbot.ErrPastGrace) {
+			all := true
+			for _, c := range cs {
+				c.e.Outcome, c.e.Code, c.e.Reason = meetingbot.Skipped, meetingbot.ReasonRateLimited, err.Error()
+				c.log.Warn("skipped: its turn at the rate limit comes too late", "err", err)
+				all = s.record(ctx, c.log, c.e) && all
+			}
+			return all
+		}
+	}
 	// One of at most MaxSends deliveries in flight; a stop while waiting
 	// is recorded below.
 	select {

@@ -43,6 +43,9 @@ func (a *App) answer(ctx context.Context, cmd slack.SlashCommand) string {
 		if req.titles {
 			return a.statusTitles(ctx, cmd.UserID, req.on)
 		}
+		if req.ooo {
+			return a.statusOutOfOffice(ctx, cmd.UserID, req.on)
+		}
 		if req.on {
 			return a.statusOn(ctx, cmd.UserID)
 		}
@@ -408,7 +411,7 @@ func (a *App) help(ctx context.Context, userID, unknown string) string {
 		fmt.Fprintf(&b, "• `%[1]s connect` / `%[1]s disconnect`: let me read my calendar with my own Google account, or stop\n", c)
 	}
 	if a.statusEnabled() {
-		fmt.Fprintf(&b, "• `%[1]s status on` / `%[1]s status off`: set my Slack status while I'm in a meeting, or stop; `%[1]s status titles` shows the meeting's title (never a private one's)\n", c)
+		fmt.Fprintf(&b, "• `%[1]s status on` / `%[1]s status off`: set my Slack status while I'm in a meeting, or stop; `%[1]s status titles` shows the meeting's title (never a private one's); `%[1]s status ooo` says \"Out of office\" during my out-of-office events\n", c)
 	}
 	if a.invitesEnabled() {
 		fmt.Fprintf(&b, "• `%[1]s invites on` / `%[1]s invites off`: DM me each new invitation, with Going / Maybe / No\n", c)

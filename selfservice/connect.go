@@ -74,6 +74,12 @@ func (a *App) disconnectGoogle(ctx context.Context, userID string) string {
 	case !ok:
 		return fmt.Sprintf("No Google account of yours is connected, so nothing changed. `%s connect` connects one.", a.command)
 	}
+	if a.access.ServiceAccount == "" && !a.access.Impersonate {
+		// Nothing else reads it: the sweeps pause the person's
+		// subscriptions until they connect again (cmd/bot, paused.go).
+		return fmt.Sprintf("Disconnected %s: I gave its access back to Google and deleted it. Your reminders stop: I have no other way to read your calendar. `%s connect` connects it again, and they start again with your settings.",
+			escape(c.Account), a.command)
+	}
 	return fmt.Sprintf("Disconnected %s: I gave its access back to Google and deleted it. Your reminders stop unless I can read your calendar another way (%s). `%s connect` connects it again.",
 		escape(c.Account), a.shareHint(), a.command)
 }

@@ -40,8 +40,9 @@ type request struct {
 	// unknown is the word of an unknown subcommand, shown with the help.
 	unknown string
 	// on is status's and invites' on (true) or off; titles says it is
-	// about showing the meetings' titles.
-	on, titles bool
+	// about showing the meetings' titles, ooo about "Out of office"
+	// during out-of-office events.
+	on, titles, ooo bool
 }
 
 // usageError is bad input: a sentence for the person who typed it, saying
@@ -99,8 +100,10 @@ func parse(text, cmd string, lim Limits) (request, error) {
 			return request{verb: v, on: strings.EqualFold(rest, "on")}, nil
 		case "titles", "titles on", "titles off":
 			return request{verb: v, titles: true, on: !strings.EqualFold(rest, "titles off")}, nil
+		case "ooo", "ooo on", "ooo off":
+			return request{verb: v, ooo: true, on: !strings.EqualFold(rest, "ooo off")}, nil
 		}
-		return request{}, usage("`status` takes `on`, `off`, `titles` or `titles off`, e.g. `%s status on`.", cmd)
+		return request{}, usage("`status` takes `on`, `off`, `titles`, `titles off`, `ooo` or `ooo off`, e.g. `%s status on`.", cmd)
 	case verbInvites:
 		switch strings.ToLower(rest) {
 		case "on", "off":

@@ -19,8 +19,10 @@ import (
 
 // Action IDs of the status connection's Home tab controls.
 const (
-	actionStatusOn  = "status_on"
-	actionStatusOff = "status_off"
+	actionStatusOn     = "status_on"
+	actionStatusOff    = "status_off"
+	actionStatusOOOOn  = "status_ooo_on"
+	actionStatusOOOOff = "status_ooo_off"
 )
 
 // statusEnabled reports whether people may connect their Slack user.
@@ -77,8 +79,23 @@ func (a *App) statusBlocks(ctx context.Context, userID string) []slack.Block {
 	}
 	switch {
 	case ok && c.State == meetingbot.ConnectionActive:
-		return []slack.Block{section(":spiral_calendar_pad: *Status during meetings:* on. I set it at each meeting's start, until its end, unless you set one yourself.",
+		blocks := []slack.Block{section(":spiral_calendar_pad: *Status during meetings:* on. I set it at each meeting's start, until its end, unless you set one yourself.",
 			button(actionStatusOff, "off", "Turn off", slack.StyleDanger))}
+		if a.statusSettings != nil {
+			set, _, err := a.statusSettings.StatusSettingsOf(ctx, userID)
+			if err != nil {
+				a.log.Warn("cannot read status settings for the Home tab", "user", userID, "err", err)
+				return blocks
+			}
+			if set.OutOfOffice {
+				blocks = append(blocks, section(":palm_tree: *Out of office:* on. During your out-of-office events your status says \"Out of office\".",
+					button(actionStatusOOOOff, "off", "Turn off", "")))
+			} else {
+				blocks = append(blocks, section("*Out of office:* off. Turn it on and your status says \"Out of office\" during your out-of-office events.",
+					button(actionStatusOOOOn, "on", "Turn on", "")))
+			}
+		}
+		return blocks
 	case ok:
 		return []slack.Block{section(fmt.Sprintf(":warning: *Status during meetings:* stopped: %s.", escape(strings.TrimSuffix(c.Reason, "."))), linkButton("Allow again"))}
 	}
@@ -93,6 +110,8 @@ func (a *App) statusAction(ctx context.Context, user, actionID string) (notice s
 		return "", true // a link button: the browser opened it
 	case actionStatusOff:
 		return a.statusOff(ctx, user), true
+	case actionStatusOOOOn, actionStatusOOOOff:
+		return a.statusOutOfOffice(ctx, user, actionID == actionStatusOOOOn), true
 	}
 	return "", false
 }
@@ -129,16 +148,44 @@ type StatusSettings interface {
 	PutStatusSettings(ctx context.Context, set meetingbot.StatusSettings) error
 }
 
+// changeStatusSettings changes one of userID's status settings, keeping
+// the others.
+func (a *App) changeStatusSettings(ctx context.Context, userID string, change func(*meetingbot.StatusSettings)) error {
+	set, _, err := a.statusSettings.StatusSettingsOf(ctx, userID)
+	if err != nil {
+		return err
+	}
+	set.UserID = userID
+	change(&set)
+	set.UpdatedAt = a.now()
+	return a.statusSettings.PutStatusSettings(ctx, set)
+}
+
 // statusTitles answers "/meetingbot status titles" and "status titles off".
 func (a *App) statusTitles(ctx context.Context, userID string, on bool) string {
 	if !a.statusEnabled() || a.statusSettings == nil {
 		return "Setting your Slack status during meetings is not set up on this bot."
 	}
-	if err := a.statusSettings.PutStatusSettings(ctx, meetingbot.StatusSettings{UserID: userID, Titles: on, UpdatedAt: a.now()}); err != nil {
+	if err := a.changeStatusSettings(ctx, userID, func(s *meetingbot.StatusSettings) { s.Titles = on }); err != nil {
 		return a.failed(err, userID)
 	}
 	if on {
 		return fmt.Sprintf("Your status will show the meeting's title (\"In a meeting\" for a private one). `%s status titles off` goes back.", a.command)
 	}
 	return "Your status will say \"In a meeting\", without the title."
+}
+
+// statusOutOfOffice answers "/meetingbot status ooo" and "status ooo
+// off", and the Home tab's toggle.
+func (a *App) statusOutOfOffice(ctx context.Context, userID string, on bool) string {
+	if !a.statusEnabled() || a.statusSettings == nil {
+		return "Setting your Slack status during meetings is not set up on this bot."
+	}
+	if err := a.changeStatusSettings(ctx, userID, func(s *meetingbot.StatusSettings) { s.OutOfOffice = on }); err != nil {
+		return a.failed(err, userID)
+	}
+	if on {
+		return fmt.Sprintf("During your out-of-office events (timed ones, as Google Calendar's *Out of office* makes them), your status will say :palm_tree: \"Out of office\" until their end, unless you set one yourself. `%s status ooo off` stops it.", a.command)
+	}
+	return "Your out-of-office events leave your status alone."
 }

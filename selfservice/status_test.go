@@ -49,7 +49,7 @@ func TestStatusOnAndOff(t *testing.T) {
 	assert.Contains(t, reply, "<"+acc.lastLink()+"|Allow it in Slack>")
 	assert.Contains(t, acc.lastLink(), "/slack/oauth/start?t=")
 	assert.Contains(t, e.command(alice, aliceD, "status off"), "I don't set your status, so nothing changed")
-	assert.Contains(t, e.command(alice, aliceD, "status maybe"), "`status` takes `on`, `off`, `titles` or `titles off`")
+	assert.Contains(t, e.command(alice, aliceD, "status maybe"), "`status` takes `on`, `off`, `titles`, `titles off`, `ooo` or `ooo off`")
 	assert.Contains(t, e.command(alice, aliceD, "help"), "status on` / `/meetingbot status off`")
 
 	acc.set("slack:"+alice, meetingbot.Connection{Provider: meetingbot.ProviderSlack, UserID: alice, Account: alice, State: meetingbot.ConnectionActive})
@@ -82,4 +82,34 @@ func TestRevokedTokensEvents(t *testing.T) {
 		return len(acc.conns) == 0
 	}, 5*time.Second, 5*time.Millisecond, "app_uninstalled deletes every Slack connection")
 	assert.False(t, strings.Contains(e.command(alice, aliceD, "status off"), "Status off"), "a deleted connection turned off again")
+}
+
+// Out of office is a choice kept beside titles: "/meetingbot status ooo",
+// "status ooo off", and the Home tab's toggle, each keeping the other
+// setting as it was.
+func TestStatusOutOfOffice(t *testing.T) {
+	acc := &accounts{conns: map[string]meetingbot.Connection{}, slack: true}
+	e := newEnv(t, func(c *selfservice.Config) { c.Accounts = acc; c.StatusSettings = c.Store.(selfservice.StatusSettings) })
+	stored := func() meetingbot.StatusSettings {
+		set, _, err := e.store.StatusSettingsOf(t.Context(), alice)
+		require.NoError(t, err)
+		return set
+	}
+	e.command(alice, aliceD, "status titles")
+	assert.Contains(t, e.command(alice, aliceD, "status ooo"), ":palm_tree: \"Out of office\" until their end")
+	assert.True(t, stored().OutOfOffice && stored().Titles, "status ooo: out of office on, titles kept")
+	assert.Contains(t, e.command(alice, aliceD, "status ooo off"), "leave your status alone")
+	assert.True(t, !stored().OutOfOffice && stored().Titles, "status ooo off: out of office off, titles kept")
+	e.command(alice, aliceD, "status titles off")
+	assert.False(t, stored().Titles || stored().OutOfOffice, "status titles off: both off")
+	assert.Contains(t, e.command(alice, aliceD, "help"), "`/meetingbot status ooo` says \"Out of office\"")
+
+	acc.set("slack:"+alice, meetingbot.Connection{Provider: meetingbot.ProviderSlack, UserID: alice, Account: alice, State: meetingbot.ConnectionActive})
+	e.openHome(alice)
+	home := e.home(alice, 1)
+	assert.Contains(t, home, "*Out of office:* off")
+	assert.Contains(t, home, "status_ooo_on")
+	e.interact(alice, false, map[string]any{"action_id": "status_ooo_on", "value": "on", "type": "button"})
+	require.Eventually(t, func() bool { return stored().OutOfOffice }, 5*time.Second, 5*time.Millisecond, "the Home tab's Turn on stores out of office on")
+	assert.Contains(t, e.home(alice, 2), ":palm_tree: *Out of office:* on")
 }

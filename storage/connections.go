@@ -112,6 +112,21 @@ func (s *Store) SetConnectionToken(ctx context.Context, c meetingbot.Connection)
 	return affected(res, err, "set connection token")
 }
 
+// ResealConnection replaces the token of c's connection, active or
+// broken, with c.Token, the same grant sealed under another key, and
+// reports whether it did: only while the connection stored is the one c
+// was read as and still holds sealed, so that a reseal never undoes a
+// refresh or a reconnection made meanwhile.
+func (s *Store) ResealConnection(ctx context.Context, c meetingbot.Connection, sealed []byte) (bool, error) {
+	if len(c.Token) == 0 {
+		return false, fmt.Errorf("storage: reseal connection: no token: %w", ErrInvalid)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE connections SET token = ?
+		WHERE provider = ? AND user_id = ? AND created_ms = ? AND token = ?`,
+		c.Token, string(c.Provider), c.UserID, ms(c.CreatedAt), sealed)
+	return affected(res, err, "reseal connection")
+}
+
 // BreakConnection marks c's connection broken, with the reason a person
 // is told, and reports whether this call did: only one of several callers
 // (replicas) that find the grant refused at once gets true, and tells the
@@ -175,6 +190,25 @@ func (s *Store) TakeOAuthState(ctx context.Context, id string) (meetingbot.OAuth
 	return st, true, nil
 }
 
+// OAuthState returns the step with id without taking it, expired or
+// not, and whether there is one.
+func (s *Store) OAuthState(ctx context.Context, id string) (meetingbot.OAuthState, bool, error) {
+	st := meetingbot.OAuthState{ID: id}
+	var step, provider, scopes string
+	var expires int64
+	err := s.db.QueryRowContext(ctx, `SELECT step, provider, user_id, binding, verifier, expires_ms, scopes FROM oauth_states WHERE id = ?`, id).
+		Scan(&step, &provider, &st.UserID, &st.Binding, &st.Verifier, &expires, &scopes)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return meetingbot.OAuthState{}, false, nil
+	case err != nil:
+		return meetingbot.OAuthState{}, false, fmt.Errorf("storage: oauth state: %w", err)
+	}
+	st.Step, st.Provider, st.ExpiresAt = meetingbot.OAuthStep(step), meetingbot.Provider(provider), fromMS(expires)
+	st.Scopes = strings.Fields(scopes)
+	return st, true, nil
+}
+
 // PruneOAuthStates deletes the steps that expired before before and
 // returns how many.
 func (s *Store) PruneOAuthStates(ctx context.Context, before time.Time) (int64, error) {
@@ -189,15 +223,15 @@ func (s *Store) PruneOAuthStates(ctx context.Context, before time.Time) (int64, 
 // any.
 func (s *Store) StatusSettingsOf(ctx context.Context, userID string) (meetingbot.StatusSettings, bool, error) {
 	set := meetingbot.StatusSettings{UserID: userID}
-	var titles, updated int64
-	err := s.db.QueryRowContext(ctx, `SELECT titles, updated_ms FROM status_settings WHERE user_id = ?`, userID).Scan(&titles, &updated)
+	var titles, ooo, updated int64
+	err := s.db.QueryRowContext(ctx, `SELECT titles, out_of_office, updated_ms FROM status_settings WHERE user_id = ?`, userID).Scan(&titles, &ooo, &updated)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return set, false, nil
 	case err != nil:
 		return set, false, fmt.Errorf("storage: status settings of %s: %w", userID, err)
 	}
-	set.Titles, set.UpdatedAt = titles == 1, fromMS(updated)
+	set.Titles, set.OutOfOffice, set.UpdatedAt = titles == 1, ooo == 1, fromMS(updated)
 	return set, true, nil
 }
 
@@ -206,12 +240,15 @@ func (s *Store) PutStatusSettings(ctx context.Context, set meetingbot.StatusSett
 	if set.UserID == "" {
 		return fmt.Errorf("storage: status settings: no user: %w", ErrInvalid)
 	}
-	titles := 0
-	if set.Titles {
-		titles = 1
+	bit := func(b bool) int {
+		if b {
+			return 1
+		}
+		return 0
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO status_settings (user_id, titles, updated_ms) VALUES (?, ?, ?)
-		ON CONFLICT (user_id) DO UPDATE SET titles = excluded.titles, updated_ms = excluded.updated_ms`, set.UserID, titles, ms(set.UpdatedAt))
+	_, err := s.db.ExecContext(ctx, `INSERT INTO status_settings (user_id, titles, out_of_office, updated_ms) VALUES (?, ?, ?, ?)
+		ON CONFLICT (user_id) DO UPDATE SET titles = excluded.titles, out_of_office = excluded.out_of_office, updated_ms = excluded.updated_ms`,
+		set.UserID, bit(set.Titles), bit(set.OutOfOffice), ms(set.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("storage: put status settings of %s: %w", set.UserID, err)
 	}

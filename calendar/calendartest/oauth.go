@@ -29,7 +29,13 @@ import (
 //     login_hint and prompt (web-server guide, step 1, "Set authorization
 //     parameters"). A redirect_uri the client did not register is answered
 //     with Google's own error page, "Error 400: redirect_uri_mismatch",
-//     and no redirect. Consent is given at once, as the account chosen
+//     and no redirect. PKCE is required, as RFC 7636 lets a server
+//     require it (section 4.4.1: a request without code_challenge gets
+//     error=invalid_request): Google's guide lists code_challenge and
+//     code_challenge_method as "Recommended" for web servers, and the bot
+//     always sends them, so a bot that stopped would fail every test
+//     instead of passing them. Only S256 is accepted (section 4.2: a
+//     client able to use S256 must). Consent is given at once, as the account chosen
 //     with SignIn (else the login_hint); DenyConsent makes the next one
 //     refused, redirected with error=access_denied (step 4, "Handle the
 //     OAuth 2.0 server response": "An error response:
@@ -242,7 +248,10 @@ func (s *Server) serveAuth(w http.ResponseWriter, r *http.Request) {
 	case q.Get("response_type") != "code":
 		back(url.Values{"error": {"unsupported_response_type"}})
 		return
-	case q.Get("code_challenge") != "" && q.Get("code_challenge_method") != "S256":
+	case q.Get("code_challenge") == "":
+		back(url.Values{"error": {"invalid_request"}, "error_description": {"code challenge required"}})
+		return
+	case q.Get("code_challenge_method") != "S256":
 		back(url.Values{"error": {"invalid_request"}, "error_description": {"Only S256 code challenges are accepted here."}})
 		return
 	case q.Get("scope") == "":
@@ -321,11 +330,14 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request) {
 	case r.PostForm.Get("redirect_uri") != code.redirect:
 		writeTokenError(w, TokenFault{http.StatusBadRequest, "redirect_uri_mismatch", "Bad Request"})
 		return
-	case code.challenge != "" && !pkceMatches(r.PostForm.Get("code_verifier"), code.challenge):
-		writeTokenError(w, TokenFault{http.StatusBadRequest, "invalid_grant", "Invalid code verifier."})
+	case r.PostForm.Get("code_verifier") == "":
+		// RFC 7636 section 4.5: a code issued with a challenge is
+		// exchanged with its code_verifier; Google refuses one without
+		// it as it refuses a wrong one (section 4.6), invalid_grant.
+		writeTokenError(w, TokenFault{http.StatusBadRequest, "invalid_grant", "Missing code verifier."})
 		return
-	case code.challenge == "" && r.PostForm.Get("code_verifier") != "":
-		writeTokenError(w, TokenFault{http.StatusBadRequest, "invalid_grant", "code_verifier given without a code_challenge."})
+	case !pkceMatches(r.PostForm.Get("code_verifier"), code.challenge):
+		writeTokenError(w, TokenFault{http.StatusBadRequest, "invalid_grant", "Invalid code verifier."})
 		return
 	}
 	s.oauth.exchanges++

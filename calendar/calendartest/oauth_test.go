@@ -147,7 +147,7 @@ func TestConsentRefusedAndRevokeEndpoint(t *testing.T) {
 	ctx := context.WithValue(t.Context(), oauth2.HTTPClient, srv.Client())
 	cfg := webConfig(t, srv)
 	srv.DenyConsent()
-	back := consent(t, cfg.AuthCodeURL("s", oauth2.SetAuthURLParam("login_hint", "alice@example.com")))
+	back := consent(t, cfg.AuthCodeURL("s", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()), oauth2.SetAuthURLParam("login_hint", "alice@example.com")))
 	if back.Get("error") != "access_denied" || back.Get("state") != "s" {
 		t.Errorf("denied consent came back with %v, want error=access_denied and the state", back)
 	}
@@ -199,4 +199,43 @@ func isOAuthError(err error, code string) bool {
 func isHTTP(err error, code int) bool {
 	var gerr *googleapi.Error
 	return errors.As(err, &gerr) && gerr.Code == code
+}
+
+// PKCE is required (RFC 7636 section 4.4.1 lets a server require it): a
+// consent asked without an S256 challenge comes back invalid_request, and
+// a code is exchanged only with the verifier of its challenge.
+func TestPKCERequired(t *testing.T) {
+	srv := calendartest.NewServer()
+	defer srv.Close()
+	ctx := context.WithValue(t.Context(), oauth2.HTTPClient, srv.Client())
+	cfg := webConfig(t, srv)
+	hint := oauth2.SetAuthURLParam("login_hint", "alice@example.com")
+	verifier := oauth2.GenerateVerifier()
+	for _, tt := range []struct {
+		name string
+		opts []oauth2.AuthCodeOption
+	}{
+		{"no challenge", []oauth2.AuthCodeOption{hint}},
+		{"plain", []oauth2.AuthCodeOption{hint, oauth2.SetAuthURLParam("code_challenge", verifier), oauth2.SetAuthURLParam("code_challenge_method", "plain")}},
+	} {
+		back := consent(t, cfg.AuthCodeURL("s", tt.opts...))
+		if back.Get("error") != "invalid_request" || back.Get("code") != "" {
+			t.Errorf("consent with %s came back with %v, want error=invalid_request and no code", tt.name, back)
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		opts []oauth2.AuthCodeOption
+		want string
+	}{
+		{"no verifier", nil, "invalid_grant"},
+		{"another verifier", []oauth2.AuthCodeOption{oauth2.VerifierOption(oauth2.GenerateVerifier())}, "invalid_grant"},
+		{"the verifier", []oauth2.AuthCodeOption{oauth2.VerifierOption(verifier)}, ""},
+	} {
+		back := consent(t, cfg.AuthCodeURL("s", hint, oauth2.S256ChallengeOption(verifier)))
+		_, err := cfg.Exchange(ctx, back.Get("code"), tt.opts...)
+		if (tt.want == "" && err != nil) || (tt.want != "" && !isOAuthError(err, tt.want)) {
+			t.Errorf("Exchange with %s: err = %v, want %q", tt.name, err, tt.want)
+		}
+	}
 }

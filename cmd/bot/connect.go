@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/connect"
@@ -69,6 +69,12 @@ func (l *lateAccounts) Account(ctx context.Context, calendarID string) (oauth2.T
 	return nil, "", meetingbot.ErrNotConnected
 }
 
+func (l *lateAccounts) Renew(connection string) {
+	if a := l.get(); a != nil {
+		a.Renew(connection)
+	}
+}
+
 func (l *lateAccounts) Refused(ctx context.Context, connection string, err error) {
 	if a := l.get(); a != nil {
 		a.Refused(ctx, connection, err)
@@ -104,6 +110,13 @@ type connectionStore interface {
 // Accounts), checks TOKEN_ENCRYPTION_KEY against the stored tokens and
 // logs what it cannot read.
 func newConnections(ctx context.Context, cfg config.Config, st store, source *calendar.Source, fromSlack *selfService, late *lateAccounts, reg prometheus.Registerer, log *slog.Logger) (*connections, error) {
+	return wireConnections(ctx, cfg, st, source, fromSlack, late, reg, false, log)
+}
+
+// wireConnections is newConnections, read-only for bot audit: the
+// connections are read and nothing stored is changed (see
+// connect.Config.ReadOnly).
+func wireConnections(ctx context.Context, cfg config.Config, st store, source *calendar.Source, fromSlack *selfService, late *lateAccounts, reg prometheus.Registerer, readOnly bool, log *slog.Logger) (*connections, error) {
 	if late == nil {
 		return nil, nil
 	}
@@ -133,11 +146,14 @@ func newConnections(ctx context.Context, cfg config.Config, st store, source *ca
 		Store: cst, Keyring: ring, PublicURL: cfg.PublicURL, Providers: providers,
 		HTTPClient: outbound.Client(&http.Client{Timeout: 30 * time.Second}),
 		Logger:     log,
-		Disconnecting: func(ctx context.Context, conn meetingbot.Connection) {
-			stopChannels(ctx, cst, source, conn.Account, log)
-		},
+		ReadOnly:   readOnly,
 	}
-	if fromSlack != nil {
+	if !readOnly {
+		acfg.Disconnecting = func(ctx context.Context, conn meetingbot.Connection) {
+			stopChannels(ctx, cst, source, conn.Account, log)
+		}
+	}
+	if fromSlack != nil && !readOnly {
 		acfg.Connected = func(ctx context.Context, conn meetingbot.Connection) {
 			fromSlack.app.Connected(ctx, conn)
 			c.count(ctx)
@@ -156,10 +172,12 @@ func newConnections(ctx context.Context, cfg config.Config, st store, source *ca
 	case err != nil:
 		log.Warn("cannot check the stored tokens against TOKEN_ENCRYPTION_KEY", "err", err)
 	case r.Unreadable > 0:
-		log.Error(fmt.Sprintf("TOKEN_ENCRYPTION_KEY cannot decrypt %d of the %d stored connections: put the key they were sealed with back in TOKEN_ENCRYPTION_KEY, after the new one (e.g. TOKEN_ENCRYPTION_KEY=<new>,<old>); until then those people's calendars are not read with their own accounts", r.Unreadable, r.Connections),
+		log.Error(fmt.Sprintf("TOKEN_ENCRYPTION_KEY cannot decrypt %d of the %d stored connections: put the key they were sealed with back in TOKEN_ENCRYPTION_KEY, after the new one (e.g. TOKEN_ENCRYPTION_KEY=<new>,<old>), and restart; meanwhile each of them stops when the bot needs its token, and its person is asked to reconnect (one DM), their reminders read with the service account where it can, else paused", r.Unreadable, r.Connections),
 			"unreadable", r.Unreadable, "connections", r.Connections)
 	case r.Resealed > 0:
 		log.Info("connections sealed under an old key were sealed again under the first key of TOKEN_ENCRYPTION_KEY", "resealed", r.Resealed, "connections", r.Connections)
+	case r.Stale > 0:
+		log.Info("connections sealed under an old key of TOKEN_ENCRYPTION_KEY: the bot seals them again under the first at its start", "stale", r.Stale, "connections", r.Connections)
 	}
 	c.count(ctx)
 	return c, nil
@@ -195,17 +213,24 @@ func providersFor(ctx context.Context, cfg config.Config, api *slack.Client, log
 		out = append(out, g)
 	}
 	if cfg.SlackConnect() {
-		team := ""
+		team := func(ctx context.Context) (string, error) {
+			who, err := api.AuthTestContext(ctx)
+			if err != nil {
+				return "", fmt.Errorf("auth.test: %w", err)
+			}
+			return who.TeamID, nil
+		}
+		id := ""
 		check, cancel := context.WithTimeout(ctx, checkTimeout)
-		if who, err := api.AuthTestContext(check); err == nil {
-			team = who.TeamID
+		if got, err := team(check); err == nil {
+			id = got
 		} else {
-			log.Warn("auth.test did not answer: people's Slack connections are not checked against the bot's workspace", "err", err)
+			log.Warn("auth.test did not answer: each Slack connection asks it again, and is refused until it answers", "err", err)
 		}
 		cancel()
 		s, err := connect.NewSlack(connect.SlackConfig{
 			ClientID: cfg.SlackClientID, ClientSecret: cfg.SlackClientSecret, APIURL: cfg.SlackAPIURL,
-			RedirectURI: cfg.SlackRedirectURI(), TeamID: team,
+			RedirectURI: cfg.SlackRedirectURI(), TeamID: id, Team: team,
 			HTTPClient: outbound.Client(&http.Client{Timeout: slackCallTimeout}),
 		})
 		if err != nil {
@@ -287,34 +312,47 @@ func stopChannels(ctx context.Context, st connectionStore, source *calendar.Sour
 	}
 }
 
-// pausedReminders writes, for bot audit, the subscriptions whose
-// calendar's connected account stopped: their reminders are paused until
-// the person reconnects. ledger is the audit's store.
-func pausedReminders(ctx context.Context, ledger any, w io.Writer) {
-	st, ok := ledger.(interface {
-		Connections(ctx context.Context) ([]meetingbot.Connection, error)
-		SlackSubscriptions(ctx context.Context) ([]meetingbot.SlackSubscription, error)
-	})
-	if !ok {
-		return
-	}
-	conns, err := st.Connections(ctx)
-	if err != nil {
-		return
-	}
-	subs, _ := st.SlackSubscriptions(ctx)
-	for _, c := range conns {
-		if c.Provider != meetingbot.ProviderGoogle || c.State != meetingbot.ConnectionBroken {
-			continue
+// pausedConnections lists, for bot audit, the connections that stopped
+// and the subscriptions each pauses until its person reconnects: those on
+// a stopped Google account's calendar, the status one of a stopped Slack
+// user. st is the audit's store.
+func pausedConnections(st interface {
+	Connections(ctx context.Context) ([]meetingbot.Connection, error)
+	SlackSubscriptions(ctx context.Context) ([]meetingbot.SlackSubscription, error)
+}) audit.PausedReader {
+	return func(ctx context.Context) ([]audit.Paused, error) {
+		conns, err := st.Connections(ctx)
+		if err != nil {
+			return nil, err
 		}
-		var paused []string
-		for _, s := range subs {
-			if strings.EqualFold(s.CalendarID, c.Account) {
-				paused = append(paused, s.ID)
+		var subs []meetingbot.SlackSubscription
+		for _, c := range conns {
+			if c.Provider == meetingbot.ProviderGoogle && c.State == meetingbot.ConnectionBroken {
+				if subs, err = st.SlackSubscriptions(ctx); err != nil {
+					return nil, err
+				}
+				break
 			}
 		}
-		fmt.Fprintf(w, "paused: the Google connection of %s (Slack user %s) stopped at %s: %s; its reminders wait for a reconnection (/meetingbot connect): %s\n",
-			c.Account, c.UserID, c.UpdatedAt.UTC().Format(time.RFC3339), c.Reason, strings.Join(append([]string{}, paused...), ", "))
+		var out []audit.Paused
+		for _, c := range conns {
+			if c.State != meetingbot.ConnectionBroken {
+				continue
+			}
+			p := audit.Paused{Provider: string(c.Provider), Account: c.Account, UserID: c.UserID, Since: c.UpdatedAt.UTC(), Reason: c.Reason, Subscriptions: []string{}}
+			switch c.Provider {
+			case meetingbot.ProviderGoogle:
+				for _, s := range subs {
+					if strings.EqualFold(s.CalendarID, c.Account) {
+						p.Subscriptions = append(p.Subscriptions, s.ID)
+					}
+				}
+			case meetingbot.ProviderSlack:
+				p.Subscriptions = append(p.Subscriptions, "status:"+c.UserID)
+			}
+			out = append(out, p)
+		}
+		return out, nil
 	}
 }
 
@@ -345,21 +383,28 @@ func (l *lateAccounts) Disconnect(ctx context.Context, p meetingbot.Provider, us
 }
 
 // auditConnections lets bot audit read connected calendars with their
-// people's own accounts, and writes to w which reminders are paused by a
-// stopped connection.
-func auditConnections(ctx context.Context, cfg config.Config, ledger any, source *calendar.Source, late *lateAccounts, log *slog.Logger, w io.Writer) error {
+// people's own accounts, read-only (it changes no connection of the live
+// bot's), and returns what lists the reminders paused by a stopped
+// connection; nil when people cannot connect accounts.
+func auditConnections(ctx context.Context, cfg config.Config, ledger any, source *calendar.Source, late *lateAccounts, log *slog.Logger) (audit.PausedReader, error) {
 	if late == nil {
-		return nil
+		return nil, nil
 	}
 	st, ok := ledger.(store)
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	if _, err := newConnections(ctx, cfg, st, source, nil, late, prometheus.NewRegistry(), log); err != nil {
-		return err
+	if _, err := wireConnections(ctx, cfg, st, source, nil, late, prometheus.NewRegistry(), true, log); err != nil {
+		return nil, err
 	}
-	pausedReminders(ctx, ledger, w)
-	return nil
+	ps, ok := ledger.(interface {
+		Connections(ctx context.Context) ([]meetingbot.Connection, error)
+		SlackSubscriptions(ctx context.Context) ([]meetingbot.SlackSubscription, error)
+	})
+	if !ok {
+		return nil, nil
+	}
+	return pausedConnections(ps), nil
 }
 
 func (l *lateAccounts) Forget(ctx context.Context, p meetingbot.Provider, userID string) (bool, error) {

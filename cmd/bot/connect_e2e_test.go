@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -15,8 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
+	"github.com/meetingbot/meetingbot/storage"
 )
 
 // End to end with people's own Google accounts: the built bot with
@@ -52,6 +57,12 @@ func (w *world) connectEnv(front *httptest.Server, addr string, overrides ...str
 	w.cal.SetNotifyClient(front.Client())
 	return env
 }
+
+// Lisa, the other person of the connection tests.
+const (
+	lisa   = "lisa@example.com"
+	lisaDM = "D0LISA0001"
+)
 
 var startLink = regexp.MustCompile(`<(https://[^|>]+/(?:google|slack)/oauth/start\?t=[^|>]+)\|`)
 
@@ -134,6 +145,18 @@ func TestConnectOwnGoogleAccount(t *testing.T) {
 		t.Errorf(`meetingbot_connections{state="active"} = %v, want 1`, v)
 	}
 
+	// Lisa connects hers too: Bob's revocation must not touch her
+	// reminders.
+	w.cal.AddCalendar(lisa)
+	if status, page := browse(t, front, w.slash(t, addr, lisaID, lisaDM, "connect")); status != http.StatusOK {
+		t.Fatalf("Lisa's flow ended with %d:\n%s", status, page)
+	}
+	if reply := w.slash(t, addr, lisaID, lisaDM, "on"); !strings.HasPrefix(reply, "On.") {
+		t.Fatalf("Lisa's /meetingbot on = %q", reply)
+	}
+	lisas := at(14 * time.Second)
+	w.meetingIn(t, lisa, "review", "Lisa's review", lisas)
+
 	// Bob removes the bot from his Google account.
 	w.cal.RevokeGrants(bob)
 	stopped := func() []slacktest.Message {
@@ -159,6 +182,9 @@ func TestConnectOwnGoogleAccount(t *testing.T) {
 	if status, body := httpGet("http://" + addr + "/healthz"); status != http.StatusOK {
 		t.Errorf("GET /healthz with Bob's connection stopped = %d %q, want 200: nobody else is affected", status, body)
 	}
+	if m := w.waitMessage(t, "Lisa's review", 20*time.Second); m.Channel != lisaDM || !m.Posted.Before(lisas) {
+		t.Errorf("Lisa's reminder during Bob's revocation in %s at %v, want in %s before %v", m.Channel, m.Posted, lisaDM, lisas)
+	}
 
 	status, page = browse(t, front, w.slash(t, addr, bobID, bobDM, "connect"))
 	if status != http.StatusOK || !strings.Contains(page, "Connected bob@example.com") {
@@ -174,6 +200,12 @@ func TestConnectOwnGoogleAccount(t *testing.T) {
 		if ch.CalendarID == bob {
 			t.Errorf("a push channel on Bob's calendar is still open after disconnecting: %s", ch.ID)
 		}
+	}
+	// With no service account nothing reads Bob's calendar now: his
+	// reminders are paused, and the bot stays healthy past 3 ticks.
+	time.Sleep(5 * time.Second)
+	if status, body := httpGet("http://" + addr + "/healthz"); status != http.StatusOK {
+		t.Errorf("GET /healthz after Bob disconnected = %d %q, want 200: his reminders stop, nobody else's", status, body)
 	}
 }
 
@@ -262,6 +294,23 @@ func TestSlackStatusDuringMeetings(t *testing.T) {
 	eventually(t, 20*time.Second, "Bob's status cleared after the meeting was cancelled", func() bool {
 		return w.slack.StatusOf(bobID) == (slacktest.Status{})
 	})
+
+	// Out of office, which Bob turns on: "Out of office" until its end;
+	// his focus time beside it sets nothing.
+	if reply := w.slash(t, addr, bobID, bobDM, "status ooo"); !strings.Contains(reply, "Out of office") {
+		t.Errorf("/meetingbot status ooo = %q", reply)
+	}
+	away := at(5 * time.Second)
+	for _, ev := range []struct{ id, kind string }{{"away", "outOfOffice"}, {"focus", "focusTime"}} {
+		e := calendartest.NewEvent(ev.id, ev.id, away, away.Add(2*time.Hour))
+		e.EventType = ev.kind
+		if err := w.cal.Put(bob, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 20*time.Second, "Bob's status out of office", func() bool {
+		return w.slack.StatusOf(bobID) == slacktest.Status{Text: "Out of office", Emoji: ":palm_tree:", Expiration: away.Add(2 * time.Hour)}
+	})
 	eventually(t, 10*time.Second, "the DM saying status is on", func() bool {
 		for _, m := range w.inChannel(bobDM) {
 			if strings.HasPrefix(m.Text, "Status on:") {
@@ -277,4 +326,121 @@ func TestSlackStatusDuringMeetings(t *testing.T) {
 	eventually(t, 10*time.Second, "the connection deleted", func() bool {
 		return strings.Contains(w.slash(t, addr, bobID, bobDM, "status off"), "I don't set your status")
 	})
+}
+
+// connectionsOf reads the connections in the database of a stopped bot.
+func connectionsOf(t *testing.T, path string) map[string]meetingbot.Connection {
+	t.Helper()
+	st, err := storage.OpenExisting(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cs, err := st.Connections(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]meetingbot.Connection{}
+	for _, c := range cs {
+		out[c.Account] = c
+	}
+	return out
+}
+
+// A key rotation done wrong, and bot audit beside it. Lisa's grant is
+// revoked, so bot audit names her paused reminders; run with a new key
+// first and the old one after, it leaves every token as it was (the
+// running bot seals them again, not the audit). The bot started with the
+// new key alone says at start-up how many connections it cannot read,
+// and Bob, whose token it can no longer open, gets one DM asking him to
+// reconnect, while /healthz stays ok.
+func TestConnectionKeysAndAudit(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	addr := freeAddr(t)
+	front := httpsFront(t, addr)
+	env := w.connectEnv(front, addr, "REMINDER_OFFSETS=5s")
+	old := env["TOKEN_ENCRYPTION_KEY"]
+	p := start(t, w.dir, env)
+	p.ready()
+	w.cal.AddCalendar(lisa)
+	for _, who := range []struct{ id, dm string }{{bobID, bobDM}, {lisaID, lisaDM}} {
+		if status, page := browse(t, front, w.slash(t, addr, who.id, who.dm, "connect")); status != http.StatusOK {
+			t.Fatalf("%s's flow ended with %d:\n%s", who.id, status, page)
+		}
+		if reply := w.slash(t, addr, who.id, who.dm, "on"); !strings.HasPrefix(reply, "On.") {
+			t.Fatalf("%s's /meetingbot on = %q", who.id, reply)
+		}
+	}
+	w.cal.RevokeGrants(lisa)
+	eventually(t, 20*time.Second, "the DM saying Lisa's reminders stopped", func() bool {
+		for _, m := range w.inChannel(lisaDM) {
+			if strings.Contains(m.Text, "Your reminders from lisa@example.com stopped") {
+				return true
+			}
+		}
+		return false
+	})
+	p.signal(syscall.SIGTERM)
+	p.wait(15 * time.Second)
+
+	before := connectionsOf(t, env["DATABASE_PATH"])
+	rotated := make([]byte, 32)
+	rand.Read(rotated)
+	newKey := base64.StdEncoding.EncodeToString(rotated)
+	env["TOKEN_ENCRYPTION_KEY"] = newKey + "," + old
+	a := start(t, w.dir, env, "audit", "--since", "1h", "--json")
+	if code, _ := a.wait(30 * time.Second); code != 0 {
+		t.Errorf("bot audit: exit %d, want 0: %s", code, a.out.String())
+	}
+	out := a.out.String()
+	i := strings.Index(out, "{\n  \"from\"")
+	if i < 0 {
+		t.Fatalf("bot audit --json printed no report: %s", out)
+	}
+	var report struct {
+		Paused []struct {
+			Account       string   `json:"account"`
+			Subscriptions []string `json:"subscriptions"`
+		} `json:"paused"`
+	}
+	if err := json.NewDecoder(strings.NewReader(out[i:])).Decode(&report); err != nil {
+		t.Fatalf("bot audit --json: %v: %s", err, out)
+	}
+	if len(report.Paused) != 1 || report.Paused[0].Account != lisa || len(report.Paused[0].Subscriptions) != 1 {
+		t.Errorf("bot audit paused = %+v, want Lisa's one subscription", report.Paused)
+	}
+	for account, c := range connectionsOf(t, env["DATABASE_PATH"]) {
+		b := before[account]
+		if c.State != b.State || !bytes.Equal(c.Token, b.Token) || !c.UpdatedAt.Equal(b.UpdatedAt) {
+			t.Errorf("%s's connection after bot audit: %s, token changed %v; want it untouched (%s)", account, c.State, !bytes.Equal(c.Token, b.Token), b.State)
+		}
+	}
+
+	env["TOKEN_ENCRYPTION_KEY"] = newKey // the old key dropped
+	p = start(t, w.dir, env)
+	p.ready()
+	if !strings.Contains(p.out.String(), "TOKEN_ENCRYPTION_KEY cannot decrypt 2 of the 2 stored connections") {
+		t.Errorf("the start-up log does not say how many connections the key cannot decrypt:\n%s", p.out.String())
+	}
+	unreadable := func() []slacktest.Message {
+		var out []slacktest.Message
+		for _, m := range w.inChannel(bobDM) {
+			if strings.Contains(m.Text, "Your reminders from bob@example.com stopped: I can no longer read the access you gave") {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	eventually(t, 20*time.Second, "the DM asking Bob to reconnect", func() bool { return len(unreadable()) == 1 })
+	if b := string(unreadable()[0].Blocks); !strings.Contains(b, "reconnect_google") {
+		t.Errorf("the DM has no Reconnect button: %s", b)
+	}
+	time.Sleep(5 * time.Second) // past 3 ticks
+	if n := len(unreadable()); n != 1 {
+		t.Errorf("DMs asking Bob to reconnect = %d, want 1", n)
+	}
+	if status, body := httpGet("http://" + addr + "/healthz"); status != http.StatusOK {
+		t.Errorf("GET /healthz with Bob's token unreadable = %d %q, want 200", status, body)
+	}
 }

@@ -26,7 +26,7 @@ import (
 // with his own account, and with notices on each new invitation gets one
 // DM.
 
-const lisa = "lisa@example.com"
+// lisa is Lisa's calendar, as in the connect tests.
 
 // invitation puts Lisa's meeting id on her calendar and on Bob's, Bob
 // and Carol invited, made now (its updated).

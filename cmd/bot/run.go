@@ -164,7 +164,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	// People's Slack status during meetings: subscriptions of their own,
 	// routed to the status setter (status.go).
 	var mir *mirror.Mirror
-	stat, setter := newStatuses(cfg, conns, func(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
+	stat, setter := newStatuses(cfg, conns, store, func(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
 		return mir.Meetings(ctx, sub, from, to)
 	}, log)
 	var notifier scheduler.Notifier = slack
@@ -174,7 +174,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		extraCalendars = stat.calendars
 	}
 	if conns != nil {
-		opts.Subscriptions = sweptSubscriptions(opts.Subscriptions, stat, conns, cfg.HasServiceAccount(), cfg.Subscriptions, mon)
+		var sa *serviceReads
+		if cfg.HasServiceAccount() {
+			sa = &serviceReads{access: source.Access, now: time.Now, checked: map[string]accessCheck{}}
+		}
+		opts.Subscriptions = sweptSubscriptions(opts.Subscriptions, stat, conns, cfg.HasServiceAccount(), sa, cfg.Subscriptions, mon)
 	}
 	// Notices of new invitations read the calendars of the people who
 	// turned them on through the mirror, which keeps those calendars too.
@@ -256,7 +260,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		wg.Go(func() { conns.run(bg, ledgerRefresh) })
 	}
 	if stat != nil {
-		wg.Go(func() { stat.keep(bg, store, mir.Meetings, setter) })
+		wg.Go(func() { stat.keep(bg, store, setter) })
 	}
 	for _, s := range servers {
 		wg.Go(func() {

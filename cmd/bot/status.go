@@ -13,7 +13,6 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/config"
-	"github.com/meetingbot/meetingbot/connect"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/outbound"
 	"github.com/meetingbot/meetingbot/scheduler"
@@ -78,18 +77,34 @@ func (r routed) LookUp(ctx context.Context, sub meetingbot.Subscription) error {
 	return r.slack.LookUp(ctx, sub)
 }
 
+// Pace waits for a status's turn at users.profile.set's pace; the other
+// reminders have none to wait for here (Slack's pace of a channel is
+// kept inside the send).
+func (r routed) Pace(ctx context.Context, rem meetingbot.Reminder) error {
+	if isStatus(rem.Subscription) {
+		return r.status.Pace(ctx, rem)
+	}
+	return nil
+}
+
 // statuses is the status subscriptions of the people who connected their
 // Slack user, each reading the calendar of their Slack profile email.
 type statuses struct {
-	accounts *connect.Accounts
-	store    interface {
+	store interface {
 		Connections(ctx context.Context) ([]meetingbot.Connection, error)
 	}
-	api *slack.Client
-	log *slog.Logger
+	settings func(ctx context.Context, userID string) meetingbot.StatusSettings
+	// email returns a Slack user's profile email.
+	lookup func(ctx context.Context, userID string) (string, error)
+	now    func() time.Time
+	log    *slog.Logger
 
 	mu     sync.Mutex
 	emails map[string]cachedEmail
+	// kept is, by subscription, what the last Reconsider found of the
+	// status an entry set, so that a status Slack shows as the calendar
+	// says, or that is not the bot's, is not read again every keepInterval.
+	kept map[string]keptStatus
 }
 
 type cachedEmail struct {
@@ -97,16 +112,44 @@ type cachedEmail struct {
 	at    time.Time
 }
 
+// keptStatus is what Reconsider found for the entry that set a status
+// until entry: the status shown expires at now, or is the person's own
+// (left).
+type keptStatus struct {
+	entry, now time.Time
+	left       bool
+}
+
 // emailTTL is how long a person's Slack profile email is reused.
 const emailTTL = 10 * time.Minute
 
+// statusSettings returns a reader of people's status settings from st, or
+// one that reads none.
+func statusSettings(st any) func(ctx context.Context, userID string) meetingbot.StatusSettings {
+	ss, ok := st.(interface {
+		StatusSettingsOf(ctx context.Context, userID string) (meetingbot.StatusSettings, bool, error)
+	})
+	return func(ctx context.Context, userID string) meetingbot.StatusSettings {
+		if !ok {
+			return meetingbot.StatusSettings{UserID: userID}
+		}
+		set, _, err := ss.StatusSettingsOf(ctx, userID)
+		if err != nil {
+			return meetingbot.StatusSettings{UserID: userID}
+		}
+		return set
+	}
+}
+
 // newStatuses returns the status subscriptions' source and the status
 // setter for cfg, or nils when people cannot connect their Slack user.
-func newStatuses(cfg config.Config, conns *connections, source func(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error), log *slog.Logger) (*statuses, *notify.Status) {
+// ledger is the bot's: the statuses it recorded setting.
+func newStatuses(cfg config.Config, conns *connections, ledger notify.StatusLedger, source func(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error), log *slog.Logger) (*statuses, *notify.Status) {
 	if conns == nil || !cfg.SlackConnect() {
 		return nil, nil
 	}
 	a := conns.accounts
+	settings := statusSettings(conns.store)
 	set := notify.NewStatus(notify.StatusConfig{
 		APIURL: cfg.SlackAPIURL,
 		Token: func(ctx context.Context, userID string) (string, error) {
@@ -121,27 +164,35 @@ func newStatuses(cfg config.Config, conns *connections, source func(ctx context.
 			return tok.AccessToken, nil
 		},
 		Meetings: source,
-		Titles: func(ctx context.Context, userID string) bool {
-			ss, ok := conns.store.(interface {
-				StatusSettingsOf(ctx context.Context, userID string) (meetingbot.StatusSettings, bool, error)
-			})
-			if !ok {
-				return false
-			}
-			set, _, err := ss.StatusSettingsOf(ctx, userID)
-			return err == nil && set.Titles
-		},
+		Titles:   func(ctx context.Context, userID string) bool { return settings(ctx, userID).Titles },
+		Ledger:   ledger,
 		Revoked: func(ctx context.Context, userID string, err error) {
 			a.Stop(ctx, meetingbot.ProviderSlack, userID)
 		},
 		Logger: log,
 	})
 	api := slack.New(cfg.SlackToken, slack.OptionAPIURL(cfg.SlackAPIURL), slack.OptionHTTPClient(outbound.Client(&http.Client{Timeout: slackCallTimeout})))
-	return &statuses{accounts: a, store: conns.store, api: api, log: log, emails: map[string]cachedEmail{}}, set
+	lookup := func(ctx context.Context, userID string) (string, error) {
+		u, err := api.GetUserInfoContext(ctx, userID)
+		if err != nil {
+			return "", err
+		}
+		return u.Profile.Email, nil
+	}
+	return newStatusSubscriptions(conns.store, settings, lookup, time.Now, log), set
+}
+
+// newStatusSubscriptions returns the status subscriptions of the Slack
+// connections in st.
+func newStatusSubscriptions(st interface {
+	Connections(ctx context.Context) ([]meetingbot.Connection, error)
+}, settings func(ctx context.Context, userID string) meetingbot.StatusSettings, lookup func(ctx context.Context, userID string) (string, error), now func() time.Time, log *slog.Logger) *statuses {
+	return &statuses{store: st, settings: settings, lookup: lookup, now: now, log: log, emails: map[string]cachedEmail{}, kept: map[string]keptStatus{}}
 }
 
 // subscriptions returns one status subscription per active Slack
-// connection whose person's email is known.
+// connection whose person's email is known; it asks for the calendar's
+// out-of-office events when its person turned them on.
 func (s *statuses) subscriptions(ctx context.Context) ([]meetingbot.Subscription, error) {
 	cs, err := s.store.Connections(ctx)
 	if err != nil {
@@ -158,7 +209,7 @@ func (s *statuses) subscriptions(ctx context.Context) ([]meetingbot.Subscription
 		}
 		out = append(out, meetingbot.Subscription{
 			ID: "status:" + c.UserID, CalendarID: email, Destination: notify.StatusDestination(c.UserID),
-			Offsets: []time.Duration{0},
+			Offsets: []time.Duration{0}, OutOfOffice: s.settings(ctx, c.UserID).OutOfOffice,
 		})
 	}
 	return out, nil
@@ -181,85 +232,46 @@ func (s *statuses) email(ctx context.Context, userID string) string {
 	s.mu.Lock()
 	c, ok := s.emails[userID]
 	s.mu.Unlock()
-	if ok && time.Since(c.at) < emailTTL {
+	if ok && s.now().Sub(c.at) < emailTTL {
 		return c.email
 	}
-	u, err := s.api.GetUserInfoContext(ctx, userID)
+	email, err := s.lookup(ctx, userID)
 	if err != nil {
 		s.log.Warn("cannot read the email of a person whose status the bot sets", "user", userID, "err", err)
 		return c.email
 	}
-	email := strings.ToLower(u.Profile.Email)
+	email = strings.ToLower(email)
 	s.mu.Lock()
-	s.emails[userID] = cachedEmail{email: email, at: time.Now()}
+	s.emails[userID] = cachedEmail{email: email, at: s.now()}
 	s.mu.Unlock()
 	return email
-}
-
-// sweptSubscriptions returns the subscriptions the scheduler sweeps with
-// people's own accounts on: those made in Slack (made, nil for none) and
-// the status ones (stat, nil for none), less those paused: a calendar
-// whose Google connection stopped waits for its person to reconnect (they
-// were told, and bot audit names it) instead of failing every sweep, and
-// a status needs a calendar the bot can read (their connected Google
-// account, or the service account). It tells mon every subscription
-// swept, fixed (CALENDARS) included.
-func sweptSubscriptions(made func(ctx context.Context) ([]meetingbot.Subscription, error), stat *statuses, c *connections, serviceAccount bool,
-	fixed []meetingbot.Subscription, mon interface {
-		Sweeping([]meetingbot.Subscription)
-	}) func(ctx context.Context) ([]meetingbot.Subscription, error) {
-	return func(ctx context.Context) ([]meetingbot.Subscription, error) {
-		var subs []meetingbot.Subscription
-		if made != nil {
-			got, err := made(ctx)
-			if err != nil {
-				return nil, err
-			}
-			subs = got
-		}
-		if stat != nil {
-			got, err := stat.subscriptions(ctx)
-			if err != nil {
-				return nil, err
-			}
-			subs = append(subs, got...)
-		}
-		conns, err := c.store.Connections(ctx)
-		if err != nil {
-			return nil, err
-		}
-		google := map[string]meetingbot.ConnectionState{}
-		for _, conn := range conns {
-			if conn.Provider == meetingbot.ProviderGoogle {
-				google[strings.ToLower(conn.Account)] = conn.State
-			}
-		}
-		out := subs[:0]
-		for _, sub := range subs {
-			state, connected := google[strings.ToLower(sub.CalendarID)]
-			switch {
-			case connected && state == meetingbot.ConnectionBroken:
-				continue // paused until the person reconnects
-			case isStatus(sub) && !connected && !serviceAccount:
-				continue // no way to read the calendar
-			}
-			out = append(out, sub)
-		}
-		mon.Sweeping(append(append([]meetingbot.Subscription{}, fixed...), out...))
-		return out, nil
-	}
 }
 
 // keepInterval is how often the statuses shown are checked against their
 // meetings.
 const keepInterval = 5 * time.Second
 
-// keep checks, every keepInterval until ctx ends, each status the bot set
-// that may still show against its meeting in the mirror: cancelled,
-// declined, moved or cut short, the status follows (status.Reconsider).
-func (s *statuses) keep(ctx context.Context, ledger interface {
-	Range(ctx context.Context, subscription string, from, to time.Time) ([]meetingbot.Entry, error)
-}, meetings func(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error), set *notify.Status) {
+// statusKeeper is what keep needs of the status setter.
+type statusKeeper interface {
+	Want(ctx context.Context, sub meetingbot.Subscription, now time.Time) (notify.Wanted, error)
+	Reconsider(ctx context.Context, sub meetingbot.Subscription, now time.Time) (string, time.Time, error)
+}
+
+// keepLedger is what keep reads and writes of the ledger: the statuses
+// set, and each one moved.
+type keepLedger interface {
+	notify.StatusLedger
+	Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error)
+	Record(ctx context.Context, e meetingbot.Entry, now time.Time) error
+}
+
+// movedKey is the ledger key of a status moved to expire at until: the
+// record that the status is the bot's, for whichever replica looks next.
+func movedKey(until time.Time) string { return "moved:" + strconv.FormatInt(until.Unix(), 10) }
+
+// keep checks the statuses shown against their meetings every
+// keepInterval until ctx ends (keepTick).
+func (s *statuses) keep(ctx context.Context, ledger keepLedger, set statusKeeper) {
 	t := time.NewTicker(keepInterval)
 	defer t.Stop()
 	for {
@@ -267,57 +279,82 @@ func (s *statuses) keep(ctx context.Context, ledger interface {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			s.keepTick(ctx, ledger, set, s.now())
 		}
-		now := time.Now()
-		subs, err := s.subscriptions(ctx)
+	}
+}
+
+// keepTick checks, at now, each status the bot set that may still show
+// against the meetings in the mirror (Want, no call to Slack): one whose
+// meeting was cancelled, declined, moved, cut short or extended is made
+// what the calendar says (Reconsider). What Reconsider found is kept, so
+// that a status is read from Slack again only when the calendar changes
+// what it calls for.
+func (s *statuses) keepTick(ctx context.Context, ledger keepLedger, set statusKeeper, now time.Time) {
+	subs, err := s.subscriptions(ctx)
+	if err != nil {
+		return
+	}
+	for _, sub := range subs {
+		entries, err := ledger.Range(ctx, sub.ID, now.Add(-24*time.Hour), now.Add(time.Second))
 		if err != nil {
 			continue
 		}
-		for _, sub := range subs {
-			entries, err := ledger.Range(ctx, sub.ID, now.Add(-24*time.Hour), now.Add(time.Second))
-			if err != nil {
-				continue
-			}
-			for _, e := range entries {
-				if !notify.Showing(e, now) || s.stillThere(ctx, meetings, sub, e, now) {
-					continue
-				}
-				if _, err := set.Reconsider(ctx, sub, now); err != nil {
-					s.log.Warn("cannot make a status follow its meetings; tried again shortly", "subscription", sub.ID, "err", err)
-				}
-				break // one look at the calendar settles every entry of the person
+		var until time.Time // the latest status the entries set that may still show
+		for _, e := range entries {
+			if exp, ok := notify.Showing(e, now); ok && exp.After(until) {
+				until = exp
 			}
 		}
+		s.mu.Lock()
+		k, seen := s.kept[sub.ID]
+		if !until.After(now) {
+			delete(s.kept, sub.ID)
+		}
+		s.mu.Unlock()
+		if until.IsZero() {
+			continue
+		}
+		shows := until
+		if seen && k.entry.Equal(until) {
+			if k.left || !k.now.After(now) {
+				continue // the person's own status, or cleared
+			}
+			shows = k.now
+		}
+		w, err := set.Want(ctx, sub, now)
+		if err != nil || w.Allows(shows) {
+			continue
+		}
+		what, exp, err := set.Reconsider(ctx, sub, now)
+		if err != nil {
+			s.log.Warn("cannot make a status follow its meetings; tried again shortly", "subscription", sub.ID, "err", err)
+			continue
+		}
+		if what == notify.Moved {
+			s.recordMove(ctx, ledger, sub, exp, now)
+		}
+		s.mu.Lock()
+		s.kept[sub.ID] = keptStatus{entry: until, now: exp, left: what == notify.Left}
+		s.mu.Unlock()
 	}
 }
 
-// stillThere reports whether e's meeting is in the mirror as it was when
-// its status was set: same start, ending at or after the status's
-// expiration's meeting end.
-func (s *statuses) stillThere(ctx context.Context, meetings func(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error), sub meetingbot.Subscription, e meetingbot.Entry, now time.Time) bool {
-	ms, err := meetings(ctx, sub, e.Start.Add(-time.Millisecond), e.Start)
-	if err != nil {
-		return true // not known now: left as it is
-	}
-	for _, m := range ms {
-		if m.ID == e.EventID && m.Start.Equal(e.Start) && m.End.After(now) {
-			exp, _ := strconv.ParseInt(e.MessageTS, 10, 64)
-			return m.End.Unix() >= exp || s.chained(ctx, meetings, sub, m, exp)
+// recordMove records in the ledger that sub's status was moved to expire
+// at until, as a status sent: the bot's own from then on (notify's ours),
+// on every replica.
+func (s *statuses) recordMove(ctx context.Context, ledger keepLedger, sub meetingbot.Subscription, until, now time.Time) {
+	e := meetingbot.Entry{Subscription: sub.ID, Key: movedKey(until), Start: now, TriggerAt: now}
+	st, _, err := ledger.Claim(ctx, e, now, now.Add(time.Minute))
+	if err != nil || st != meetingbot.Claimed {
+		if err != nil {
+			s.log.Warn("cannot record a status moved", "subscription", sub.ID, "err", err)
 		}
+		return
 	}
-	return false
-}
-
-// chained reports whether meetings after m carry the status on to exp.
-func (s *statuses) chained(ctx context.Context, meetings func(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error), sub meetingbot.Subscription, m meetingbot.Meeting, exp int64) bool {
-	ms, err := meetings(ctx, sub, m.Start.Add(-time.Millisecond), time.Unix(exp, 0))
-	if err != nil {
-		return true
+	e.Outcome, e.Channel, e.MessageTS = meetingbot.Sent, notify.StatusDestination(strings.TrimPrefix(sub.ID, "status:")), strconv.FormatInt(until.Unix(), 10)
+	e.Reason = "moved to follow its meetings"
+	if err := ledger.Record(ctx, e, now); err != nil {
+		s.log.Warn("cannot record a status moved", "subscription", sub.ID, "err", err)
 	}
-	for _, o := range ms {
-		if o.End.Unix() >= exp {
-			return true
-		}
-	}
-	return false
 }

@@ -141,12 +141,13 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 			return audit.Deps{}, err
 		}
 		store = ledger
-		if err := auditConnections(ctx, cfg, ledger, source, late, newLogger(cfg, stderr), stderr); err != nil {
+		paused, err := auditConnections(ctx, cfg, ledger, source, late, newLogger(cfg, stderr))
+		if err != nil {
 			return audit.Deps{}, err
 		}
 		deps := audit.Deps{
 			Subscriptions: cfg.Subscriptions, Source: source, Ledger: ledger, Slack: slack, Interval: cfg.TickInterval,
-			Agendas: auditAgendas(cfg, ledger, source, slack),
+			Agendas: auditAgendas(cfg, ledger, source, slack), Paused: paused,
 		}
 		if cfg.SelfService() {
 			deps.Timers = ledger // the snoozes people asked for

@@ -18,7 +18,10 @@ import (
 //   - GET /oauth/v2/authorize (on the workspace's origin, not under /api/)
 //     takes client_id, scope, user_scope, redirect_uri and state; the
 //     person approves at once, as the user chosen with SignIn, and is sent
-//     to redirect_uri?code=…&state=…, or, when DenyAuthorization was
+//     to redirect_uri?code=…&state=… (in the workspace chosen with
+//     SignInWorkspace, the emulated one by default, whose ID
+//     oauth.v2.access answers as team.id: "the workspace the app was
+//     installed to" for a user token too), or, when DenyAuthorization was
 //     called, redirect_uri?error=access_denied&state=… . A redirect_uri
 //     the app did not register is refused with an error page.
 //   - oauth.v2.access (https://docs.slack.dev/reference/methods/oauth.v2.access)
@@ -50,6 +53,7 @@ const (
 type oauthState struct {
 	redirects []string
 	signedIn  string
+	workspace string // the team the next consents are given in; "" for TeamID
 	deny      bool
 	rotation  time.Duration
 	codes     map[string]string // code -> user
@@ -126,6 +130,15 @@ func (s *Server) SignIn(userID string) {
 	s.ext.oauth.signedIn = userID
 }
 
+// SignInWorkspace makes teamID the workspace the person approves in on
+// the authorize page, as a person signed in to several picks one; ""
+// goes back to the emulated workspace (TeamID).
+func (s *Server) SignInWorkspace(teamID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ext.oauth.workspace = teamID
+}
+
 // DenyAuthorization makes the next approval refused.
 func (s *Server) DenyAuthorization() {
 	s.mu.Lock()
@@ -157,6 +170,18 @@ func (s *Server) RevokeUserTokens(userID string) {
 			delete(s.ext.oauth.refresh, tok)
 		}
 	}
+}
+
+// GrantUserToken returns a user token of userID with the user scopes, as
+// one finished OAuth v2 flow obtains it (oauth.v2.access's
+// authed_user.access_token): for tests of many people, whose flows are
+// not what they test.
+func (s *Server) GrantUserToken(userID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ext.oauth.init()
+	tok, _, _ := s.issueUser(userID)
+	return tok
 }
 
 // UserTokens returns how many live (not revoked) user tokens userID has.
@@ -227,7 +252,11 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 		code := fmt.Sprintf("%d.%s", time.Now().Unix(), rand.Text())
-		s.ext.oauth.codes[code] = s.ext.oauth.signedIn + "\x00" + redirect + "\x00" + q.Get("user_scope")
+		team := s.ext.oauth.workspace
+		if team == "" {
+			team = TeamID
+		}
+		s.ext.oauth.codes[code] = s.ext.oauth.signedIn + "\x00" + redirect + "\x00" + q.Get("user_scope") + "\x00" + team
 		back.Set("code", code)
 	}
 	http.Redirect(w, r, redirect+"?"+back.Encode(), http.StatusFound)
@@ -273,7 +302,7 @@ func (s *Server) serveAccess(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, slackErr("invalid_code"))
 		return
 	}
-	parts := strings.SplitN(grant, "\x00", 3)
+	parts := strings.SplitN(grant, "\x00", 4)
 	if form.Get("redirect_uri") != parts[1] {
 		writeJSON(w, slackErr("bad_redirect_uri"))
 		return
@@ -285,7 +314,7 @@ func (s *Server) serveAccess(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, ok200(map[string]any{
 		"app_id": AppID, "authed_user": authed, "scope": "", "token_type": "bot",
-		"team": map[string]any{"id": TeamID, "name": "Slack Test"}, "enterprise": nil, "is_enterprise_install": false,
+		"team": map[string]any{"id": parts[3], "name": "Slack Test"}, "enterprise": nil, "is_enterprise_install": false,
 	}))
 }
 
@@ -324,10 +353,18 @@ func (s *Server) userMethod(h func(user, token string, form url.Values) response
 		form.Del("token")
 		method := strings.TrimPrefix(r.URL.Path, "/api/")
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		s.ext.oauth.init()
-		user, ok := s.ext.oauth.users[token]
+		_, ok := s.ext.oauth.users[token]
 		s.calls = append(s.calls, Call{Method: method, Form: cloneValues(form), Authorized: ok && !s.ext.oauth.revoked[token], At: s.now()})
+		s.mu.Unlock()
+		// SetLatency holds user-token calls too: one whose client gives up
+		// meanwhile (a bot killed mid-call) takes no effect.
+		if !s.wait(r, time.Duration(s.latency.Load())) {
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		user, ok := s.ext.oauth.users[token]
 		switch {
 		case token == "":
 			writeJSON(w, slackErr("not_authed"))

@@ -108,6 +108,18 @@ func (s *Store) SetConnectionToken(ctx context.Context, c meetingbot.Connection)
 		c.Token, strings.Join(c.Scopes, " "), milli(c.UpdatedAt), string(c.Provider), c.UserID, milli(c.CreatedAt))
 }
 
+// ResealConnection replaces the token of c's connection, active or
+// broken, with c.Token and reports whether it did: only while the
+// connection stored is the one c was read as and still holds sealed.
+func (s *Store) ResealConnection(ctx context.Context, c meetingbot.Connection, sealed []byte) (bool, error) {
+	if len(c.Token) == 0 {
+		return false, fmt.Errorf("postgres: reseal connection: no token: %w", meetingbot.ErrInvalid)
+	}
+	return s.changed(ctx, "reseal connection", `UPDATE connections SET token = $1
+		WHERE provider = $2 AND user_id = $3 AND created_at = $4 AND token = $5`,
+		c.Token, string(c.Provider), c.UserID, milli(c.CreatedAt), sealed)
+}
+
 // BreakConnection marks c's connection broken with reason and reports
 // whether this call did; only one of several callers gets true.
 func (s *Store) BreakConnection(ctx context.Context, c meetingbot.Connection, reason string, at time.Time) (bool, error) {
@@ -158,6 +170,26 @@ func (s *Store) TakeOAuthState(ctx context.Context, id string) (meetingbot.OAuth
 	return st, true, nil
 }
 
+// OAuthState returns the step with id without taking it, expired or
+// not, and whether there is one.
+func (s *Store) OAuthState(ctx context.Context, id string) (meetingbot.OAuthState, bool, error) {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	st := meetingbot.OAuthState{ID: id}
+	var step, provider, scopes string
+	err := s.pool.QueryRow(ctx, `SELECT step, provider, user_id, binding, verifier, expires_at, scopes FROM oauth_states WHERE id = $1`, id).
+		Scan(&step, &provider, &st.UserID, &st.Binding, &st.Verifier, &st.ExpiresAt, &scopes)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return meetingbot.OAuthState{}, false, nil
+	case err != nil:
+		return meetingbot.OAuthState{}, false, fmt.Errorf("postgres: oauth state: %w", s.lost(err))
+	}
+	st.Step, st.Provider, st.ExpiresAt = meetingbot.OAuthStep(step), meetingbot.Provider(provider), st.ExpiresAt.UTC()
+	st.Scopes = strings.Fields(scopes)
+	return st, true, nil
+}
+
 // PruneOAuthStates deletes the steps that expired before before and
 // returns how many.
 func (s *Store) PruneOAuthStates(ctx context.Context, before time.Time) (int64, error) {
@@ -176,7 +208,7 @@ func (s *Store) StatusSettingsOf(ctx context.Context, userID string) (meetingbot
 	ctx, cancel := s.op(ctx)
 	defer cancel()
 	set := meetingbot.StatusSettings{UserID: userID}
-	err := s.pool.QueryRow(ctx, `SELECT titles, updated_at FROM status_settings WHERE user_id = $1`, userID).Scan(&set.Titles, &set.UpdatedAt)
+	err := s.pool.QueryRow(ctx, `SELECT titles, out_of_office, updated_at FROM status_settings WHERE user_id = $1`, userID).Scan(&set.Titles, &set.OutOfOffice, &set.UpdatedAt)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return meetingbot.StatusSettings{UserID: userID}, false, nil
@@ -194,8 +226,9 @@ func (s *Store) PutStatusSettings(ctx context.Context, set meetingbot.StatusSett
 	}
 	ctx, cancel := s.op(ctx)
 	defer cancel()
-	if _, err := s.exec(ctx, `INSERT INTO status_settings (user_id, titles, updated_at) VALUES ($1, $2, $3)
-		ON CONFLICT (user_id) DO UPDATE SET titles = excluded.titles, updated_at = excluded.updated_at`, set.UserID, set.Titles, milli(set.UpdatedAt)); err != nil {
+	if _, err := s.exec(ctx, `INSERT INTO status_settings (user_id, titles, out_of_office, updated_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (user_id) DO UPDATE SET titles = excluded.titles, out_of_office = excluded.out_of_office, updated_at = excluded.updated_at`,
+		set.UserID, set.Titles, set.OutOfOffice, milli(set.UpdatedAt)); err != nil {
 		return fmt.Errorf("postgres: put status settings of %s: %w", set.UserID, err)
 	}
 	return nil

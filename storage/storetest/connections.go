@@ -22,9 +22,11 @@ type ConnectionStore interface {
 	ConnectionOf(ctx context.Context, provider meetingbot.Provider, account string) (meetingbot.Connection, bool, error)
 	Connections(ctx context.Context) ([]meetingbot.Connection, error)
 	SetConnectionToken(ctx context.Context, c meetingbot.Connection) (bool, error)
+	ResealConnection(ctx context.Context, c meetingbot.Connection, sealed []byte) (bool, error)
 	BreakConnection(ctx context.Context, c meetingbot.Connection, reason string, at time.Time) (bool, error)
 	DeleteConnection(ctx context.Context, provider meetingbot.Provider, userID string) (bool, error)
 	PutOAuthState(ctx context.Context, st meetingbot.OAuthState) error
+	OAuthState(ctx context.Context, id string) (meetingbot.OAuthState, bool, error)
 	TakeOAuthState(ctx context.Context, id string) (meetingbot.OAuthState, bool, error)
 	PruneOAuthStates(ctx context.Context, before time.Time) (int64, error)
 	StatusSettingsOf(ctx context.Context, userID string) (meetingbot.StatusSettings, bool, error)
@@ -46,6 +48,7 @@ func RunConnections(t *testing.T, fresh func(t *testing.T) ConnectionOpener) {
 		{"AnAccountIsConnectedByOnePerson", testOneAccountOnePerson},
 		{"ALateRefreshNeverBringsBackAConnection", testLateRefresh},
 		{"OneOfManyBreaksAConnection", testBreakOnce},
+		{"AResealKeepsWhatChangedMeanwhile", testReseal},
 		{"AStepIsTakenOnceByOneOfMany", testTakeOnce},
 		{"WritesRefuseWhatCannotBeUsed", testConnectionWritesRefuse},
 		{"StatusSettingsSurviveRestart", testStatusSettings},
@@ -216,6 +219,15 @@ func testTakeOnce(t *testing.T, open ConnectionOpener) {
 	require.NoError(t, s.PutOAuthState(ctx, st))
 	require.NoError(t, s.PutOAuthState(ctx, link))
 	assert.Error(t, s.PutOAuthState(ctx, st), "PutOAuthState of an ID stored already")
+	for range 2 {
+		got, ok, err := open(t).OAuthState(ctx, st.ID)
+		require.NoError(t, err)
+		require.True(t, ok, "OAuthState of a step stored")
+		assert.Equal(t, st, got, "OAuthState: the step as put, left in place")
+	}
+	_, ok, err := s.OAuthState(ctx, "unknown")
+	require.NoError(t, err)
+	assert.False(t, ok, "OAuthState of an ID never stored")
 
 	stores := []ConnectionStore{open(t), open(t), open(t)}
 	var takers atomic.Int32
@@ -239,7 +251,7 @@ func testTakeOnce(t *testing.T, open ConnectionOpener) {
 	n, err = s.PruneOAuthStates(ctx, connectedAt.Add(time.Minute+time.Millisecond))
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, n, "PruneOAuthStates after the link expired")
-	_, ok, err := s.TakeOAuthState(ctx, link.ID)
+	_, ok, err = s.TakeOAuthState(ctx, link.ID)
 	require.NoError(t, err)
 	assert.False(t, ok, "TakeOAuthState of a pruned step")
 }
@@ -284,5 +296,51 @@ func testStatusSettings(t *testing.T, open ConnectionOpener) {
 	got, _, err = s.StatusSettingsOf(ctx, "U1")
 	require.NoError(t, err)
 	assert.Equal(t, set, got, "StatusSettingsOf after turning titles off")
+	set.OutOfOffice, set.UpdatedAt = true, connectedAt.Add(2*time.Minute)
+	require.NoError(t, s.PutStatusSettings(ctx, set))
+	got, _, err = open(t).StatusSettingsOf(ctx, "U1")
+	require.NoError(t, err)
+	assert.Equal(t, set, got, "StatusSettingsOf after turning out of office on")
 	assert.True(t, errors.Is(s.PutStatusSettings(ctx, meetingbot.StatusSettings{}), meetingbot.ErrInvalid), "PutStatusSettings without a user")
+}
+
+// A token sealed again under a new key replaces the one it was read as,
+// in an active or a broken connection, and never a token refreshed or a
+// connection made again since.
+func testReseal(t *testing.T, open ConnectionOpener) {
+	ctx := t.Context()
+	s := open(t)
+	c := connection("U1", "alice@example.com")
+	require.NoError(t, s.PutConnection(ctx, c))
+	_, err := s.BreakConnection(ctx, c, "revoked", connectedAt.Add(time.Minute))
+	require.NoError(t, err)
+
+	resealed := c
+	resealed.Token = []byte("resealed")
+	ok, err := open(t).ResealConnection(ctx, resealed, c.Token)
+	require.NoError(t, err)
+	assert.True(t, ok, "ResealConnection of a broken connection")
+	got, _, err := s.Connection(ctx, meetingbot.ProviderGoogle, "U1")
+	require.NoError(t, err)
+	assert.Equal(t, []byte("resealed"), got.Token, "the token after a reseal")
+	assert.Equal(t, meetingbot.ConnectionBroken, got.State, "the state after a reseal")
+	assert.Equal(t, connectedAt.Add(time.Minute), got.UpdatedAt, "UpdatedAt after a reseal: the grant did not change")
+
+	// What it was read as changed meanwhile: the reseal changes nothing.
+	again := c
+	again.Token = []byte("again")
+	ok, err = s.ResealConnection(ctx, again, c.Token)
+	require.NoError(t, err)
+	assert.False(t, ok, "ResealConnection of a token changed since it was read")
+	remade := c
+	remade.Token, remade.CreatedAt = []byte("remade"), connectedAt.Add(time.Hour)
+	require.NoError(t, s.PutConnection(ctx, remade))
+	late := c
+	late.Token = []byte("late")
+	ok, err = s.ResealConnection(ctx, late, []byte("resealed"))
+	require.NoError(t, err)
+	assert.False(t, ok, "ResealConnection of a connection made again since")
+	got, _, err = s.Connection(ctx, meetingbot.ProviderGoogle, "U1")
+	require.NoError(t, err)
+	assert.Equal(t, []byte("remade"), got.Token, "the token after late reseals")
 }

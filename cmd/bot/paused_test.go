@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/storage"
+)
+
+// sweeping records what the monitor is told it sweeps.
+type sweeping struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (s *sweeping) Sweeping(subs []meetingbot.Subscription) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ids = nil
+	for _, sub := range subs {
+		s.ids = append(s.ids, sub.ID)
+	}
+}
+
+// A subscription whose calendar nothing can read is paused, not swept
+// (and failed) every tick: after a disconnection or a stopped connection
+// without a service account, or where the service account cannot read
+// it. Everyone else's is swept.
+func TestPausedSubscriptions(t *testing.T) {
+	ctx := t.Context()
+	st, err := storage.Open(ctx, filepath.Join(t.TempDir(), "bot.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	at := time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		user, account string
+		state         meetingbot.ConnectionState
+	}{{"U0BOB", "bob@example.com", meetingbot.ConnectionActive}, {"U0CAROL", "carol@example.com", meetingbot.ConnectionBroken}, {"U0ERIN", "erin@example.com", meetingbot.ConnectionBroken}} {
+		if err := st.PutConnection(ctx, meetingbot.Connection{Provider: meetingbot.ProviderGoogle, UserID: c.user, Account: c.account,
+			Token: []byte("sealed"), State: c.state, CreatedAt: at, UpdatedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	made := func(context.Context) ([]meetingbot.Subscription, error) {
+		var subs []meetingbot.Subscription
+		for _, cal := range []string{"bob@example.com", "Carol@example.com", "dave@example.com", "erin@example.com"} {
+			subs = append(subs, meetingbot.Subscription{ID: "slack:" + cal, CalendarID: cal, Destination: "U0X", Offsets: []time.Duration{time.Minute}})
+		}
+		return subs, nil
+	}
+	fixed := []meetingbot.Subscription{{ID: "room@example.com", CalendarID: "room@example.com"}}
+	// The service account reads Carol's calendar (shared with it), not
+	// Erin's.
+	var checks []string
+	sa := &serviceReads{now: func() time.Time { return at }, checked: map[string]accessCheck{},
+		access: func(_ context.Context, calendarID string) (string, string, error) {
+			checks = append(checks, calendarID)
+			if calendarID == "Carol@example.com" {
+				return "reader", "", nil
+			}
+			return "", "not shared", meetingbot.Permanent(errors.New("404"))
+		}}
+	tests := []struct {
+		name           string
+		serviceAccount bool
+		sa             *serviceReads
+		want           []string
+	}{
+		{"no service account", false, nil, []string{"slack:bob@example.com"}},
+		{"a service account", true, sa, []string{"slack:bob@example.com", "slack:Carol@example.com", "slack:dave@example.com"}},
+	}
+	for _, tt := range tests {
+		mon := &sweeping{}
+		swept := sweptSubscriptions(made, nil, &connections{store: st}, tt.serviceAccount, tt.sa, fixed, mon)
+		for range 3 { // every tick: the service account's access is checked once per calendar
+			subs, err := swept(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, s := range subs {
+				ids = append(ids, s.ID)
+			}
+			if !slices.Equal(ids, tt.want) {
+				t.Errorf("%s: swept %v, want %v", tt.name, ids, tt.want)
+			}
+			if want := append([]string{"room@example.com"}, tt.want...); !slices.Equal(mon.ids, want) {
+				t.Errorf("%s: the monitor judges %v, want %v", tt.name, mon.ids, want)
+			}
+		}
+	}
+	if want := []string{"Carol@example.com", "erin@example.com"}; !slices.Equal(checks, want) {
+		t.Errorf("the service account's access checked for %v, want %v, once each", checks, want)
+	}
+}
