@@ -24,9 +24,7 @@ import (
 // binary with people's own Google accounts (connect_e2e_test.go): Bob's
 // reminder of Lisa's meeting carries Going / Maybe / No, a click answers
 // with his own account, and with notices on each new invitation gets one
-// DM.
-
-// lisa is Lisa's calendar, as in the connect tests.
+// DM. Lisa's calendar is lisa, as in the connect tests.
 
 // invitation puts Lisa's meeting id on her calendar and on Bob's, Bob
 // and Carol invited, made now (its updated).
