@@ -63,7 +63,8 @@ type Config struct {
 	PublicURL string
 	// ResyncInterval is CALENDAR_RESYNC_INTERVAL: how old a calendar's
 	// last sync may be before a sweep syncs it again; DefaultResyncPush
-	// with PublicURL, TickInterval without.
+	// with PublicURL (for a calendar whose push channel is live: one
+	// without is resynced every 5 minutes at most), TickInterval without.
 	ResyncInterval time.Duration
 	// CalendarQuota and CalendarUserQuota are CALENDAR_QUOTA_PER_MINUTE
 	// and CALENDAR_QUOTA_PER_USER_PER_MINUTE: the Calendar API requests a

@@ -82,8 +82,8 @@ func TestPushAndResync(t *testing.T) {
 	}{
 		{"poll only", nil, "", "", 30 * time.Second},
 		{"poll only, tick 10s", []string{"TICK_INTERVAL=10s"}, "", "", 10 * time.Second},
-		{"push", []string{"PUBLIC_URL=https://bot.example.com/"}, "https://bot.example.com", "https://bot.example.com/google/notify", 5 * time.Minute},
-		{"push under a path", []string{"PUBLIC_URL=https://example.com/bot"}, "https://example.com/bot", "https://example.com/bot/google/notify", 5 * time.Minute},
+		{"push", []string{"PUBLIC_URL=https://bot.example.com/"}, "https://bot.example.com", "https://bot.example.com/google/notify", 30 * time.Minute},
+		{"push under a path", []string{"PUBLIC_URL=https://example.com/bot"}, "https://example.com/bot", "https://example.com/bot/google/notify", 30 * time.Minute},
 		{"push, resync 15m", []string{"PUBLIC_URL=https://bot.example.com", "CALENDAR_RESYNC_INTERVAL=15m"}, "https://bot.example.com", "https://bot.example.com/google/notify", 15 * time.Minute},
 		{"poll, resync 2m", []string{"CALENDAR_RESYNC_INTERVAL=2m"}, "", "", 2 * time.Minute},
 	}

@@ -11,9 +11,13 @@ import (
 
 const (
 	// DefaultResyncPush is CALENDAR_RESYNC_INTERVAL's default with
-	// PUBLIC_URL set: Google calls notifications "not 100% reliable", and
-	// a lost one delays a change by at most this.
-	DefaultResyncPush = 5 * time.Minute
+	// PUBLIC_URL set: the safety resync of a calendar whose push channel is
+	// live. Google calls notifications "not 100% reliable", and a lost one
+	// delays a change by at most this (less when a reminder of the
+	// calendar falls due first: its check syncs the calendar). A calendar
+	// without a live channel is resynced every 5 minutes, or this if
+	// shorter (mirror.DefaultUnwatched).
+	DefaultResyncPush = 30 * time.Minute
 	// MaxResync bounds CALENDAR_RESYNC_INTERVAL: a lost notification must
 	// not delay a change for long.
 	MaxResync = time.Hour

@@ -16,8 +16,12 @@
 // last sync is Options.Resync (CALENDAR_RESYNC_INTERVAL) old, give or take
 // a tenth of a tick (Options.stale): the
 // tick interval without push, which costs what reading the calendar on
-// every sweep did, and 5 minutes with push, where a Calendar push
-// notification syncs it within a second and wakes the scheduler. The
+// every sweep did, and 30 minutes with push, where a Calendar push
+// notification syncs it within a second and wakes the scheduler, so the
+// resync only bounds how late a lost notification's change is seen. A
+// calendar without a live channel (not open yet, refused, or expired
+// without renewal) has no notifications to wait for and is resynced every
+// Options.Unwatched, 5 minutes. The
 // check just before reminders go out (FreshMeetings) syncs the calendar
 // whatever the age of its last sync: as fresh as reading each meeting
 // (events.get), one call for all the calendar's reminders due at that
@@ -52,8 +56,17 @@ const (
 	DefaultBehind = 25 * time.Hour
 	// DefaultFullEvery is how often a calendar is synced in full again.
 	DefaultFullEvery = 24 * time.Hour
-	// DefaultResyncPush is CALENDAR_RESYNC_INTERVAL's default with push on.
-	DefaultResyncPush = 5 * time.Minute
+	// DefaultResyncPush is CALENDAR_RESYNC_INTERVAL's default with push
+	// on: the safety resync of a calendar whose channel is live. Google
+	// calls notifications "not 100% reliable"; one lost delays its change
+	// by at most this (or until the calendar's next reminder instant,
+	// whose check syncs it), and 48 resyncs a day keep a calendar within
+	// the budget of 100 Calendar calls a day (docs/performance.md).
+	DefaultResyncPush = 30 * time.Minute
+	// DefaultUnwatched is the resync, with push on, of a calendar without
+	// a live channel: as often as push was resynced before channels were
+	// known to be live, since none of its changes is notified.
+	DefaultUnwatched = 5 * time.Minute
 	// DefaultRenewBefore is how long before its expiration a channel is
 	// replaced by a new one.
 	DefaultRenewBefore = time.Hour
@@ -68,7 +81,14 @@ type Options struct {
 	Clock clock.Clock
 	// Resync is how old a calendar's last sync may be before a sweep's
 	// read syncs it again; meetingbot.DefaultTickInterval by default.
+	// With push (Address set), it is the resync of a calendar whose
+	// channel is live.
 	Resync time.Duration
+	// Unwatched is, with push, the resync of a calendar without a live
+	// channel (none opened yet, the watch refused or failing, or the
+	// channel expired without renewal); the lesser of Resync and
+	// DefaultUnwatched by default.
+	Unwatched time.Duration
 	// Tick is how often each subscription is swept (TICK_INTERVAL);
 	// meetingbot.DefaultTickInterval by default. See Options.stale.
 	Tick time.Duration
@@ -125,6 +145,7 @@ type Mirror struct {
 	reloaded time.Duration                     // on the elapsed clock: when channels were last read from the store
 	pending  map[string]bool                   // calendars notified and not synced yet
 	renewal  map[string]bool                   // channels opened to replace a live one, until their first notification
+	watched  map[string]time.Time              // by calendar: the latest expiration of its channels opened (zero: none)
 	kick     chan struct{}                     // wakes Run for pending
 	pushes   pushSyncs                         // the syncs notifications asked for, coalesced
 
@@ -138,6 +159,7 @@ func New(cal Calendar, store Store, opts Options) (*Mirror, error) {
 	}
 	opts.Resync = orDefault(opts.Resync, meetingbot.DefaultTickInterval)
 	opts.Tick = orDefault(opts.Tick, meetingbot.DefaultTickInterval)
+	opts.Unwatched = orDefault(opts.Unwatched, min(opts.Resync, DefaultUnwatched))
 	opts.Ahead = orDefault(opts.Ahead, DefaultAhead)
 	opts.Behind = orDefault(opts.Behind, DefaultBehind)
 	opts.FullEvery = orDefault(opts.FullEvery, DefaultFullEvery)
@@ -156,7 +178,8 @@ func New(cal Calendar, store Store, opts Options) (*Mirror, error) {
 	return &Mirror{
 		cal: cal, store: store, opts: opts, clock: opts.Clock, log: opts.Logger,
 		cals: map[string]*calendarState{}, channels: map[string]meetingbot.PushChannel{},
-		reloaded: -time.Hour, pending: map[string]bool{}, renewal: map[string]bool{}, kick: make(chan struct{}, 1),
+		reloaded: -time.Hour, pending: map[string]bool{}, renewal: map[string]bool{}, watched: map[string]time.Time{},
+		kick: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -230,7 +253,7 @@ const staleUrgency = 10
 // sooner than Lead from now.
 func (m *Mirror) bound(ctx context.Context, sub meetingbot.Subscription, from, to time.Time, st meetingbot.CalendarSync, full bool) (context.Context, context.CancelFunc) {
 	now := m.clock.Now().UTC()
-	urgency := st.SyncedAt.Add(staleUrgency * m.opts.Resync)
+	urgency := st.SyncedAt.Add(staleUrgency * m.resync(sub.CalendarID))
 	within := m.opts.Tick
 	if !from.Before(st.From) && !to.After(st.Horizon) {
 		if ms, err := m.store.Mirrored(ctx, sub.CalendarID, from, to); err == nil {
@@ -376,7 +399,7 @@ func (m *Mirror) current(ctx context.Context, c *calendarState, calendarID strin
 	full = !ok || st.Token == "" || now.Sub(st.FullAt) >= m.opts.FullEvery ||
 		(need.After(st.Horizon) && !need.After(now.Add(m.opts.Ahead)))
 	age := now.Sub(st.SyncedAt)
-	recent = !full && (force && st.SyncedAt.After(since) || !force && age >= 0 && !m.opts.stale(age))
+	recent = !full && (force && st.SyncedAt.After(since) || !force && age >= 0 && !m.opts.stale(age, m.resync(calendarID)))
 	return st, saved, ok, full, recent, nil
 }
 
@@ -473,17 +496,34 @@ func (m *Mirror) changed(ctx context.Context, calendarID string, ms []meetingbot
 }
 
 // stale reports whether a sweep that finds a calendar's last sync age old
-// syncs it again. Each subscription is swept every Tick at a fixed phase,
-// so the first of its sweeps at least Resync - 9/10 Tick after a sync comes
-// before Resync and a tenth of a tick have passed, and on a calendar that
-// nothing else syncs it is the sweep exactly Resync after the last one (the
-// tenth of a tick is slack for a sweep a little late): one call per Resync,
-// not one per Resync less a tick. A Resync under ten ticks keeps a tenth of
-// itself instead, so that a calendar swept by several subscriptions at
-// different phases is not synced by each of them: without push, where
-// Resync is the tick, one sync a tick.
-func (o Options) stale(age time.Duration) bool {
-	return age >= max(o.Resync-o.Tick*9/10, o.Resync*9/10)
+// syncs it again, the calendar's resync interval being resync. Each
+// subscription is swept every Tick at a fixed phase, so the first of its
+// sweeps at least resync - 9/10 Tick after a sync comes before resync and
+// a tenth of a tick have passed, and on a calendar that nothing else syncs
+// it is the sweep exactly resync after the last one (the tenth of a tick
+// is slack for a sweep a little late): one call per resync, not one per
+// resync less a tick. A resync under ten ticks keeps a tenth of itself
+// instead, so that a calendar swept by several subscriptions at different
+// phases is not synced by each of them: without push, where Resync is the
+// tick, one sync a tick.
+func (o Options) stale(age, resync time.Duration) bool {
+	return age >= max(resync-o.Tick*9/10, resync*9/10)
+}
+
+// resync returns calendarID's resync interval: Options.Resync, or with
+// push Options.Unwatched while the calendar has no live channel, whose
+// notifications would tell of its changes.
+func (m *Mirror) resync(calendarID string) time.Duration {
+	if m.opts.Address == "" {
+		return m.opts.Resync
+	}
+	m.mu.Lock()
+	exp, ok := m.watched[calendarID]
+	m.mu.Unlock()
+	if ok && (exp.IsZero() || exp.After(m.clock.Now())) {
+		return m.opts.Resync
+	}
+	return m.opts.Unwatched
 }
 
 func (m *Mirror) observe(kind string) {

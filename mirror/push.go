@@ -213,7 +213,27 @@ func (m *Mirror) reload(ctx context.Context) error {
 	for _, ch := range chs {
 		m.channels[ch.ID] = ch
 	}
+	m.rewatch()
 	return nil
+}
+
+// rewatch recomputes which calendars have a channel open, and until when,
+// from the channels known (see Mirror.resync). m.mu must be held.
+func (m *Mirror) rewatch() {
+	clear(m.watched)
+	for _, ch := range m.channels {
+		if ch.ResourceID != "" { // not one being opened
+			m.watch(ch)
+		}
+	}
+}
+
+// watch notes that ch is open on its calendar. m.mu must be held.
+func (m *Mirror) watch(ch meetingbot.PushChannel) {
+	exp, ok := m.watched[ch.CalendarID]
+	if !ok || (!exp.IsZero() && (ch.Expiration.IsZero() || ch.Expiration.After(exp))) {
+		m.watched[ch.CalendarID] = ch.Expiration
+	}
 }
 
 // Run does the mirror's background work until ctx ends: it syncs each
@@ -460,6 +480,9 @@ func (m *Mirror) maintain(ctx context.Context) {
 		})
 	}
 	wg.Wait()
+	m.mu.Lock()
+	m.rewatch() // the channels stopped are gone
+	m.mu.Unlock()
 	m.countChannels()
 }
 
@@ -510,6 +533,7 @@ func (m *Mirror) open(ctx context.Context, calendarID string, renewal bool) (mee
 			delete(m.renewal, pending.ID)
 		} else {
 			m.channels[ch.ID] = ch
+			m.watch(ch)
 		}
 		m.mu.Unlock()
 		if err != nil && errors.Is(err, meetingbot.ErrChannelIDTaken) && attempt < 2 {

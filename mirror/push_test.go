@@ -331,3 +331,72 @@ func TestNotificationTellsChanged(t *testing.T) {
 	p.wake()
 	assert.Equal(t, []string{alice + ": [a 09:00]"}, c.take(), "Changed after the notification's sync")
 }
+
+// With push, a calendar whose channel is live is resynced every
+// Options.Resync, and one without a live channel every Options.Unwatched:
+// its watch refused, or its channel expired without a renewal. A change
+// whose notification is lost is seen at the live calendar's next resync.
+func TestResyncFollowsTheChannel(t *testing.T) {
+	const bob = "bob@example.com"
+	p := newPushWorld(t, mirror.Options{Resync: 30 * time.Minute, Tick: 30 * time.Second, ChannelTTL: 3 * time.Hour, RenewBefore: time.Hour})
+	refused := func() []calendartest.Fault {
+		fs := make([]calendartest.Fault, 500)
+		for i := range fs {
+			fs[i] = calendartest.Forbidden
+		}
+		return fs
+	}
+	p.cal.AddCalendar(bob)
+	p.cal.QueueWatchFaults(bob, refused()...)
+	p.mu.Lock()
+	p.cals = append(p.cals, bob)
+	p.mu.Unlock()
+	p.settle()
+	a, b := sub("alice", alice), sub("bob", bob)
+	// sweep sweeps both subscriptions every 30 s up to until, and returns
+	// how many times each calendar was synced.
+	sweep := func(until time.Duration, after func(at time.Duration)) (alices, bobs int) {
+		for p.clock.Now().Before(start.Add(until)) {
+			p.clock.Advance(30 * time.Second)
+			before := p.lists()
+			p.meetings(p.m, a, start, at(24))
+			if p.lists() > before {
+				alices++
+			}
+			before = p.lists()
+			p.meetings(p.m, b, start, at(24))
+			if p.lists() > before {
+				bobs++
+			}
+			if after != nil {
+				after(p.clock.Now().Sub(start))
+			}
+		}
+		return alices, bobs
+	}
+	p.clock.Set(start)
+	p.meetings(p.m, a, start, at(24))
+	p.meetings(p.m, b, start, at(24))
+
+	// A change at 00:10 whose notification is lost.
+	p.clock.Set(start.Add(10 * time.Minute))
+	p.cal.DropNotifications(alice, 1)
+	p.put("lost", at(5))
+	var seen time.Duration
+	alices, bobs := sweep(2*time.Hour, func(at time.Duration) {
+		if seen == 0 && len(p.meetings(p.m, a, start, start.Add(24*time.Hour))) > 0 {
+			seen = at
+		}
+	})
+	assert.Equal(t, 30*time.Minute, seen, "when the change with the lost notification is seen")
+	assert.Equal(t, 4, alices, "syncs of the calendar with a live channel over its first 2 hours")
+	assert.Equal(t, 22, bobs, "syncs of the calendar whose watch is refused from 00:10 to 02:00")
+
+	// Alice's channel cannot be renewed: it ends at 03:00.
+	p.cal.QueueWatchFaults(alice, refused()...)
+	alices, _ = sweep(3*time.Hour, nil)
+	assert.Equal(t, 2, alices, "syncs while the channel not renewed is still live, to its end at 03:00")
+	alices, bobs = sweep(4*time.Hour, nil)
+	assert.Equal(t, 12, alices, "syncs in the hour after the channel ended")
+	assert.Equal(t, 12, bobs, "syncs of the calendar without a channel in that hour")
+}

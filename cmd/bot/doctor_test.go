@@ -76,7 +76,7 @@ func TestDoctorPasses(t *testing.T) {
 		"✓ database: SQLite at " + env["DATABASE_PATH"] + ": no ledger yet; the bot creates it",
 		// TICK_INTERVAL=1s: a sync of each calendar every second.
 		"✓ Calendar daily projection: about 259,227 Calendar requests a day for 3 calendars of CALENDARS (86,409 each: 86,400 resyncs, 8 checks before reminders, 1 full sync), 25.9% of CALENDAR_DAILY_REQUEST_THRESHOLD (1,000,000); " +
-			"without push each calendar costs a sync every CALENDAR_RESYNC_INTERVAL (1s), with PUBLIC_URL about 301 a day",
+			"without push each calendar costs a sync every CALENDAR_RESYNC_INTERVAL (1s), with PUBLIC_URL about 61 a day",
 	} {
 		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, want) }) {
 			t.Errorf("bot doctor printed no line starting %q:\n%s", want, strings.Join(lines, "\n"))

@@ -89,12 +89,12 @@ func TestDailyProjectionFromTheConfiguration(t *testing.T) {
 	}{
 		{"3 calendars without push", noPush, 3, 8667, "INFO", []string{
 			"about 8,667 for 3 calendars (2,889 each: 2,880 resyncs, 8 checks before reminders, 1 full sync)",
-			"without push notifications each calendar costs a sync every CALENDAR_RESYNC_INTERVAL (30s), where with PUBLIC_URL it would cost about 301 a day",
+			"without push notifications each calendar costs a sync every CALENDAR_RESYNC_INTERVAL (30s), where with PUBLIC_URL it would cost about 61 a day",
 			"0.9% of CALENDAR_DAILY_REQUEST_THRESHOLD (1,000,000)",
 		}, []string{"Fixes"}},
 		{"400 calendars without push", noPush, 400, 1_155_600, "WARN", []string{
 			"about 1,155,600 for 400 calendars", "115.6% of CALENDAR_DAILY_REQUEST_THRESHOLD",
-			"Fixes: turn push notifications on with PUBLIC_URL", "about 120,515 requests a day for 400 calendars",
+			"Fixes: turn push notifications on with PUBLIC_URL", "about 24,515 requests a day for 400 calendars",
 			"CALENDAR_RESYNC_INTERVAL=1m0s (about 579,600 a day", "GOOGLE_IMPERSONATE=true or people connecting their own accounts",
 		}, nil},
 		{"400 calendars with push", push, 400, 120_515, "INFO", []string{
