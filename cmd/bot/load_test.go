@@ -113,6 +113,19 @@ type loadResult struct {
 	pushP50, pushMax     time.Duration
 	callsPerSubMin       float64
 	watches              int
+	// firstRead is how long after the bots were started every calendar
+	// had been read once (its subscription's first sweep); 0 if some never
+	// was. calendar429 is the Calendar requests refused for a quota: the
+	// emulator enforces Google's default quotas (10,000 a minute per
+	// project, 600 per user). slackPeak is the most calls of one Slack
+	// method of Tier 3 ("50+ per minute": users.lookupByEmail,
+	// conversations.open) in any minute: the emulator does not refuse
+	// them, and Slack allows "occasional bursts" past 50, so the figure
+	// says how far past the tier the bot went.
+	firstRead       time.Duration
+	calendar429     int
+	slackPeak       int
+	slackPeakMethod string
 }
 
 func BenchmarkLoad(b *testing.B) {
@@ -148,6 +161,9 @@ func BenchmarkLoad(b *testing.B) {
 			b.ReportMetric(r.getPerSubMin, "get/sub-min")
 			b.ReportMetric(r.cpuPercent, "cpu-%")
 			b.ReportMetric(r.peakRSSMB, "peak-RSS-MB")
+			b.ReportMetric(r.firstRead.Seconds(), "first-read-all-s")
+			b.ReportMetric(float64(r.calendar429), "calendar-429")
+			b.ReportMetric(float64(r.slackPeak), "slack-tier3-peak/min")
 			if *loadPush {
 				b.ReportMetric(r.callsPerSubMin, "calls/sub-min")
 				b.ReportMetric(r.pushMax.Seconds(), "pushed-max-s")
@@ -162,6 +178,12 @@ func BenchmarkLoad(b *testing.B) {
 				fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 			})
 			fmt.Println(r.row())
+			first := "not every calendar was read"
+			if r.firstRead > 0 {
+				first = fmt.Sprintf("every calendar read %.1f s after start", r.firstRead.Seconds())
+			}
+			fmt.Printf("|   start: %s | Calendar requests refused for a quota %s | busiest minute of a Slack Tier 3 method: %s calls of %s |\n",
+				first, thousands(r.calendar429), thousands(r.slackPeak), cmp.Or(r.slackPeakMethod, "none"))
 			if *loadPush {
 				fmt.Printf("|   push: %s meetings created or moved to be due at once | reminded %s | after the change p50 %.1f s, max %.1f s | Calendar calls per sub-min, all kinds: %.3f | events.watch %s |\n",
 					thousands(r.pushed), thousands(r.pushedPosted), r.pushP50.Seconds(), r.pushMax.Seconds(), r.callsPerSubMin, thousands(r.watches))
@@ -207,6 +229,9 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 	b.Cleanup(slack.Close)
 	cal.SetLatency(latency)
 	slack.SetLatency(latency)
+	// Google's default quotas ("Usage limits",
+	// https://developers.google.com/workspace/calendar/api/guides/quota).
+	cal.SetQuota(calendartest.Quota{PerMinute: 10_000, PerUserPerMinute: 600})
 	users := make([]slacktest.User, n)
 	entries := make([]string, n)
 	for i := range n {
@@ -283,6 +308,9 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 		putMeetings()
 	}
 	ps := make([]*proc, replicas)
+	started := time.Now()
+	firstRead := make(chan time.Duration, 1)
+	go func() { firstRead <- allRead(cal, entries, started, 2*time.Minute) }()
 	for i := range ps {
 		if addrs[i] != "" {
 			env["HTTP_ADDR"] = addrs[i]
@@ -391,7 +419,11 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 			b.Logf("write %s: %v", *loadLog, err)
 		}
 	}
-	r := loadResult{subs: n, reminders: len(triggers), latency: latency}
+	r := loadResult{subs: n, reminders: len(triggers), latency: latency, firstRead: <-firstRead}
+	for _, c := range cal.QuotaRefusals() {
+		r.calendar429 += c
+	}
+	r.slackPeak, r.slackPeakMethod = slackPeaks(slack.Calls())
 	posts := map[string][]time.Time{}
 	for _, m := range slack.Messages() {
 		if m.Metadata == nil || m.Posted.After(deadline) {
@@ -616,4 +648,48 @@ func procPeakRSS(pid int) (int64, error) {
 func tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// allRead returns how long after started every calendar of ids had had
+// an events.list request, polling until within has passed; 0 if some had
+// none by then.
+func allRead(cal *calendartest.Server, ids []string, started time.Time, within time.Duration) time.Duration {
+	pending := slices.Clone(ids)
+	for time.Since(started) < within {
+		pending = slices.DeleteFunc(pending, func(id string) bool { return cal.Requests(id) > 0 })
+		if len(pending) == 0 {
+			return time.Since(started)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return 0
+}
+
+// tier3 are the Slack methods of Tier 3 ("50+ per minute", Slack's rate
+// limits guide, https://docs.slack.dev/apis/web-api/rate-limits) that a
+// reminder to a person may need.
+var tier3 = []string{"users.lookupByEmail", "conversations.open"}
+
+// slackPeaks returns the most calls of one tier3 method in any minute
+// (sliding), and that method.
+func slackPeaks(calls []slacktest.Call) (peak int, method string) {
+	at := map[string][]time.Time{}
+	for _, c := range calls {
+		if slices.Contains(tier3, c.Method) {
+			at[c.Method] = append(at[c.Method], c.At)
+		}
+	}
+	for m, ts := range at {
+		slices.SortFunc(ts, time.Time.Compare)
+		lo := 0
+		for hi := range ts {
+			for ts[hi].Sub(ts[lo]) >= time.Minute {
+				lo++
+			}
+			if n := hi - lo + 1; n > peak {
+				peak, method = n, m
+			}
+		}
+	}
+	return peak, method
 }
