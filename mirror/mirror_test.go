@@ -78,6 +78,8 @@ type world struct {
 	store *storage.Store
 	clock *clock.Fake
 	obs   *observed
+	// wrap, if set, stands between the mirror and the Calendar client.
+	wrap func(mirror.Calendar) mirror.Calendar
 }
 
 func newWorld(t *testing.T) *world {
@@ -103,7 +105,11 @@ func (w *world) mirror(opts mirror.Options) *mirror.Mirror {
 	if opts.Resync == 0 {
 		opts.Resync = 5 * time.Minute
 	}
-	m, err := mirror.New(w.src, w.store, opts)
+	var cal mirror.Calendar = w.src
+	if w.wrap != nil {
+		cal = w.wrap(cal)
+	}
+	m, err := mirror.New(cal, w.store, opts)
 	require.NoError(w.t, err)
 	return m
 }

@@ -357,8 +357,14 @@ func (m *Mirror) pushSyncs(ctx context.Context, calendarID string) {
 }
 
 // pushed syncs a calendar a notification named and wakes the scheduler.
+// The sync is as urgent as a call needed now: the notification says the
+// mirror of the calendar is behind it, and a change it tells of may be a
+// meeting moved to start in minutes. When the quota cannot serve every
+// call at once (10,000 calendars' reminders at one instant), it goes
+// before the checks of reminders still to come, whose calendars are most
+// likely current, rather than after every one of them.
 func (m *Mirror) pushed(ctx context.Context, calendarID string) {
-	if err := m.Sync(ctx, calendarID); err != nil {
+	if err := m.Sync(meetingbot.WithUrgency(ctx, m.clock.Now()), calendarID); err != nil {
 		if ctx.Err() == nil {
 			m.log.Warn("sync a calendar after its notification; the next sweep retries", "calendar", calendarID, "err", err)
 		}

@@ -50,7 +50,13 @@ func (r recordingPush) Watch(ctx context.Context, calendarID, channelID, token, 
 
 func newPushWorld(t *testing.T, opts mirror.Options) *pushWorld {
 	t.Helper()
-	p := &pushWorld{world: newWorld(t), cals: []string{alice}, woken: make(chan string, 100), opts: opts}
+	return newPushWorldOn(t, newWorld(t), opts)
+}
+
+// newPushWorldOn is newPushWorld on w.
+func newPushWorldOn(t *testing.T, w *world, opts mirror.Options) *pushWorld {
+	t.Helper()
+	p := &pushWorld{world: w, cals: []string{alice}, woken: make(chan string, 100), opts: opts}
 	p.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		h := p.handle
@@ -399,4 +405,41 @@ func TestResyncFollowsTheChannel(t *testing.T) {
 	alices, bobs = sweep(4*time.Hour, nil)
 	assert.Equal(t, 12, alices, "syncs in the hour after the channel ended")
 	assert.Equal(t, 12, bobs, "syncs of the calendar without a channel in that hour")
+}
+
+// urgencies records the urgency of each sync the mirror asks for.
+type urgencies struct {
+	mirror.Calendar
+	mu  sync.Mutex
+	got []time.Time // zero: none
+}
+
+func (u *urgencies) Sync(ctx context.Context, calendarID, token string, from, horizon time.Time) (meetingbot.Synced, error) {
+	at, _ := meetingbot.Urgency(ctx)
+	u.mu.Lock()
+	u.got = append(u.got, at)
+	u.mu.Unlock()
+	return u.Calendar.Sync(ctx, calendarID, token, from, horizon)
+}
+
+func (u *urgencies) last() time.Time {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.got[len(u.got)-1]
+}
+
+// The sync a notification asks for is as urgent as a call needed at the
+// notification's arrival, so that a quota short of every call serves it
+// before the checks of reminders still to come; without an urgency it
+// came after all of them.
+func TestNotificationSyncIsUrgent(t *testing.T) {
+	u := &urgencies{}
+	w := newWorld(t)
+	w.wrap = func(c mirror.Calendar) mirror.Calendar { u.Calendar = c; return u }
+	p := newPushWorldOn(t, w, mirror.Options{})
+	p.settle()
+	p.clock.Set(start.Add(time.Minute))
+	p.put("a", at(1))
+	p.wake()
+	assert.Equal(t, start.Add(time.Minute), u.last(), "urgency of the notification's sync")
 }
