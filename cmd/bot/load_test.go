@@ -70,6 +70,7 @@ var (
 	loadResync       = flag.Duration("load.resync", 0, "load benchmark: CALENDAR_RESYNC_INTERVAL, if set (the bot's default otherwise)")
 	loadImpersonate  = flag.Bool("load.impersonate", true, "load benchmark: read each calendar as its owner (GOOGLE_IMPERSONATE=true: a quota of 600 a minute per calendar); false: every calendar shared with the service account, all reads against its one quota of 600 a minute")
 	loadOffsetFlag   = flag.Duration("load.offset", 2*time.Minute, "load benchmark: the reminder offset of every subscription")
+	loadEnv          = flag.String("load.env", "", "load benchmark: more of the bot's environment, comma-separated KEY=VALUE pairs, e.g. GOMEMLIMIT=256MiB,GOGC=200")
 	loadReplicas     = flag.Int("load.replicas", 0, "load benchmark: run this many replicas on PostgreSQL (a schema of the run's own on MEETINGBOT_TEST_DATABASE_URL) instead of one bot on SQLite; CPU and RSS are their sums")
 )
 
@@ -269,6 +270,13 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 	}
 	if *loadResync > 0 {
 		env["CALENDAR_RESYNC_INTERVAL"] = loadResync.String()
+	}
+	for kv := range strings.SplitSeq(*loadEnv, ",") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(kv), "="); ok {
+			env[k] = v
+		} else if kv != "" {
+			b.Fatalf("-load.env=%q: want comma-separated KEY=VALUE pairs", *loadEnv)
+		}
 	}
 	replicas := 1
 	if *loadReplicas > 0 {
