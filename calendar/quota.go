@@ -3,6 +3,7 @@ package calendar
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -210,7 +211,8 @@ func (q *quota) grown(b *budget, n int) {
 // requests wait in order of urgency.
 type budget struct {
 	mu         sync.Mutex
-	configured int
+	full       int // the pace configured for the whole project
+	configured int // full, or this replica's share of it (share)
 	perMinute  int // now: configured, or less after rate-limit answers
 	lim        *rate.Limiter
 	loweredAt  time.Time // when perMinute was last halved
@@ -239,7 +241,25 @@ func (w *waiter) before(o *waiter) bool {
 
 func newBudget(perMinute int) *budget {
 	b, r := bucket(perMinute)
-	return &budget{configured: perMinute, perMinute: perMinute, lim: rate.NewLimiter(r, b)}
+	return &budget{full: perMinute, configured: perMinute, perMinute: perMinute, lim: rate.NewLimiter(r, b)}
+}
+
+// share makes b's pace f of its full pace (at least one call a minute):
+// lowered at once, and a pace lowered by rate-limit answers grows back to
+// it; it reports whether the pace configured changed.
+func (b *budget) share(now time.Time, f float64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := max(1, int(math.Round(float64(b.full)*f)))
+	if n == b.configured {
+		return false
+	}
+	unlowered := b.perMinute == b.configured
+	b.configured = n
+	if unlowered || b.perMinute > n {
+		b.set(now, n)
+	}
+	return true
 }
 
 // bucket is a token bucket that lets through at most n requests in any
@@ -407,6 +427,25 @@ func (b *budget) set(now time.Time, n int) {
 	b.lim.SetLimitAt(now, r)
 	b.lim.SetBurstAt(now, burst)
 	b.perMinute = n
+}
+
+// ShareQuotas tells the client that it makes f (0 < f <= 1) of the
+// Calendar requests of several replicas that spend one project's quotas
+// together, as the share of the subscriptions it holds: the project's
+// budget becomes f of CALENDAR_QUOTA_PER_MINUTE, and so does the service
+// account's own user budget when it reads calendars shared with it (every
+// replica's reads count against that one user). The budgets of
+// impersonated users and of people's own accounts are left whole: each
+// calendar is read by the replica that holds its subscriptions. Without
+// it, two replicas each spent the whole project's quota at start-up, and
+// Google refused their excess.
+func (s *Source) ShareQuotas(f float64) {
+	f = min(max(f, 0), 1)
+	now := s.quota.now()
+	s.quota.project.share(now, f)
+	if !s.cfg.Impersonate && s.creds.clientEmail != "" {
+		s.quota.user(s.creds.clientEmail).share(now, f)
+	}
 }
 
 // quotaPrincipal names whose per-user quota a request for calendarID

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -188,5 +189,57 @@ func TestQuotaWaitEndsWithContext(t *testing.T) {
 	}
 	if got := clock.times(); got[1] != time.Minute {
 		t.Errorf("next request sent at %v, want 1m0s", got[1])
+	}
+}
+
+// A replica that holds half of the subscriptions spends half of the
+// project's quota, and half of the service account's when it reads
+// calendars shared with it; a replica's whole share gives it back.
+func TestSharedQuotas(t *testing.T) {
+	const bob = "bob@example.com"
+	for _, tt := range []struct {
+		name        string
+		project     int
+		user        int
+		impersonate bool
+	}{
+		{"the project's budget", 6, 600, true},
+		{"the service account's budget", 0, 6, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newServer(t)
+			for _, cal := range []string{alice, bob} {
+				put(t, srv, cal, "m", window[0].Add(time.Hour), time.Hour)
+			}
+			clock := &fakeClock{Fake: clock.NewFake(origin), base: srv.Client().Transport}
+			src, _ := newSource(t, srv, func(c *calendar.Config) {
+				c.Impersonate = tt.impersonate
+				c.ProjectQuota, c.UserQuota = tt.project, tt.user
+				c.HTTPClient = &http.Client{Transport: clock}
+				c.Now, c.Sleep, c.QuotaWait = clock.Now, clock.Sleep, clock.quotaWait
+			})
+			read := func(n int) {
+				for i := range n {
+					cal := []string{alice, bob}[i%2]
+					if _, err := src.Meeting(context.Background(), sub(cal), "m"); err != nil {
+						t.Fatalf("read %d of %s: %v", i, cal, err)
+					}
+				}
+			}
+			src.ShareQuotas(0.5) // 3 a minute: one, then one every 20 s
+			read(4)
+			want := []time.Duration{0, 20 * time.Second, 40 * time.Second, 60 * time.Second}
+			if got := clock.times(); !slices.Equal(got, want) {
+				t.Fatalf("half the quota: requests sent at %v, want at %v", got, want)
+			}
+			clock.Advance(time.Minute) // the bucket full again
+			src.ShareQuotas(1)
+			before := len(clock.times())
+			read(2)
+			got := clock.times()[before:]
+			if d := got[1] - got[0]; d != 10*time.Second {
+				t.Errorf("the whole quota again: requests %v apart, want 10s (6 a minute)", d)
+			}
+		})
 	}
 }

@@ -108,6 +108,13 @@ type Options struct {
 	// subscription (not only this replica's share): Run opens channels on
 	// them, and stops the channels and drops the mirrors of the others.
 	Calendars func(ctx context.Context) ([]string, error)
+	// Watch, if set, says whether this replica keeps a subscribed
+	// calendar's channel (opens it, renews it, stops its duplicates): the
+	// replica that holds the calendar's subscriptions, so that replicas
+	// started together do not each open one per calendar. Channels of
+	// calendars no longer subscribed are stopped by any replica. Nil:
+	// every calendar subscribed (one replica).
+	Watch func(calendarID string) bool
 	// Wake is called after a notification's sync of a calendar, to plan
 	// its subscriptions' changes at once.
 	Wake func(ctx context.Context, calendarID string)
@@ -147,7 +154,9 @@ type Mirror struct {
 	renewal  map[string]bool                   // channels opened to replace a live one, until their first notification
 	watched  map[string]time.Time              // by calendar: the latest expiration of its channels opened (zero: none)
 	kick     chan struct{}                     // wakes Run for pending
-	pushes   pushSyncs                         // the syncs notifications asked for, coalesced
+	// maintainNow wakes Run for its maintenance (MaintainNow).
+	maintainNow chan struct{}
+	pushes      pushSyncs // the syncs notifications asked for, coalesced
 
 	instancesUnserved atomic.Bool // events.instances answered as a method the server lacks; said once
 }
@@ -179,7 +188,7 @@ func New(cal Calendar, store Store, opts Options) (*Mirror, error) {
 		cal: cal, store: store, opts: opts, clock: opts.Clock, log: opts.Logger,
 		cals: map[string]*calendarState{}, channels: map[string]meetingbot.PushChannel{},
 		reloaded: -time.Hour, pending: map[string]bool{}, renewal: map[string]bool{}, watched: map[string]time.Time{},
-		kick: make(chan struct{}, 1),
+		kick: make(chan struct{}, 1), maintainNow: make(chan struct{}, 1),
 	}, nil
 }
 

@@ -264,6 +264,9 @@ func (m *Mirror) Run(ctx context.Context) error {
 				return nil
 			case <-maintain:
 				break wait
+			case <-m.maintainNow:
+				t.Stop()
+				break wait
 			case <-m.kick:
 				m.mu.Lock()
 				cals := make([]string, 0, len(m.pending))
@@ -279,6 +282,16 @@ func (m *Mirror) Run(ctx context.Context) error {
 				}
 			}
 		}
+	}
+}
+
+// MaintainNow asks Run to look at the channels at once rather than at its
+// next Options.Maintain: a replica that has just learnt which calendars
+// it holds (Options.Watch) opens their channels.
+func (m *Mirror) MaintainNow() {
+	select {
+	case m.maintainNow <- struct{}{}:
+	default:
 	}
 }
 
@@ -445,6 +458,9 @@ func (m *Mirror) maintain(ctx context.Context) {
 	}
 	limit := make(chan struct{}, parallel)
 	for _, c := range cals {
+		if m.opts.Watch != nil && !m.opts.Watch(c) {
+			continue // another replica's to keep
+		}
 		chs := byCal[c]
 		// The newest channel serves; the others are renewed ones, or
 		// another replica's duplicate, and are stopped.

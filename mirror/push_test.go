@@ -443,3 +443,55 @@ func TestNotificationSyncIsUrgent(t *testing.T) {
 	p.wake()
 	assert.Equal(t, start.Add(time.Minute), u.last(), "urgency of the notification's sync")
 }
+
+// Two replicas keep a channel each on the calendars they hold, not one
+// each on every calendar; one that learns what it holds opens their
+// channels at once (MaintainNow), not at its next maintenance.
+func TestReplicasWatchTheCalendarsTheyHold(t *testing.T) {
+	const bob = "bob@example.com"
+	p := newPushWorld(t, mirror.Options{Watch: func(c string) bool { return c == alice }})
+	p.cal.AddCalendar(bob)
+	p.mu.Lock()
+	p.cals = append(p.cals, bob)
+	p.mu.Unlock()
+
+	var mu sync.Mutex
+	known := false // the second replica's share, not known yet
+	other := p.mirror(mirror.Options{
+		Push: p.src, Address: p.srv.URL + "/google/notify",
+		Calendars: func(context.Context) ([]string, error) { return []string{alice, bob}, nil },
+		Watch: func(c string) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return known && c == bob
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		other.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	require.Never(t, func() bool { return len(p.cal.Channels()) > 1 }, 200*time.Millisecond, 10*time.Millisecond,
+		"channels before the second replica knows what it holds")
+
+	mu.Lock()
+	known = true
+	mu.Unlock()
+	other.MaintainNow()
+	require.Eventually(t, func() bool { return len(p.cal.Channels()) == 2 }, 5*time.Second, 10*time.Millisecond,
+		"a channel on each calendar, the clock unmoved")
+	for range 3 {
+		p.clock.Advance(time.Minute) // both replicas' maintenance
+		time.Sleep(50 * time.Millisecond)
+	}
+	chs := p.cal.Channels()
+	require.Len(t, chs, 2, "channels open")
+	assert.NotEqual(t, chs[0].CalendarID, chs[1].CalendarID, "one channel on each calendar")
+	assert.Equal(t, 2, p.cal.RequestsTo(calendartest.MethodWatch), "events.watch calls of both replicas")
+	assert.Zero(t, p.cal.RequestsTo(calendartest.MethodStop), "channels.stop calls")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"github.com/meetingbot/meetingbot/agenda"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/meetingbot/meetingbot"
@@ -71,6 +72,71 @@ func openStore(ctx context.Context, cfg config.Config, mon *monitor.Monitor, log
 		return mine, err
 	}
 	return s, share, nil
+}
+
+// minQuotaShare is the least share of the project's Calendar quotas a
+// replica spends: one that holds no subscription yet still syncs the
+// calendars notifications name and opens the channels of those it comes to
+// hold.
+const minQuotaShare = 0.05
+
+// replicaShare wraps share, a replica's share of the subscriptions, to
+// tell the Calendar client what share of the project's quotas the replica
+// spends (the share of the subscriptions it holds, at least minQuotaShare)
+// and held which calendars it keeps push channels on.
+func replicaShare(share shareFunc, quotas interface{ ShareQuotas(float64) }, held *heldCalendars) shareFunc {
+	return func(ctx context.Context, subs []meetingbot.Subscription) ([]meetingbot.Subscription, error) {
+		mine, err := share(ctx, subs)
+		if err != nil {
+			return mine, err
+		}
+		if len(subs) > 0 {
+			quotas.ShareQuotas(max(minQuotaShare, float64(len(mine))/float64(len(subs))))
+		}
+		held.set(subs, mine)
+		return mine, nil
+	}
+}
+
+// heldCalendars are the calendars of the subscriptions a replica holds, as
+// its last share said: it keeps the push channels of those
+// (mirror.Options.Watch), and of the calendars no subscription shared
+// names (another of the bot's readers', such as invitation notices'), so
+// that replicas started together do not open a channel each on every
+// calendar. Until the first share it keeps none; then first, if set, is
+// called once (the mirror's MaintainNow).
+type heldCalendars struct {
+	mu     sync.Mutex
+	known  bool
+	held   map[string]bool
+	shared map[string]bool
+	first  func()
+}
+
+// watch reports whether the replica keeps calendarID's channel.
+func (h *heldCalendars) watch(calendarID string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.known && (h.held[calendarID] || !h.shared[calendarID])
+}
+
+// set records the calendars of mine, out of those of subs.
+func (h *heldCalendars) set(subs, mine []meetingbot.Subscription) {
+	held, shared := map[string]bool{}, map[string]bool{}
+	for _, s := range mine {
+		held[s.CalendarID] = true
+	}
+	for _, s := range subs {
+		shared[s.CalendarID] = true
+	}
+	h.mu.Lock()
+	first := !h.known
+	h.known, h.held, h.shared = true, held, shared
+	call := h.first
+	h.mu.Unlock()
+	if first && call != nil {
+		call()
+	}
 }
 
 // claimLease is how long a claim on a reminder keeps other processes off

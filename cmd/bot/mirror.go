@@ -21,17 +21,22 @@ var _ scheduler.FreshSource = (*mirror.Mirror)(nil)
 // CALENDAR_RESYNC_INTERVAL and, with PUBLIC_URL, on every push
 // notification, after which wake plans the calendar's changes; changed,
 // if set, is told of the meetings each sync wrote (the snoozes follow
-// them). Its
+// them). With replicas, held says which calendars this one keeps push
+// channels on. Its
 // calendars are those of CALENDARS and, with self-service, those people
 // subscribed in Slack.
 func newMirror(cfg config.Config, source *calendar.Source, st store, selfService bool, mon *monitor.Monitor, log *slog.Logger,
 	wake func(ctx context.Context, calendarID string), extra func(ctx context.Context) ([]string, error),
-	changed func(ctx context.Context, calendarID string, ms []meetingbot.Meeting)) (*mirror.Mirror, error) {
+	changed func(ctx context.Context, calendarID string, ms []meetingbot.Meeting), held *heldCalendars) (*mirror.Mirror, error) {
 	calendars := subscribedCalendars(cfg, st, selfService, extra)
 	g := calendar.Mirrored{Source: source}
 	if cfg.PublicURL != "" {
 		log.Info("Calendar push notifications on: one channel per calendar posts to "+cfg.NotifyURL()+", which must reach HTTP_ADDR",
 			"resync", cfg.ResyncInterval)
+	}
+	var watch func(string) bool
+	if held != nil {
+		watch = held.watch
 	}
 	return mirror.New(g, st, mirror.Options{
 		Resync:    cfg.ResyncInterval,
@@ -39,6 +44,7 @@ func newMirror(cfg config.Config, source *calendar.Source, st store, selfService
 		Push:      g,
 		Address:   cfg.NotifyURL(),
 		Calendars: calendars,
+		Watch:     watch,
 		Wake:      wake,
 		Changed:   changed,
 		Logger:    log,

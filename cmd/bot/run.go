@@ -117,6 +117,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	if err != nil || store == nil {
 		return err // nil: stopped while waiting for the database
 	}
+	var held *heldCalendars // with replicas, the calendars this one keeps channels on
+	if share != nil {
+		held = &heldCalendars{}
+		share = replicaShare(share, source, held)
+	}
 	defer store.Close()
 	keepChannelNames(slack, store, cfg.Subscriptions, log)
 	servers, err := listen(cfg, mon, log)
@@ -200,9 +205,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		changed = snoozes.changed // "at start" follows a meeting that moves
 	}
 	mir, err = newMirror(cfg, source, store, fromSlack != nil, mon, log,
-		func(ctx context.Context, calendarID string) { sched.SweepCalendar(ctx, calendarID) }, extraCalendars, changed)
+		func(ctx context.Context, calendarID string) { sched.SweepCalendar(ctx, calendarID) }, extraCalendars, changed, held)
 	if err != nil {
 		return err
+	}
+	if held != nil {
+		held.first = mir.MaintainNow // the channels of what it holds, once it knows
 	}
 	sched, err = scheduler.New(cfg.Subscriptions, mir, notifier, store, opts)
 	if err != nil {
