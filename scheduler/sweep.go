@@ -100,22 +100,26 @@ func (s *Scheduler) endSweep(sub string) bool {
 // not at the subscription's next sweep. It returns without waiting.
 func (s *Scheduler) SweepCalendar(ctx context.Context, calendarID string) {
 	s.mu.Lock()
-	list := s.mine
+	lists := [][]meetingbot.Subscription{s.mine}
 	if !s.shared {
-		list = slices.Concat(s.subs, s.extra)
+		// Read in place: a copy of every subscription for each
+		// notification was most of what 10,000 of them allocated.
+		lists = [][]meetingbot.Subscription{s.subs, s.extra}
 	}
 	var now []meetingbot.Subscription
 	seen := map[string]bool{}
-	for _, sub := range list {
-		if sub.CalendarID != calendarID || seen[sub.ID] {
-			continue
+	for _, list := range lists {
+		for _, sub := range list {
+			if sub.CalendarID != calendarID || seen[sub.ID] {
+				continue
+			}
+			seen[sub.ID] = true // those given to New come first and win
+			if s.sweeping[sub.ID] {
+				s.again[sub.ID] = true
+				continue
+			}
+			now = append(now, sub)
 		}
-		seen[sub.ID] = true // those given to New come first and win
-		if s.sweeping[sub.ID] {
-			s.again[sub.ID] = true
-			continue
-		}
-		now = append(now, sub)
 	}
 	s.mu.Unlock()
 	for _, sub := range now {

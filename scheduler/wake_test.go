@@ -2,8 +2,11 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/stretchr/testify/assert"
@@ -33,4 +36,27 @@ func TestSweepCalendarPlansAChangeAtOnce(t *testing.T) {
 	for _, d := range e.slack.Deliveries() {
 		assert.Equal(t, at("08:50"), d.At, "delivery for %s sent at", d.Subscription.ID)
 	}
+}
+
+// SweepCalendar reads the subscriptions where they are: a company's
+// 10,000 calendars each opening a push channel at start-up make 10,000
+// of them, and a copy of the list for each was most of what the bot
+// allocated.
+func TestSweepCalendarCopiesNoSubscriptions(t *testing.T) {
+	subs := make([]meetingbot.Subscription, 2000)
+	for i := range subs {
+		subs[i] = sub(fmt.Sprintf("u%d", i))
+		subs[i].CalendarID = fmt.Sprintf("u%d@example.com", i)
+	}
+	e := newEnv(t, subs...)
+	e.sched.SweepCalendar(context.Background(), "nobody@example.com")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 20 {
+		e.sched.SweepCalendar(context.Background(), "nobody@example.com")
+	}
+	runtime.ReadMemStats(&after)
+	perCall := (after.TotalAlloc - before.TotalAlloc) / 20
+	assert.Less(t, perCall, uint64(8<<10), "bytes allocated by a SweepCalendar of a calendar no subscription has, among 2,000 (a copy of them is %d)",
+		len(subs)*int(unsafe.Sizeof(subs[0])))
 }
