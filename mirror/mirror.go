@@ -156,7 +156,15 @@ type Mirror struct {
 	kick     chan struct{}                     // wakes Run for pending
 	// maintainNow wakes Run for its maintenance (MaintainNow).
 	maintainNow chan struct{}
-	pushes      pushSyncs // the syncs notifications asked for, coalesced
+	// opened holds, per channel this process opened (not renewed), when
+	// its watch was sent, until its first notification; since holds, per
+	// calendar whose pending sync a new channel's first notification
+	// asked for, that instant; changeAt, per calendar, when its last
+	// notification of a change came. See pushed.
+	opened   map[string]time.Time
+	since    map[string]time.Time
+	changeAt map[string]time.Time
+	pushes   pushSyncs // the syncs notifications asked for, coalesced
 
 	instancesUnserved atomic.Bool // events.instances answered as a method the server lacks; said once
 }
@@ -189,6 +197,7 @@ func New(cal Calendar, store Store, opts Options) (*Mirror, error) {
 		cals: map[string]*calendarState{}, channels: map[string]meetingbot.PushChannel{},
 		reloaded: -time.Hour, pending: map[string]bool{}, renewal: map[string]bool{}, watched: map[string]time.Time{},
 		kick: make(chan struct{}, 1), maintainNow: make(chan struct{}, 1),
+		opened: map[string]time.Time{}, since: map[string]time.Time{}, changeAt: map[string]time.Time{},
 	}, nil
 }
 
@@ -327,6 +336,22 @@ func (m *Mirror) lastReading(ctx context.Context, sub meetingbot.Subscription, f
 		why = meetingbot.StaleQuota
 	}
 	return ms, &meetingbot.StaleReading{CalendarID: sub.CalendarID, ReadAt: st.SyncedAt, Why: why, Err: err}
+}
+
+// lastSync returns when the last sync of calendarID started, as the store
+// and this process hold it; false when it was never synced.
+func (m *Mirror) lastSync(ctx context.Context, calendarID string) (time.Time, bool) {
+	st, ok, err := m.store.CalendarSync(ctx, calendarID)
+	if err != nil || !ok || st.Token == "" {
+		return time.Time{}, false
+	}
+	c := m.calendar(calendarID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if u := c.unsaved; u != nil && u.base == st.Token && u.at.After(st.SyncedAt) {
+		return u.at, true
+	}
+	return st.SyncedAt, true
 }
 
 // Meeting reads one instance from the calendar itself (events.get): for a

@@ -80,6 +80,9 @@ type world struct {
 	obs   *observed
 	// wrap, if set, stands between the mirror and the Calendar client.
 	wrap func(mirror.Calendar) mirror.Calendar
+	// held, if set, holds the notifications a push world's mirror is
+	// posted until it is closed.
+	held chan struct{}
 }
 
 func newWorld(t *testing.T) *world {

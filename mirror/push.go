@@ -157,11 +157,21 @@ func (m *Mirror) serveNotify(w http.ResponseWriter, r *http.Request) {
 	// A renewed channel's first notification ("sync") says only that it
 	// is open; the channel it replaces was live all along, so there is
 	// nothing to catch up. A new channel's is worth a sync: a change made
-	// between the calendar's last sync and the watch has no notification.
-	if state != "sync" || !m.renewal[ch.ID] {
+	// between the calendar's last sync and the watch has no notification;
+	// unless a sync that started after the watch was sent covers it (see
+	// pushed).
+	switch {
+	case state != "sync":
 		m.pending[ch.CalendarID] = true
+		m.changeAt[ch.CalendarID] = m.clock.Now()
+	case !m.renewal[ch.ID]:
+		m.pending[ch.CalendarID] = true
+		if at, ok := m.opened[ch.ID]; ok {
+			m.since[ch.CalendarID] = at
+		}
 	}
 	delete(m.renewal, ch.ID)
+	delete(m.opened, ch.ID)
 	m.mu.Unlock()
 	select {
 	case m.kick <- struct{}{}:
@@ -377,6 +387,24 @@ func (m *Mirror) pushSyncs(ctx context.Context, calendarID string) {
 // before the checks of reminders still to come, whose calendars are most
 // likely current, rather than after every one of them.
 func (m *Mirror) pushed(ctx context.Context, calendarID string) {
+	// A new channel's first notification needs a sync from its watch on,
+	// and a change's from its arrival on: one that started after both,
+	// the calendar's first sync as often as not, covers them. At
+	// start-up that is a sync per calendar saved, 10,000 for as many.
+	m.mu.Lock()
+	since, opened := m.since[calendarID]
+	delete(m.since, calendarID)
+	need := since
+	if at := m.changeAt[calendarID]; at.After(need) {
+		need = at
+	}
+	m.mu.Unlock()
+	if opened {
+		if last, ok := m.lastSync(ctx, calendarID); ok && !last.Before(need) {
+			m.log.Debug("a new channel's first notification needs no sync: one since its watch covers it", "calendar", calendarID)
+			return
+		}
+	}
 	if err := m.Sync(meetingbot.WithUrgency(ctx, m.clock.Now()), calendarID); err != nil {
 		if ctx.Err() == nil {
 			m.log.Warn("sync a calendar after its notification; the next sweep retries", "calendar", calendarID, "err", err)
@@ -539,6 +567,11 @@ func (m *Mirror) open(ctx context.Context, calendarID string, renewal bool) (mee
 		if renewal {
 			watch = meetingbot.WithRenewal(ctx)
 		}
+		m.mu.Lock()
+		if !renewal {
+			m.opened[pending.ID] = m.clock.Now()
+		}
+		m.mu.Unlock()
 		ch, err := m.opts.Push.Watch(watch, calendarID, pending.ID, pending.Token, m.opts.Address, m.opts.ChannelTTL)
 		if err == nil {
 			err = m.store.PutChannel(ctx, ch)
@@ -553,6 +586,7 @@ func (m *Mirror) open(ctx context.Context, calendarID string, renewal bool) (mee
 		if err != nil {
 			delete(m.channels, pending.ID)
 			delete(m.renewal, pending.ID)
+			delete(m.opened, pending.ID)
 		} else {
 			m.channels[ch.ID] = ch
 			m.watch(ch)
@@ -587,6 +621,7 @@ func (m *Mirror) stop(ctx context.Context, ch meetingbot.PushChannel, why string
 	m.mu.Lock()
 	delete(m.channels, ch.ID)
 	delete(m.pushes.numbers, ch.ID)
+	delete(m.opened, ch.ID)
 	m.mu.Unlock()
 	m.log.Info("push channel stopped", "calendar", ch.CalendarID, "channel", ch.ID, "why", why)
 }

@@ -58,6 +58,9 @@ func newPushWorldOn(t *testing.T, w *world, opts mirror.Options) *pushWorld {
 	t.Helper()
 	p := &pushWorld{world: w, cals: []string{alice}, woken: make(chan string, 100), opts: opts}
 	p.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p.world.held != nil {
+			<-p.world.held
+		}
 		p.mu.Lock()
 		h := p.handle
 		p.mu.Unlock()
@@ -494,4 +497,31 @@ func TestReplicasWatchTheCalendarsTheyHold(t *testing.T) {
 	assert.NotEqual(t, chs[0].CalendarID, chs[1].CalendarID, "one channel on each calendar")
 	assert.Equal(t, 2, p.cal.RequestsTo(calendartest.MethodWatch), "events.watch calls of both replicas")
 	assert.Zero(t, p.cal.RequestsTo(calendartest.MethodStop), "channels.stop calls")
+}
+
+// A new channel's first notification syncs its calendar unless a sync
+// that started after its watch was sent covers it: the calendar's first
+// sync, at start-up, usually does, and 10,000 calendars then cost 10,000
+// syncs the fewer. A change notified after that sync still syncs.
+func TestFirstNotificationCoveredByASyncAfterTheWatch(t *testing.T) {
+	w := newWorld(t)
+	w.held = make(chan struct{})
+	p := newPushWorldOn(t, w, mirror.Options{})
+	s := sub("alice", alice)
+	p.meetings(p.m, s, start, at(24)) // the first sync, after the watch was sent
+	lists := p.lists()
+	close(w.held) // the channel's first notification ("sync") arrives now
+	p.cal.FlushNotifications()
+	require.Never(t, func() bool { return p.lists() > lists || len(p.woken) > 0 }, 300*time.Millisecond, 10*time.Millisecond,
+		"a sync for the first notification, when the first sync came after the watch")
+	p.obs.mu.Lock()
+	assert.Equal(t, 1, p.obs.notified["accepted"], "the first notification accepted")
+	p.obs.mu.Unlock()
+
+	p.clock.Advance(mirror.PushGap)
+	p.put("a", at(1))
+	cal, _ := p.wake()
+	assert.Equal(t, alice, cal, "calendar woken by a change")
+	assert.Equal(t, lists+1, p.lists(), "events.list calls: one for the change")
+	assert.Equal(t, []string{"a 09:00"}, p.meetings(p.m, s, start, at(24)))
 }
