@@ -62,7 +62,7 @@ type dayResult struct {
 	// Lost and Outage ones apart. Without push only ChangeMax and Unseen
 	// are measured.
 	Changes, ChangeLate, Lost, NoChannel, Outage, Unseen int
-	ChangeMax, LostMax, OutageMax                      time.Duration
+	ChangeMax, LostMax, OutageMax                        time.Duration
 	// Notifications sent, and lost on purpose.
 	Notifications, Dropped int
 	// ServeErr is what serve returned, if anything.
