@@ -112,6 +112,7 @@ type Server struct {
 	channels  []Channel
 	dms       map[string]string // DM channel ID -> user ID
 	messages  []Message
+	byChannel map[string][]int // indexes in messages, per channel, oldest first
 	calls     []Call
 	faults    []queuedFault
 	onMessage []func(Message)
@@ -143,6 +144,7 @@ func newServer() *Server {
 		tokens:    map[string]bool{Token: true},
 		dms:       map[string]string{},
 		userIndex: map[string]int{},
+		byChannel: map[string][]int{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.serve)
@@ -242,8 +244,14 @@ func (s *Server) AddMessage(m Message) Message {
 	if m.User == "" && m.BotID == "" {
 		m.User, m.BotID = BotUserID, BotID
 	}
-	s.messages = append(s.messages, m)
+	s.store(m)
 	return m
+}
+
+// store appends m to the messages. s.mu must be held.
+func (s *Server) store(m Message) {
+	s.byChannel[m.Channel] = append(s.byChannel[m.Channel], len(s.messages))
+	s.messages = append(s.messages, m)
 }
 
 // Messages returns a copy of every message posted so far, oldest first.
