@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -52,6 +53,8 @@ type dayResult struct {
 	// moved away before its trigger).
 	Due, Posted, Missed, Dup, Late, Stray int
 	MaxLate                               time.Duration
+	// Worst are the latest reminders and the missed ones, a line each.
+	Worst []string
 	// The changes made during the day, and how soon the bot read each
 	// (see seenTracker): ChangeLate of them more than 2 s after their
 	// notification was delivered; Lost whose notifications were all lost
@@ -59,8 +62,9 @@ type dayResult struct {
 	// while their calendar had no live channel; Outage whose notification
 	// came while the Calendar was down (OutageMax as LostMax); Unseen
 	// never read. ChangeMax is the longest from a change to its reading,
-	// Lost and Outage ones apart. Without push only ChangeMax and Unseen
-	// are measured.
+	// Lost and Outage ones apart. Without push ChangeLate, Lost and
+	// NoChannel are not measured, and Outage are the changes made from a
+	// resync interval before the outage to its end.
 	Changes, ChangeLate, Lost, NoChannel, Outage, Unseen int
 	ChangeMax, LostMax, OutageMax                        time.Duration
 	// Notifications sent, and lost on purpose.
@@ -153,9 +157,24 @@ func runDay(t testing.TB, cfg dayConfig) dayResult {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	log := newLogger(conf, logw)
+	if cfg.Log != "" {
+		// A line each simulated hour, among the bot's: how far the day
+		// is, as the file's writes tell the real time.
+		go func() {
+			for h := time.Hour; h < cfg.Span; h += time.Hour {
+				select {
+				case <-time.After(time.Until(t0.Add(h))):
+					log.Warn("simulated day: another hour", "hours", h.Hours())
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
 	served := make(chan error, 1)
 	go func() {
-		served <- serve(ctx, conf, newLogger(conf, logw), hooks{
+		served <- serve(ctx, conf, log, hooks{
 			listen: ln.listen,
 			http:   httpClients{calendar: &http.Client{Transport: seen}, slack: &http.Client{Transport: slackCalls}},
 		})
@@ -201,7 +220,7 @@ func runDay(t testing.TB, cfg dayConfig) dayResult {
 	r.Token = cal.TokenRequests()
 	r.Slack = slackCalls.counts()
 	r.reminders(plan, slack.Messages())
-	r.changes(tracked, cal.Deliveries(), outageFrom, cfg.Push)
+	r.changes(tracked, cal.Deliveries(), outageFrom, cfg.Push, conf.ResyncInterval)
 	return r
 }
 
@@ -248,10 +267,20 @@ func (r *dayResult) reminders(plan *dayPlan, msgs []slacktest.Message) {
 		}
 	}
 	r.Due = len(due)
+	type worst struct {
+		late time.Duration
+		line string
+	}
+	var ws []worst
 	for k, m := range due {
+		what := fmt.Sprintf("%s at %s (trigger %s", k.id, m.start.UTC().Format("15:04"), m.trigger().UTC().Format("15:04:05"))
+		if !m.since.IsZero() {
+			what += fmt.Sprintf(", in the calendar since %s", m.since.UTC().Format("15:04:05"))
+		}
 		ps := posts[k]
 		if len(ps) == 0 {
 			r.Missed++
+			ws = append(ws, worst{math.MaxInt64, what + "): missed"})
 			continue
 		}
 		r.Posted++
@@ -260,13 +289,20 @@ func (r *dayResult) reminders(plan *dayPlan, msgs []slacktest.Message) {
 		r.MaxLate = max(r.MaxLate, late)
 		if late > time.Second {
 			r.Late++
+			ws = append(ws, worst{late, fmt.Sprintf("%s): %.1f s late", what, late.Seconds())})
 		}
+	}
+	slices.SortFunc(ws, func(a, b worst) int { return cmp.Or(cmp.Compare(b.late, a.late), strings.Compare(a.line, b.line)) })
+	for _, w := range ws[:min(len(ws), 10)] {
+		r.Worst = append(r.Worst, w.line)
 	}
 }
 
 // changes measures how soon the bot read each change, against its
 // notification with push.
-func (r *dayResult) changes(tracked []*trackedChange, deliveries []calendartest.Delivery, outageFrom time.Time, push bool) {
+// Without push a change is read at its calendar's next resync, every
+// resync.
+func (r *dayResult) changes(tracked []*trackedChange, deliveries []calendartest.Delivery, outageFrom time.Time, push bool, resync time.Duration) {
 	type instant struct {
 		calendar string
 		at       int64
@@ -289,6 +325,13 @@ func (r *dayResult) changes(tracked []*trackedChange, deliveries []calendartest.
 			continue
 		}
 		if !push {
+			// Read at a resync, or after the outage when the outage
+			// came before that.
+			if !c.at.Before(outageFrom.Add(-resync)) && c.at.Before(outageFrom.Add(dayOutage)) {
+				r.Outage++
+				r.OutageMax = max(r.OutageMax, c.seen.Sub(c.at))
+				continue
+			}
 			r.ChangeMax = max(r.ChangeMax, c.seen.Sub(c.at))
 			continue
 		}
@@ -381,11 +424,14 @@ func (r dayResult) summary() string {
 		r.perSubDay(r.slackCalls()), r.perSubDay(r.Slack["chat.postMessage"]), r.perSubDay(r.Slack["conversations.history"]))
 	fmt.Fprintf(&b, "  reminders due %s: posted %s, missed %d, duplicated %d, late>1s %d (max %.1f s), stray %d\n",
 		thousands(r.Due), thousands(r.Posted), r.Missed, r.Dup, r.Late, r.MaxLate.Seconds(), r.Stray)
-	fmt.Fprintf(&b, "  changes %s: unseen %d, longest to read %.1f s", thousands(r.Changes), r.Unseen, r.ChangeMax.Seconds())
+	fmt.Fprintf(&b, "  changes %s: unseen %d, longest to read %.1f s (the outage's %d apart: %.1f s)", thousands(r.Changes), r.Unseen, r.ChangeMax.Seconds(), r.Outage, r.OutageMax.Seconds())
 	if r.Config.Push {
-		fmt.Fprintf(&b, "; read >2s after their notification %d; notifications %s, lost %d: changes whose notifications were all lost %d (read within %.1f s); made during the outage %d (read within %.1f s); with no live channel %d",
-			r.ChangeLate, thousands(r.Notifications), r.Dropped, r.Lost, r.LostMax.Seconds(), r.Outage, r.OutageMax.Seconds(), r.NoChannel)
+		fmt.Fprintf(&b, "; read >2s after their notification %d; notifications %s, lost %d: changes whose notifications were all lost %d (read within %.1f s); with no live channel %d",
+			r.ChangeLate, thousands(r.Notifications), r.Dropped, r.Lost, r.LostMax.Seconds(), r.NoChannel)
 	}
 	b.WriteString("\n")
+	for _, w := range r.Worst {
+		fmt.Fprintf(&b, "    %s\n", w)
+	}
 	return b.String()
 }
