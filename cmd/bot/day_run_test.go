@@ -5,11 +5,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +55,9 @@ type dayResult struct {
 	// moved away before its trigger).
 	Due, Posted, Missed, Dup, Late, Stray int
 	MaxLate                               time.Duration
+	// LateBy counts the late reminders by how late: up to 2 s, 10 s,
+	// 1 minute, and more.
+	LateBy [4]int
 	// Worst are the latest reminders and the missed ones, a line each.
 	Worst []string
 	// The changes made during the day, and how soon the bot read each
@@ -289,6 +294,7 @@ func (r *dayResult) reminders(plan *dayPlan, msgs []slacktest.Message) {
 		r.MaxLate = max(r.MaxLate, late)
 		if late > time.Second {
 			r.Late++
+			r.LateBy[min(3, sort.Search(3, func(i int) bool { return late <= [...]time.Duration{2 * time.Second, 10 * time.Second, time.Minute}[i] }))]++
 			ws = append(ws, worst{late, fmt.Sprintf("%s): %.1f s late", what, late.Seconds())})
 		}
 	}
@@ -408,22 +414,18 @@ func (r dayResult) summary() string {
 		mode = "push on"
 	}
 	fmt.Fprintf(&b, "day: %s subscriptions, %s, resync %s, %v of fake time\n", thousands(r.Config.Subs), mode, cmp.Or(r.Config.Resync, "default"), r.Config.Span)
-	methods := slices.Sorted(func(yield func(string) bool) {
-		for k := range r.Calendar {
-			if !yield(k) {
-				return
-			}
-		}
-	})
 	var calls []string
-	for _, m := range methods {
+	for _, m := range slices.Sorted(maps.Keys(r.Calendar)) {
 		calls = append(calls, fmt.Sprintf("%s %.2f", m, r.perSubDay(r.Calendar[m])))
 	}
 	fmt.Fprintf(&b, "  Calendar calls per subscription-day: %.1f (%s); token requests %.1f\n", r.perSubDay(r.calendarCalls()), strings.Join(calls, ", "), r.perSubDay(r.Token))
-	fmt.Fprintf(&b, "  Slack calls per subscription-day: %.1f (chat.postMessage %.1f, conversations.history %.1f)\n",
-		r.perSubDay(r.slackCalls()), r.perSubDay(r.Slack["chat.postMessage"]), r.perSubDay(r.Slack["conversations.history"]))
-	fmt.Fprintf(&b, "  reminders due %s: posted %s, missed %d, duplicated %d, late>1s %d (max %.1f s), stray %d\n",
-		thousands(r.Due), thousands(r.Posted), r.Missed, r.Dup, r.Late, r.MaxLate.Seconds(), r.Stray)
+	var slack []string
+	for _, m := range slices.Sorted(maps.Keys(r.Slack)) {
+		slack = append(slack, fmt.Sprintf("%s %.2f", m, r.perSubDay(r.Slack[m])))
+	}
+	fmt.Fprintf(&b, "  Slack calls per subscription-day: %.1f (%s)\n", r.perSubDay(r.slackCalls()), strings.Join(slack, ", "))
+	fmt.Fprintf(&b, "  reminders due %s: posted %s, missed %d, duplicated %d, late>1s %d (up to 2 s %d, 10 s %d, 1 min %d, more %d; max %.1f s), stray %d\n",
+		thousands(r.Due), thousands(r.Posted), r.Missed, r.Dup, r.Late, r.LateBy[0], r.LateBy[1], r.LateBy[2], r.LateBy[3], r.MaxLate.Seconds(), r.Stray)
 	fmt.Fprintf(&b, "  changes %s: unseen %d, longest to read %.1f s (the outage's %d apart: %.1f s)", thousands(r.Changes), r.Unseen, r.ChangeMax.Seconds(), r.Outage, r.OutageMax.Seconds())
 	if r.Config.Push {
 		fmt.Fprintf(&b, "; read >2s after their notification %d; notifications %s, lost %d: changes whose notifications were all lost %d (read within %.1f s); with no live channel %d",
