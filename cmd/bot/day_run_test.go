@@ -74,7 +74,8 @@ type dayResult struct {
 	ChangeMax, LostMax, OutageMax                        time.Duration
 	// Notifications sent, and lost on purpose.
 	Notifications, Dropped int
-	// ServeErr is what serve returned, if anything.
+	// ServeErr says what broke the run: what serve returned, if anything,
+	// or a change the emulator refused.
 	ServeErr string
 }
 
@@ -185,11 +186,12 @@ func runDay(t testing.TB, cfg dayConfig) dayResult {
 		})
 	}()
 
-	tracked := make([]*trackedChange, len(plan.changes))
-	for i, c := range plan.changes {
+	var r dayResult
+	tracked := make([]*trackedChange, 0, len(plan.changes))
+	for _, c := range plan.changes {
 		time.Sleep(time.Until(c.at))
-		tracked[i] = &trackedChange{dayChange: c}
-		seen.add(tracked[i]) // before the change: the bot may read it at once
+		tc := &trackedChange{dayChange: c}
+		seen.add(tc) // before the change: the bot may read it at once
 		switch c.kind {
 		case changeCancel:
 			err = cal.Delete(c.calendar, c.id)
@@ -197,18 +199,19 @@ func runDay(t testing.TB, cfg dayConfig) dayResult {
 			err = cal.Put(c.calendar, c.ev)
 		}
 		if err != nil {
-			t.Fatalf("%s %s of %s: %v", c.kind, c.id, c.calendar, err)
+			r.ServeErr = fmt.Sprintf("the emulator refused the day's %s of %s in %s: %v", c.kind, c.id, c.calendar, err)
+			break
 		}
+		tracked = append(tracked, tc)
 	}
 	time.Sleep(time.Until(t0.Add(cfg.Span)))
-	var r dayResult
 	select {
 	case err := <-served:
-		r.ServeErr = fmt.Sprint("stopped before the end of the day: ", err)
+		r.ServeErr = fmt.Sprint("the bot stopped before the end of the day: ", err)
 	default:
 		cancel()
-		if err := <-served; err != nil {
-			r.ServeErr = err.Error()
+		if err := <-served; err != nil && r.ServeErr == "" {
+			r.ServeErr = "the bot stopped with an error: " + err.Error()
 		}
 	}
 	cal.Close()
@@ -397,7 +400,7 @@ func (r dayResult) perSubDay(n int) float64 {
 func (r dayResult) broken() string {
 	switch {
 	case r.ServeErr != "":
-		return "the bot " + r.ServeErr
+		return r.ServeErr
 	case r.Due > 0 && r.Posted == 0:
 		return fmt.Sprintf("none of %d reminders due was posted", r.Due)
 	case r.calendarCalls() == 0:
