@@ -35,12 +35,18 @@ func (s *Server) RequestsTo(method string) int {
 
 // api wraps the handler of one API method: it counts the request, refuses
 // it when it is over the Quota (SetQuota), then waits out the latency
-// without holding the server's lock.
+// without holding the server's lock, and answers 503 during an outage
+// (SetOutage).
 func (s *Server) api(method string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.methodCounts[method]++
-		f, over := s.overQuota(r)
+		down := s.down(s.push.now())
+		var f Fault
+		over := false
+		if !down {
+			f, over = s.overQuota(r)
+		}
 		s.mu.Unlock()
 		if over {
 			serveFault(w, f)
@@ -54,6 +60,10 @@ func (s *Server) api(method string, h http.HandlerFunc) http.HandlerFunc {
 				t.Stop()
 				return
 			}
+		}
+		if down {
+			serveFault(w, outageFault)
+			return
 		}
 		h(w, r)
 	}

@@ -39,8 +39,8 @@ func (s *Server) ExternalAccountJSON(subjectTokenFile, subjectToken string) []by
 		"type":                              "external_account",
 		"audience":                          "//iam.googleapis.com/projects/123456789/locations/global/workloadIdentityPools/meetingbot/providers/ci",
 		"subject_token_type":                "urn:ietf:params:oauth:token-type:jwt",
-		"token_url":                         s.ts.URL + stsPath,
-		"service_account_impersonation_url": s.ts.URL + impersonatePath + s.saEmail + ":generateAccessToken",
+		"token_url":                         s.base + stsPath,
+		"service_account_impersonation_url": s.base + impersonatePath + s.saEmail + ":generateAccessToken",
 		"credential_source":                 map[string]any{"file": subjectTokenFile},
 	}, "", "  ")
 	return b

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // fieldMask is a parsed partial-response selector, the fields parameter
@@ -100,6 +101,32 @@ func merge(a, b fieldMask) fieldMask {
 	}
 	return a
 }
+
+// checkedFields returns the mask selector s parses to, checked against t
+// (see check). A mask is only read once made, so each selector is parsed
+// and checked once: a client sends the same few on every request.
+func checkedFields(s string, t reflect.Type) (fieldMask, error) {
+	type key struct {
+		s string
+		t reflect.Type
+	}
+	type checked struct {
+		m   fieldMask
+		err error
+	}
+	if c, ok := masks.Load(key{s, t}); ok {
+		return c.(checked).m, c.(checked).err
+	}
+	m, err := parseFields(s)
+	if err == nil {
+		err = m.check(t)
+	}
+	masks.Store(key{s, t}, checked{m, err})
+	return m, err
+}
+
+// masks are the selectors checkedFields has seen.
+var masks sync.Map
 
 // check refuses names that t (a struct, read through its JSON names) does
 // not have, as Google refuses a selection of unknown fields.

@@ -82,9 +82,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 	var mask fieldMask
 	if f := r.URL.Query().Get("fields"); f != "" {
 		var err error
-		if mask, err = parseFields(f); err == nil {
-			err = mask.check(reflect.TypeFor[calendar.Event]())
-		}
+		mask, err = checkedFields(f, reflect.TypeFor[calendar.Event]())
 		if err != nil {
 			writeBadRequest(w, "invalidParameter", err.Error())
 			return

@@ -78,9 +78,7 @@ func (s *Server) serveInstances(w http.ResponseWriter, r *http.Request) {
 	var mask fieldMask
 	if f := q.Get("fields"); f != "" {
 		var err error
-		if mask, err = parseFields(f); err == nil {
-			err = mask.check(reflect.TypeFor[calendar.Events]())
-		}
+		mask, err = checkedFields(f, reflect.TypeFor[calendar.Events]())
 		if err != nil {
 			writeBadRequest(w, "invalidParameter", err.Error())
 			return

@@ -146,7 +146,12 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Lock()
 	}
-	defer s.mu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			s.mu.Unlock()
+		}
+	}()
 	principal, personal, ok := s.caller(r)
 	if !ok {
 		writeError(w, http.StatusUnauthorized, "global", "authError", "Invalid Credentials")
@@ -169,9 +174,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 	var mask fieldMask
 	if f := r.URL.Query().Get("fields"); f != "" {
 		var err error
-		if mask, err = parseFields(f); err == nil {
-			err = mask.check(reflect.TypeFor[calendar.Events]())
-		}
+		mask, err = checkedFields(f, reflect.TypeFor[calendar.Events]())
 		if err != nil {
 			writeBadRequest(w, "invalidParameter", err.Error())
 			return
@@ -224,8 +227,12 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 			resp.NextSyncToken = c.syncToken(version)
 		}
 	}
-	// Only the fields asked for travel, as the API's partial responses do:
-	// a client that forgets one in its mask sees it missing here too.
+	// The items are copies, or kept states' events, which are never
+	// changed: encoding them needs no lock. Only the fields asked for
+	// travel, as the API's partial responses do: a client that forgets
+	// one in its mask sees it missing here too.
+	s.mu.Unlock()
+	locked = false
 	b, err := encodeFields(resp, mask)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "global", "backendError", "Backend Error")

@@ -119,12 +119,12 @@ func (o *oauthState) init() {
 
 // AuthURL returns the authorization endpoint, the auth_uri of
 // OAuthClientJSON.
-func (s *Server) AuthURL() string { return s.ts.URL + authPath }
+func (s *Server) AuthURL() string { return s.base + authPath }
 
 // RevokeURL returns the revoke endpoint: TokenURL with its last path
 // element replaced by "revoke", as Google's are
 // (https://oauth2.googleapis.com/token, https://oauth2.googleapis.com/revoke).
-func (s *Server) RevokeURL() string { return s.ts.URL + revokePath }
+func (s *Server) RevokeURL() string { return s.base + revokePath }
 
 // OAuthClientJSON returns the JSON of an OAuth client of type Web
 // application, as Google's console downloads it, whose auth_uri and

@@ -2,8 +2,10 @@ package calendartest
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/url"
@@ -38,7 +40,7 @@ import (
 //
 // Google calls notifications "not 100% reliable"; the server delivers
 // each once, does not retry, and can drop some on purpose
-// (DropNotifications). Errors Google is reported to answer a bad watch
+// (DropNotifications, LoseNotifications). Errors Google is reported to answer a bad watch
 // with (push.webhookUrlNotHttps, channelIdNotUnique) are not in its
 // reference; the server answers them the same way.
 
@@ -72,8 +74,13 @@ type Delivery struct {
 	Address string
 	// Status is the receiver's HTTP status, 0 when there was no answer.
 	Status int
-	// Err says why there was no answer ("dropped" for DropNotifications).
+	// Err says why there was no answer ("dropped" for DropNotifications
+	// and LoseNotifications).
 	Err string
+	// Queued is when the change (or the watch) made the notification, and
+	// At when it was answered, failed or was dropped, on the server's
+	// clock (SetClock).
+	Queued, At time.Time
 }
 
 // channel is a live channel and its queue of notifications not yet sent:
@@ -89,6 +96,7 @@ type channel struct {
 type notification struct {
 	state  string
 	number int64
+	queued time.Time
 }
 
 // pushState is the server's side of push notifications.
@@ -98,8 +106,12 @@ type pushState struct {
 	forwards [][2]string
 	// channels are every live channel by ID; each calendar's are also in
 	// its calendarState.
-	channels   map[string]*channel
-	drop       map[string]int
+	channels map[string]*channel
+	drop     map[string]int
+	// loss is the share of notifications lost (LoseNotifications), and
+	// lossSeed what picks them.
+	loss       float64
+	lossSeed   uint64
 	deliveries []Delivery
 	// verified, when not nil, are the only hosts watches may name
 	// (RequireVerifiedDomains).
@@ -146,6 +158,36 @@ func (s *Server) DropNotifications(calendarID string, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.push.drop[calendarID] += n
+}
+
+// LoseNotifications makes each notification, from now on, get lost with
+// probability share (0 to 1), as Google says some are ("Notifications
+// are not 100% reliable. Expect a small percentage of messages to get
+// dropped under normal working conditions", "Push notifications",
+// https://developers.google.com/workspace/calendar/api/guides/push). Which
+// ones is a hash of seed, the calendar and the message number, so that a
+// run that makes the same changes loses the same notifications whatever
+// the order they are sent in. Lost ones are in Deliveries with Err
+// "dropped".
+func (s *Server) LoseNotifications(share float64, seed uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.push.loss, s.push.lossSeed = share, seed
+}
+
+// lost reports whether the notification number of a channel on
+// calendarID is lost (LoseNotifications).
+func (p *pushState) lost(calendarID string, number int64) bool {
+	if p.loss <= 0 {
+		return false
+	}
+	h := fnv.New64a()
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], p.lossSeed)
+	binary.LittleEndian.PutUint64(b[8:], uint64(number))
+	h.Write(b[:])
+	h.Write([]byte(calendarID))
+	return float64(h.Sum64()>>11)/(1<<53) < p.loss
 }
 
 // RequireVerifiedDomains makes events.watch refuse every address whose
@@ -382,11 +424,14 @@ func (s *Server) notifyChanged(c *calendarState) {
 // goroutine if it has none. s.mu must be held.
 func (s *Server) notify(ch *channel, state string) {
 	ch.messages++
-	n := notification{state: state, number: ch.messages}
-	if s.push.drop[ch.CalendarID] > 0 {
-		s.push.drop[ch.CalendarID]--
+	n := notification{state: state, number: ch.messages, queued: s.push.now()}
+	if s.push.drop[ch.CalendarID] > 0 || s.push.lost(ch.CalendarID, n.number) {
+		if s.push.drop[ch.CalendarID] > 0 {
+			s.push.drop[ch.CalendarID]--
+		}
 		s.push.deliveries = append(s.push.deliveries, Delivery{
 			ChannelID: ch.ID, CalendarID: ch.CalendarID, State: state, MessageNumber: n.number, Address: ch.Address, Err: "dropped",
+			Queued: n.queued, At: n.queued,
 		})
 		return
 	}
@@ -409,7 +454,7 @@ func (s *Server) deliver(ch *channel) {
 		req, address, err := s.notificationRequest(ch, n)
 		client := s.push.client
 		s.mu.Unlock()
-		d := Delivery{ChannelID: ch.ID, CalendarID: ch.CalendarID, State: n.state, MessageNumber: n.number, Address: address}
+		d := Delivery{ChannelID: ch.ID, CalendarID: ch.CalendarID, State: n.state, MessageNumber: n.number, Address: address, Queued: n.queued}
 		var resp *http.Response
 		if err == nil {
 			resp, err = client.Do(req)
@@ -422,6 +467,7 @@ func (s *Server) deliver(ch *channel) {
 			d.Status = resp.StatusCode
 		}
 		s.mu.Lock()
+		d.At = s.push.now()
 		s.push.deliveries = append(s.push.deliveries, d)
 	}
 	ch.queue = nil

@@ -41,8 +41,12 @@ import (
 // Server is a Google-Calendar-shaped HTTP server. All its methods are safe
 // for concurrent use.
 type Server struct {
-	ts  *httptest.Server
-	key *rsa.PrivateKey
+	// ts is the listening server, nil for one from NewInProcess; base is
+	// the URL the server's URLs start with, and mux serves them.
+	ts   *httptest.Server
+	base string
+	mux  *http.ServeMux
+	key  *rsa.PrivateKey
 
 	mu        sync.Mutex
 	calendars map[string]*calendarState
@@ -84,6 +88,8 @@ type Server struct {
 	interleave  map[string]func(*calendar.Event)
 	writes      []Write
 	latency     atomic.Int64 // time.Duration
+	// outage is when every API request is answered 503 (outage.go).
+	outage [2]time.Time
 
 	// push is the state of watch channels and their notifications, see
 	// push.go; idle is signalled, with mu, when no notification is in
@@ -127,6 +133,14 @@ type eventSet struct {
 
 // NewServer starts a server. Close it when done.
 func NewServer() *Server {
+	s := newServer()
+	s.ts = httptest.NewServer(s.mux)
+	s.base = s.ts.URL
+	return s
+}
+
+// newServer returns a server that does not listen yet.
+func newServer() *Server {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		panic(fmt.Sprintf("calendartest: generate key: %v", err))
@@ -172,21 +186,28 @@ func NewServer() *Server {
 	mux.HandleFunc("PATCH /calendar/v3/calendars/{calendarId}/events/{eventId}", s.api(MethodPatch, s.servePatch))
 	mux.HandleFunc("POST /calendar/v3/calendars/{calendarId}/events/watch", s.api(MethodWatch, s.serveWatch))
 	mux.HandleFunc("POST /calendar/v3/channels/stop", s.api(MethodStop, s.serveStop))
-	s.ts = httptest.NewServer(mux)
+	s.mux = mux
 	return s
 }
 
-// URL returns the server's base URL, e.g. "http://127.0.0.1:5555".
-func (s *Server) URL() string { return s.ts.URL }
+// URL returns the server's base URL, e.g. "http://127.0.0.1:5555", or
+// InProcessURL.
+func (s *Server) URL() string { return s.base }
 
 // Endpoint returns the Calendar API base URL to use as GOOGLE_API_ENDPOINT.
-func (s *Server) Endpoint() string { return s.ts.URL + "/calendar/v3/" }
+func (s *Server) Endpoint() string { return s.base + "/calendar/v3/" }
 
 // TokenURL returns the URL of the OAuth 2.0 token endpoint.
-func (s *Server) TokenURL() string { return s.ts.URL + "/token" }
+func (s *Server) TokenURL() string { return s.base + "/token" }
 
-// Client returns an HTTP client that trusts the server.
-func (s *Server) Client() *http.Client { return s.ts.Client() }
+// Client returns an HTTP client that trusts the server, or, for one from
+// NewInProcess, that hands it every request.
+func (s *Server) Client() *http.Client {
+	if s.ts == nil {
+		return &http.Client{Transport: inProcess{s.mux}}
+	}
+	return s.ts.Client()
+}
 
 // Close shuts the server down, waiting for requests in flight. The
 // notifications not yet delivered are dropped; those being delivered are
@@ -194,8 +215,10 @@ func (s *Server) Client() *http.Client { return s.ts.Client() }
 func (s *Server) Close() {
 	s.push.cancel()
 	s.FlushNotifications()
-	s.ts.CloseClientConnections()
-	s.ts.Close()
+	if s.ts != nil {
+		s.ts.CloseClientConnections()
+		s.ts.Close()
+	}
 }
 
 // noRedirect leaves a notification's redirect unfollowed: its answer is

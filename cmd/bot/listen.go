@@ -35,7 +35,8 @@ type httpServer struct {
 // With METRICS_ADDR too, those move to that private listener, and
 // HTTP_ADDR's /healthz, which Slack, Google or anyone may reach, says only
 // ok or how many subscriptions fail. The HTTP_ADDR server comes first.
-func listen(cfg config.Config, mon *monitor.Monitor, log *slog.Logger) ([]*httpServer, error) {
+// netListen opens each listener: net.Listen but in tests.
+func listen(cfg config.Config, mon *monitor.Monitor, log *slog.Logger, netListen func(network, addr string) (net.Listener, error)) ([]*httpServer, error) {
 	type plan struct {
 		name, addr, what string
 		handler          http.Handler
@@ -49,7 +50,7 @@ func listen(cfg config.Config, mon *monitor.Monitor, log *slog.Logger) ([]*httpS
 	}
 	var servers []*httpServer
 	for _, l := range plans {
-		ln, err := net.Listen("tcp", l.addr)
+		ln, err := netListen("tcp", l.addr)
 		if err != nil {
 			for _, s := range servers {
 				s.ln.Close()

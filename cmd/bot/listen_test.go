@@ -40,7 +40,7 @@ func TestListeners(t *testing.T) {
 
 	t.Run("one listener", func(t *testing.T) {
 		mon := monitor.New(monitor.Options{Subscriptions: subs, Interval: 10 * time.Second, Now: clock})
-		servers, err := listen(config.Config{HTTPAddr: "127.0.0.1:0"}, mon, log)
+		servers, err := listen(config.Config{HTTPAddr: "127.0.0.1:0"}, mon, log, net.Listen)
 		if err != nil || len(servers) != 1 {
 			t.Fatalf("listen(HTTP_ADDR) = %d servers, %v; want 1", len(servers), err)
 		}
@@ -56,7 +56,7 @@ func TestListeners(t *testing.T) {
 
 	t.Run("private metrics listener", func(t *testing.T) {
 		mon := monitor.New(monitor.Options{Subscriptions: subs, Interval: 10 * time.Second, Now: clock})
-		servers, err := listen(config.Config{HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0"}, mon, log)
+		servers, err := listen(config.Config{HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0"}, mon, log, net.Listen)
 		if err != nil || len(servers) != 2 {
 			t.Fatalf("listen(HTTP_ADDR, METRICS_ADDR) = %d servers, %v; want 2", len(servers), err)
 		}

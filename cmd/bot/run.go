@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -86,10 +87,15 @@ const (
 	shutdownTimeout = 2 * time.Second
 )
 
-// hooks let the demo watch the serving process.
+// hooks let the demo watch the serving process, and the simulated day
+// (day_test.go) run it without a socket, inside a synctest bubble.
 type hooks struct {
 	// listening is called with the HTTP address once it accepts.
 	listening func(addr string)
+	// listen, if set, opens the HTTP listeners instead of net.Listen.
+	listen func(network, addr string) (net.Listener, error)
+	// http, where set, carries the Calendar and Slack clients' requests.
+	http httpClients
 }
 
 // serve runs the bot with cfg until ctx ends: it opens the ledger, serves
@@ -106,7 +112,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	mon := monitor.New(monitor.Options{Subscriptions: cfg.Subscriptions, Interval: cfg.TickInterval})
 	late := accountsFor(cfg)
 	spent := newSpend(cfg, clock.New(), mon, log) // what Calendar calls cost (spend.go)
-	source, slack, err := clients(ctx, cfg, log, observers{calendar: spent.observe(mon.ObserveCalendar), slack: mon.ObserveSlack, quotaWait: mon.ObserveQuotaWait, quotaChanged: newUsageLimits(cfg, mon, log).changed}, late)
+	source, slack, err := clients(ctx, cfg, log, observers{calendar: spent.observe(mon.ObserveCalendar), slack: mon.ObserveSlack, quotaWait: mon.ObserveQuotaWait, quotaChanged: newUsageLimits(cfg, mon, log).changed}, late, h.http)
 	if err != nil {
 		return err
 	}
@@ -124,7 +130,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	}
 	defer store.Close()
 	keepChannelNames(slack, store, cfg.Subscriptions, log)
-	servers, err := listen(cfg, mon, log)
+	netListen := net.Listen
+	if h.listen != nil {
+		netListen = h.listen
+	}
+	servers, err := listen(cfg, mon, log, netListen)
 	if err != nil {
 		return err
 	}

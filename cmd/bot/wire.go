@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"os"
 	"time"
 
@@ -50,11 +51,18 @@ type observers struct {
 	quotaChanged    func(calendar.QuotaChange)
 }
 
+// httpClients carry the Calendar and the Slack clients' requests; a nil
+// one takes the client's default.
+type httpClients struct {
+	calendar, slack *http.Client
+}
+
 // clients builds the Calendar source and the Slack notifier for cfg. It
 // makes one request, auth.test, to fail fast on a token Slack rejects;
 // Slack being unreachable is only logged.
-func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs observers, late *lateAccounts) (*calendar.Source, *notify.Slack, error) {
+func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs observers, late *lateAccounts, hc httpClients) (*calendar.Source, *notify.Slack, error) {
 	ccfg := calendar.Config{
+		HTTPClient:      hc.calendar,
 		CredentialsFile: cfg.CredentialsFile,
 		CredentialsJSON: cfg.CredentialsJSON,
 		Endpoint:        cfg.GoogleEndpoint,
@@ -77,11 +85,12 @@ func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs obser
 		log.Info("reading calendars as the service account; share each calendar with it", "service_account", email)
 	}
 	ncfg := notify.Config{
-		Token:     cfg.SlackToken,
-		APIURL:    cfg.SlackAPIURL,
-		JoinHosts: cfg.JoinURLHosts,
-		Logger:    log,
-		Observe:   obs.slack,
+		HTTPClient: hc.slack,
+		Token:      cfg.SlackToken,
+		APIURL:     cfg.SlackAPIURL,
+		JoinHosts:  cfg.JoinURLHosts,
+		Logger:     log,
+		Observe:    obs.slack,
 		// Self-service answers the snooze buttons' clicks.
 		Snooze: cfg.SelfService(),
 	}
@@ -132,7 +141,7 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 			}
 		}
 		late := accountsFor(cfg)
-		source, slack, err := clients(ctx, cfg, newLogger(cfg, stderr), observers{}, late)
+		source, slack, err := clients(ctx, cfg, newLogger(cfg, stderr), observers{}, late, httpClients{})
 		if err != nil {
 			return audit.Deps{}, err
 		}

@@ -44,7 +44,7 @@ func (s *Server) postMessage(form url.Values) response {
 	}
 	msg.Posted = s.now()
 	msg.TS = s.nextTS(msg.Posted.UnixMicro())
-	s.messages = append(s.messages, msg)
+	s.store(msg)
 	body := map[string]any{"ok": true, "channel": channel, "ts": msg.TS, "message": messageJSON(msg, false)}
 	if truncated {
 		body["response_metadata"] = map[string]any{
@@ -216,9 +216,10 @@ func (s *Server) history(form url.Values) response {
 	inclusive := form.Get("inclusive") == "1" || form.Get("inclusive") == "true"
 	metadata := form.Get("include_all_metadata") == "1" || form.Get("include_all_metadata") == "true"
 	var in []Message
-	for _, m := range s.messages {
+	for _, i := range s.byChannel[channel] {
+		m := s.messages[i]
 		ts, _ := parseTS(m.TS, 0)
-		if m.Channel != channel || ts < oldest || ts > latest || (!inclusive && (ts == oldest || ts == latest)) {
+		if ts < oldest || ts > latest || (!inclusive && (ts == oldest || ts == latest)) {
 			continue
 		}
 		in = append(in, m)

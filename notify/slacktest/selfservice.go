@@ -307,7 +307,7 @@ func (s *Server) ResponseURL() string {
 	defer s.mu.Unlock()
 	path := fmt.Sprintf("/response/%s/%d/%s", TeamID, len(s.ext.urls)+1, randomHex(12))
 	s.ext.urls[path] = &responseURL{created: s.now()}
-	return s.srv.URL + path
+	return s.base + path
 }
 
 // Responses returns every message posted to a response_url, oldest first.
@@ -369,7 +369,7 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
 	}
 	u.uses++
 	s.ext.responses = append(s.ext.responses, Response{
-		URL: s.srv.URL + r.URL.Path, ResponseType: msg.ResponseType, Text: msg.Text, Blocks: msg.Blocks,
+		URL: s.base + r.URL.Path, ResponseType: msg.ResponseType, Text: msg.Text, Blocks: msg.Blocks,
 		ReplaceOriginal: msg.ReplaceOriginal, DeleteOriginal: msg.DeleteOriginal, Posted: s.now(),
 	})
 	answer(http.StatusOK, map[string]any{"ok": true})

@@ -97,7 +97,11 @@ type Call struct {
 
 // Server is a running emulator. Its methods are safe for concurrent use.
 type Server struct {
+	// srv is the listening server, nil for one from NewInProcess; base is
+	// the URL the server's URLs start with, and mux serves them.
 	srv  *httptest.Server
+	base string
+	mux  *http.ServeMux
 	done chan struct{}
 
 	mu        sync.Mutex
@@ -108,6 +112,7 @@ type Server struct {
 	channels  []Channel
 	dms       map[string]string // DM channel ID -> user ID
 	messages  []Message
+	byChannel map[string][]int // indexes in messages, per channel, oldest first
 	calls     []Call
 	faults    []queuedFault
 	onMessage []func(Message)
@@ -125,22 +130,31 @@ type Server struct {
 // NewServer starts an emulator that accepts Token and has no users or
 // channels yet; seed them with AddUser and AddChannel. Close it when done.
 func NewServer() *Server {
+	s := newServer()
+	s.srv = httptest.NewServer(s.mux)
+	s.base = s.srv.URL
+	return s
+}
+
+// newServer returns an emulator that does not listen yet.
+func newServer() *Server {
 	s := &Server{
 		done:      make(chan struct{}),
 		now:       time.Now,
 		tokens:    map[string]bool{Token: true},
 		dms:       map[string]string{},
 		userIndex: map[string]int{},
+		byChannel: map[string][]int{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.serve)
 	s.registerExtension(mux)
-	s.srv = httptest.NewServer(mux)
+	s.mux = mux
 	return s
 }
 
 // URL returns the Web API base URL, ending in "/api/", for SLACK_API_URL.
-func (s *Server) URL() string { return s.srv.URL + "/api/" }
+func (s *Server) URL() string { return s.base + "/api/" }
 
 // Close releases delayed responses and shuts the server down.
 func (s *Server) Close() {
@@ -149,7 +163,9 @@ func (s *Server) Close() {
 	default:
 		close(s.done)
 	}
-	s.srv.Close()
+	if s.srv != nil {
+		s.srv.Close()
+	}
 }
 
 // SetClock replaces the clock used for message timestamps and call times.
@@ -228,8 +244,14 @@ func (s *Server) AddMessage(m Message) Message {
 	if m.User == "" && m.BotID == "" {
 		m.User, m.BotID = BotUserID, BotID
 	}
-	s.messages = append(s.messages, m)
+	s.store(m)
 	return m
+}
+
+// store appends m to the messages. s.mu must be held.
+func (s *Server) store(m Message) {
+	s.byChannel[m.Channel] = append(s.byChannel[m.Channel], len(s.messages))
+	s.messages = append(s.messages, m)
 }
 
 // Messages returns a copy of every message posted so far, oldest first.

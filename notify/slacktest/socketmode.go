@@ -109,7 +109,7 @@ func (s *Server) openConnection(w http.ResponseWriter, r *http.Request) {
 	}
 	ticket := randomHex(16)
 	s.ext.socket.tickets[ticket] = true
-	link := "ws" + strings.TrimPrefix(s.srv.URL, "http") + "/link/?ticket=" + ticket + "&app_id=" + AppID
+	link := "ws" + strings.TrimPrefix(s.base, "http") + "/link/?ticket=" + ticket + "&app_id=" + AppID
 	writeJSON(w, ok(map[string]any{"url": link}))
 }
 

@@ -29,8 +29,8 @@ func (s *Server) update(form url.Values) response {
 		return slackErr("channel_not_found")
 	}
 	i := -1
-	for j, m := range s.messages {
-		if m.Channel == channel && m.TS == ts {
+	for _, j := range s.byChannel[channel] {
+		if s.messages[j].TS == ts {
 			i = j
 			break
 		}
