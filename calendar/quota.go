@@ -263,10 +263,16 @@ func (b *budget) share(now time.Time, f float64) bool {
 }
 
 // bucket is a token bucket that lets through at most n requests in any
-// minute: a burst of b (a second's worth, at least 1), then a steady
-// (n-b+1) a minute. A minute that begins with a full bucket holds the b
-// requests of the burst and n-b more, one every 60/(n-b+1) seconds.
+// minute, less a hundredth of them: a burst of b (a second's worth, at
+// least 1), then a steady (n-n/100-b+1) a minute. A minute that begins
+// with a full bucket holds the b requests of the burst and n-n/100-b
+// more, one every 60/(n-n/100-b+1) seconds. The hundredth kept back is
+// for the time requests take to reach Google, which counts them as they
+// arrive, over a sliding minute: a bucket that let n through in any
+// minute as sent had a request a run refused now and then at 600 a minute,
+// and each such answer halves the budget for a while (see quota).
 func bucket(n int) (burst int, r rate.Limit) {
+	n -= n / 100
 	b := max(1, n/60)
 	return b, rate.Limit(float64(n-b+1) / 60)
 }

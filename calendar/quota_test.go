@@ -91,9 +91,9 @@ func TestQuotasSpaceRequests(t *testing.T) {
 		}
 		return out
 	}
-	defaults := make([]time.Duration, 14) // 600 a minute: a burst of 10, then 591 a minute
-	for i := 10; i < len(defaults); i++ {
-		defaults[i] = time.Duration(float64(i-9) * float64(time.Minute) / 591)
+	defaults := make([]time.Duration, 14) // 600 a minute less 6: a burst of 9, then 586 a minute
+	for i := 9; i < len(defaults); i++ {
+		defaults[i] = time.Duration(float64(i-8) * float64(time.Minute) / 586)
 	}
 	tests := []struct {
 		name        string
