@@ -164,7 +164,10 @@ type Mirror struct {
 	opened   map[string]time.Time
 	since    map[string]time.Time
 	changeAt map[string]time.Time
-	pushes   pushSyncs // the syncs notifications asked for, coalesced
+	// dirty holds the calendars whose notification's sync failed: the
+	// next sweep syncs them whatever the age of their last sync.
+	dirty  map[string]bool
+	pushes pushSyncs // the syncs notifications asked for, coalesced
 
 	instancesUnserved atomic.Bool // events.instances answered as a method the server lacks; said once
 }
@@ -197,7 +200,7 @@ func New(cal Calendar, store Store, opts Options) (*Mirror, error) {
 		cals: map[string]*calendarState{}, channels: map[string]meetingbot.PushChannel{},
 		reloaded: -time.Hour, pending: map[string]bool{}, renewal: map[string]bool{}, watched: map[string]time.Time{},
 		kick: make(chan struct{}, 1), maintainNow: make(chan struct{}, 1),
-		opened: map[string]time.Time{}, since: map[string]time.Time{}, changeAt: map[string]time.Time{},
+		opened: map[string]time.Time{}, since: map[string]time.Time{}, changeAt: map[string]time.Time{}, dirty: map[string]bool{},
 	}, nil
 }
 
@@ -433,7 +436,10 @@ func (m *Mirror) current(ctx context.Context, c *calendarState, calendarID strin
 	full = !ok || st.Token == "" || now.Sub(st.FullAt) >= m.opts.FullEvery ||
 		(need.After(st.Horizon) && !need.After(now.Add(m.opts.Ahead)))
 	age := now.Sub(st.SyncedAt)
-	recent = !full && (force && st.SyncedAt.After(since) || !force && age >= 0 && !m.opts.stale(age, m.resync(calendarID)))
+	m.mu.Lock()
+	dirty := m.dirty[calendarID]
+	m.mu.Unlock()
+	recent = !full && (force && st.SyncedAt.After(since) || !force && !dirty && age >= 0 && !m.opts.stale(age, m.resync(calendarID)))
 	return st, saved, ok, full, recent, nil
 }
 
@@ -500,6 +506,7 @@ func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, 
 				return st, err
 			}
 			m.changed(ctx, calendarID, res.Changed)
+			m.clean(calendarID)
 			m.observe("incremental")
 			if len(res.Changed)+len(res.Removed) > 0 {
 				m.log.Debug("calendar synced", "calendar", calendarID, "changed", len(res.Changed), "removed", len(res.Removed))
@@ -516,10 +523,19 @@ func (m *Mirror) synced(ctx context.Context, calendarID string, need time.Time, 
 	if err := m.store.ReplaceMirror(ctx, st, res.Changed); err != nil {
 		return st, err
 	}
+	m.clean(calendarID)
 	m.observe("full")
 	m.log.Debug("calendar synced in full", "calendar", calendarID, "meetings", len(res.Changed))
 	m.changed(ctx, calendarID, res.Changed)
 	return st, nil
+}
+
+// clean notes that calendarID was synced, so that a notification's sync
+// that failed before no longer makes the next sweep sync it.
+func (m *Mirror) clean(calendarID string) {
+	m.mu.Lock()
+	delete(m.dirty, calendarID)
+	m.mu.Unlock()
 }
 
 // changed tells Options.Changed of the meetings a sync wrote.

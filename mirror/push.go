@@ -407,6 +407,11 @@ func (m *Mirror) pushed(ctx context.Context, calendarID string) {
 	}
 	if err := m.Sync(meetingbot.WithUrgency(ctx, m.clock.Now()), calendarID); err != nil {
 		if ctx.Err() == nil {
+			// The change it told of is unread: the next sweep syncs
+			// the calendar, not the resync 30 minutes on.
+			m.mu.Lock()
+			m.dirty[calendarID] = true
+			m.mu.Unlock()
 			m.log.Warn("sync a calendar after its notification; the next sweep retries", "calendar", calendarID, "err", err)
 		}
 		return

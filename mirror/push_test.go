@@ -525,3 +525,28 @@ func TestFirstNotificationCoveredByASyncAfterTheWatch(t *testing.T) {
 	assert.Equal(t, lists+1, p.lists(), "events.list calls: one for the change")
 	assert.Equal(t, []string{"a 09:00"}, p.meetings(p.m, s, start, at(24)))
 }
+
+// A notification whose sync fails (an outage, a refusal) leaves its
+// change to the calendar's next sweep, not to its resync half an hour on:
+// in a simulated day, two meetings created during a Calendar outage for a
+// few minutes later were missed at a 30-minute resync.
+func TestFailedNotificationSyncIsTheNextSweeps(t *testing.T) {
+	p := newPushWorld(t, mirror.Options{Resync: 30 * time.Minute, Tick: 30 * time.Second})
+	s := sub("alice", alice)
+	p.settle()
+	assert.Empty(t, p.meetings(p.m, s, start, at(24)), "Meetings before any change")
+	lists := p.lists()
+
+	p.cal.QueueFaults(alice, calendartest.Forbidden) // the notification's sync fails
+	p.put("a", at(1))
+	p.cal.FlushNotifications()
+	require.Eventually(t, func() bool { return p.lists() > lists }, 5*time.Second, time.Millisecond, "the notification's sync")
+	time.Sleep(50 * time.Millisecond) // its failure noted
+
+	p.clock.Advance(30 * time.Second)
+	assert.Equal(t, []string{"a 09:00"}, p.meetings(p.m, s, start, at(24)), "the next sweep, 30 s later")
+	assert.Equal(t, lists+2, p.lists(), "events.list calls: the failed sync and the sweep's")
+	p.clock.Advance(30 * time.Second)
+	p.meetings(p.m, s, start, at(24))
+	assert.Equal(t, lists+2, p.lists(), "events.list calls once the sweep's sync succeeded")
+}
