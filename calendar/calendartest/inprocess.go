@@ -2,7 +2,6 @@ package calendartest
 
 import (
 	"net/http"
-	"net/http/httptest"
 )
 
 // InProcessURL is the base URL of a server from NewInProcess. Its host is
@@ -27,33 +26,3 @@ func NewInProcess() *Server {
 // Handler returns the handler of every path the server answers, the one a
 // listening server serves.
 func (s *Server) Handler() http.Handler { return s.mux }
-
-// inProcess is a RoundTripper that answers each request with a handler,
-// in the calling goroutine: the request the handler sees is the client's,
-// as a server would read it, with the client's context, so that a client
-// giving up ends a wait in the handler.
-type inProcess struct{ h http.Handler }
-
-func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	in := req.Clone(ctx)
-	in.RequestURI = req.URL.RequestURI()
-	in.RemoteAddr = "192.0.2.1:443" // TEST-NET-1 (RFC 5737)
-	if in.Host == "" {
-		in.Host = req.URL.Host
-	}
-	if in.Body == nil {
-		in.Body = http.NoBody
-	}
-	rec := httptest.NewRecorder()
-	t.h.ServeHTTP(rec, in)
-	if req.Body != nil {
-		req.Body.Close()
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err // the client gave up: whatever was written is not its answer
-	}
-	resp := rec.Result()
-	resp.Request = req
-	return resp, nil
-}

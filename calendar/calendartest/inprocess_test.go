@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"google.golang.org/api/calendar/v3"
+
+	"github.com/meetingbot/meetingbot/inprocess"
 )
 
 // A server from NewInProcess answers its Client, token endpoint included,
@@ -122,5 +124,5 @@ func TestLoseNotifications(t *testing.T) {
 // said to send it.
 func newReceiverCounting(t *testing.T, s *Server) {
 	t.Helper()
-	s.SetNotifyClient(&http.Client{Transport: inProcess{http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})}})
+	s.SetNotifyClient(&http.Client{Transport: inprocess.Transport{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})}})
 }

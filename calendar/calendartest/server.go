@@ -33,6 +33,8 @@ import (
 
 	"google.golang.org/api/calendar/v3"
 
+	"github.com/meetingbot/meetingbot/inprocess"
+
 	// The emulator expands series in IANA zones; embed the database so it
 	// works on hosts without one.
 	_ "time/tzdata"
@@ -204,7 +206,7 @@ func (s *Server) TokenURL() string { return s.base + "/token" }
 // NewInProcess, that hands it every request.
 func (s *Server) Client() *http.Client {
 	if s.ts == nil {
-		return &http.Client{Transport: inProcess{s.mux}}
+		return &http.Client{Transport: inprocess.Transport{Handler: s.mux}}
 	}
 	return s.ts.Client()
 }

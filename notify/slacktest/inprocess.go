@@ -2,7 +2,8 @@ package slacktest
 
 import (
 	"net/http"
-	"net/http/httptest"
+
+	"github.com/meetingbot/meetingbot/inprocess"
 )
 
 // InProcessURL is the base URL of an emulator from NewInProcess: URL is
@@ -32,37 +33,7 @@ func (s *Server) Handler() http.Handler { return s.mux }
 // NewInProcess, one that hands it every request; else a plain client.
 func (s *Server) Client() *http.Client {
 	if s.srv == nil {
-		return &http.Client{Transport: inProcess{s.mux}}
+		return &http.Client{Transport: inprocess.Transport{Handler: s.mux}}
 	}
 	return s.srv.Client()
-}
-
-// inProcess is a RoundTripper that answers each request with a handler,
-// in the calling goroutine: the request the handler sees is the client's,
-// as a server would read it, with the client's context, so that a client
-// giving up ends a wait in the handler.
-type inProcess struct{ h http.Handler }
-
-func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	in := req.Clone(ctx)
-	in.RequestURI = req.URL.RequestURI()
-	in.RemoteAddr = "192.0.2.1:443" // TEST-NET-1 (RFC 5737)
-	if in.Host == "" {
-		in.Host = req.URL.Host
-	}
-	if in.Body == nil {
-		in.Body = http.NoBody
-	}
-	rec := httptest.NewRecorder()
-	t.h.ServeHTTP(rec, in)
-	if req.Body != nil {
-		req.Body.Close()
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err // the client gave up: whatever was written is not its answer
-	}
-	resp := rec.Result()
-	resp.Request = req
-	return resp, nil
 }
