@@ -56,12 +56,18 @@ import (
 // profiles it.
 //
 //	go test ./cmd/bot -run '^$' -bench Day -benchtime 1x -day.subs=1000 -day.push=both -timeout 60m
-//	go test ./cmd/bot -run '^$' -bench Day -benchtime 1x -day.subs=10000 -day.push=on -timeout 60m
+//	go test ./cmd/bot -run '^$' -bench Day -benchtime 1x -day.subs=10000 -day.push=on -timeout 120m
 //
-// -day.resync sets CALENDAR_RESYNC_INTERVAL (empty: the bot's default, 5m
-// with push and the tick without), so that a baseline runs beside:
+// A run's real time is about the bot's own CPU over the day: some 5
+// minutes at 1,000 subscriptions, 35 to 45 at 10,000 (see "A simulated
+// day" in docs/performance.md). -day.span simulates less of the day.
 //
-//	go test ./cmd/bot -run '^$' -bench Day -benchtime 1x -day.subs=1000 -day.push=on -day.resync=5m,30m
+// -day.resync sets CALENDAR_RESYNC_INTERVAL, one run per comma-separated
+// value; an empty one keeps the bot's default (config.DefaultResyncPush
+// with push, the tick without), so that a baseline runs beside it, here
+// the default and the 5-minute resync:
+//
+//	go test ./cmd/bot -run '^$' -bench Day -benchtime 1x -day.subs=1000 -day.push=on -day.resync=,5m
 var (
 	daySubs    = flag.String("day.subs", "1000", "simulated day: comma-separated numbers of subscriptions, one run each")
 	dayPush    = flag.String("day.push", "both", "simulated day: on, off or both: with PUBLIC_URL (push notifications), without, or a run of each")
