@@ -3,39 +3,22 @@ package notify_test
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/url"
 	"testing"
 	"time"
-
-	"github.com/slack-go/slack"
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 )
 
-// userToken runs Slack's OAuth v2 for userID against srv and returns the
-// user token.
+// userToken is srv's user token for userID, the test failing without one.
 func userToken(t *testing.T, srv *slacktest.Server, userID string) string {
 	t.Helper()
-	const redirect = "https://bot.example.com/slack/oauth/callback"
-	srv.RegisterRedirect(redirect)
-	srv.SignIn(userID)
-	base, _ := url.Parse(srv.URL())
-	q := url.Values{"client_id": {slacktest.ClientID}, "user_scope": {"users.profile:read,users.profile:write"}, "redirect_uri": {redirect}, "state": {"s"}}
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.Get(base.Scheme + "://" + base.Host + "/oauth/v2/authorize?" + q.Encode())
+	tok, err := srv.UserToken(t.Context(), userID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	loc, _ := url.Parse(resp.Header.Get("Location"))
-	got, err := slack.GetOAuthV2ResponseContext(t.Context(), http.DefaultClient, slacktest.ClientID, slacktest.ClientSecret, loc.Query().Get("code"), redirect, slack.OAuthOptionAPIURL(srv.URL()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got.AuthedUser.AccessToken
+	return tok
 }
 
 func TestStatusSetKeptAndRevoked(t *testing.T) {

@@ -1,6 +1,7 @@
 package slacktest
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/json"
@@ -10,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/slack-go/slack"
 )
 
 // People's own Slack users, as Slack's OAuth v2 lets an app act for them
@@ -444,4 +447,38 @@ func (s *Server) overLimit() bool {
 		return true
 	}
 	return false
+}
+
+// UserToken runs Slack's OAuth v2 against s for userID, as a person
+// approving the app does (SignIn, /oauth/v2/authorize with the user scopes
+// of a Slack status, oauth.v2.access), and returns their user token: for
+// tests of what a person's own token does.
+func (s *Server) UserToken(ctx context.Context, userID string) (string, error) {
+	const redirect = "https://bot.example.com/slack/oauth/callback"
+	s.RegisterRedirect(redirect)
+	s.SignIn(userID)
+	base, err := url.Parse(s.URL())
+	if err != nil {
+		return "", err
+	}
+	q := url.Values{"client_id": {ClientID}, "user_scope": {"users.profile:read,users.profile:write"}, "redirect_uri": {redirect}, "state": {"s"}}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base.Scheme+"://"+base.Host+"/oauth/v2/authorize?"+q.Encode(), nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		return "", err
+	}
+	got, err := slack.GetOAuthV2ResponseContext(ctx, http.DefaultClient, ClientID, ClientSecret, loc.Query().Get("code"), redirect, slack.OAuthOptionAPIURL(s.URL()))
+	if err != nil {
+		return "", err
+	}
+	return got.AuthedUser.AccessToken, nil
 }
