@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -389,24 +388,13 @@ func TestConnectionKeysAndAudit(t *testing.T) {
 	rand.Read(rotated)
 	newKey := base64.StdEncoding.EncodeToString(rotated)
 	env["TOKEN_ENCRYPTION_KEY"] = newKey + "," + old
-	a := start(t, w.dir, env, "audit", "--since", "1h", "--json")
-	if code, _ := a.wait(30 * time.Second); code != 0 {
-		t.Errorf("bot audit: exit %d, want 0: %s", code, a.out.String())
-	}
-	out := a.out.String()
-	i := strings.Index(out, "{\n  \"from\"")
-	if i < 0 {
-		t.Fatalf("bot audit --json printed no report: %s", out)
-	}
 	var report struct {
 		Paused []struct {
 			Account       string   `json:"account"`
 			Subscriptions []string `json:"subscriptions"`
 		} `json:"paused"`
 	}
-	if err := json.NewDecoder(strings.NewReader(out[i:])).Decode(&report); err != nil {
-		t.Fatalf("bot audit --json: %v: %s", err, out)
-	}
+	auditReport(t, w.dir, env, &report)
 	if len(report.Paused) != 1 || report.Paused[0].Account != lisa || len(report.Paused[0].Subscriptions) != 1 {
 		t.Errorf("bot audit paused = %+v, want Lisa's one subscription", report.Paused)
 	}

@@ -111,10 +111,6 @@ func TestReminderFollowsItsMeeting(t *testing.T) {
 
 	// bot audit, beside the running bot, reports both as superseded and
 	// edited.
-	a := start(t, w.dir, env, "audit", "--since", "1h", "--json")
-	if code, _ := a.wait(30 * time.Second); code != 0 {
-		t.Errorf("bot audit: exit %d, want 0: %s", code, a.out.String())
-	}
 	var report struct {
 		Subscriptions []struct {
 			Superseded []struct {
@@ -123,13 +119,9 @@ func TestReminderFollowsItsMeeting(t *testing.T) {
 			} `json:"superseded"`
 		} `json:"subscriptions"`
 	}
-	out := a.out.String() // the report on stdout, among the log lines on stderr
-	i := strings.Index(out, "{\n  \"from\"")
-	if i < 0 {
-		t.Fatalf("bot audit --json printed no report: %s", out)
-	}
-	if err := json.NewDecoder(strings.NewReader(out[i:])).Decode(&report); err != nil || len(report.Subscriptions) != 1 {
-		t.Fatalf("bot audit --json = %v: %s", err, out)
+	auditReport(t, w.dir, env, &report)
+	if len(report.Subscriptions) != 1 {
+		t.Fatalf("bot audit --json: %d subscriptions, want 1: %+v", len(report.Subscriptions), report)
 	}
 	got := map[string]string{}
 	for _, it := range report.Subscriptions[0].Superseded {

@@ -288,3 +288,22 @@ func httpGet(url string) (int, string) {
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// auditReport runs bot audit --since 1h --json with env in dir, beside a
+// running bot, wants exit 0 of it, and decodes its report (on stdout,
+// among the log lines on stderr) into report.
+func auditReport(t *testing.T, dir string, env map[string]string, report any) {
+	t.Helper()
+	a := start(t, dir, env, "audit", "--since", "1h", "--json")
+	if code, _ := a.wait(30 * time.Second); code != 0 {
+		t.Errorf("bot audit: exit %d, want 0: %s", code, a.out.String())
+	}
+	out := a.out.String()
+	i := strings.Index(out, "{\n  \"from\"")
+	if i < 0 {
+		t.Fatalf("bot audit --json printed no report: %s", out)
+	}
+	if err := json.NewDecoder(strings.NewReader(out[i:])).Decode(report); err != nil {
+		t.Fatalf("bot audit --json = %v: %s", err, out)
+	}
+}

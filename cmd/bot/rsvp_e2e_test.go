@@ -299,15 +299,6 @@ func TestInvitationNoticesOnceThroughARestart(t *testing.T) {
 
 	// bot audit, beside the running bot, reports the notices due and
 	// delivered once each.
-	a := start(t, w.dir, env, "audit", "--since", "1h", "--json")
-	if code, _ := a.wait(30 * time.Second); code != 0 {
-		t.Errorf("bot audit: exit %d, want 0: %s", code, a.out.String())
-	}
-	out := a.out.String()
-	i := strings.Index(out, "{\n  \"from\"")
-	if i < 0 {
-		t.Fatalf("bot audit --json printed no report: %s", out)
-	}
 	var report struct {
 		Subscriptions []struct {
 			Subscription string            `json:"subscription"`
@@ -315,9 +306,7 @@ func TestInvitationNoticesOnceThroughARestart(t *testing.T) {
 			Delivered    []json.RawMessage `json:"delivered"`
 		} `json:"subscriptions"`
 	}
-	if err := json.NewDecoder(strings.NewReader(out[i:])).Decode(&report); err != nil {
-		t.Fatalf("bot audit --json = %v: %s", err, out)
-	}
+	auditReport(t, w.dir, env, &report)
 	found := false
 	for _, sr := range report.Subscriptions {
 		if sr.Subscription == meetingbot.InviteSubscription(bobID) {
@@ -328,7 +317,7 @@ func TestInvitationNoticesOnceThroughARestart(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Errorf("bot audit reports no notices of Bob: %s", out[i:])
+		t.Errorf("bot audit reports no notices of Bob: %+v", report.Subscriptions)
 	}
 }
 

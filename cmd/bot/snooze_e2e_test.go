@@ -188,10 +188,6 @@ func TestSnoozeAtStartSurvivesSIGKILL(t *testing.T) {
 
 	// bot audit, beside the running bot, reports the snooze due and
 	// delivered once, like a reminder.
-	a := start(t, w.dir, env, "audit", "--since", "1h", "--json")
-	if code, _ := a.wait(30 * time.Second); code != 0 {
-		t.Errorf("bot audit: exit %d, want 0: %s", code, a.out.String())
-	}
 	var report struct {
 		Subscriptions []struct {
 			Subscription string            `json:"subscription"`
@@ -199,14 +195,7 @@ func TestSnoozeAtStartSurvivesSIGKILL(t *testing.T) {
 			Delivered    []json.RawMessage `json:"delivered"`
 		} `json:"subscriptions"`
 	}
-	out := a.out.String()
-	i := strings.Index(out, "{\n  \"from\"")
-	if i < 0 {
-		t.Fatalf("bot audit --json printed no report: %s", out)
-	}
-	if err := json.NewDecoder(strings.NewReader(out[i:])).Decode(&report); err != nil {
-		t.Fatalf("bot audit --json = %v: %s", err, out)
-	}
+	auditReport(t, w.dir, env, &report)
 	found := false
 	for _, sr := range report.Subscriptions {
 		if sr.Subscription == meetingbot.SnoozeSubscription(bobID) {
@@ -217,7 +206,7 @@ func TestSnoozeAtStartSurvivesSIGKILL(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Errorf("bot audit reports no snoozes of Bob: %s", out[i:])
+		t.Errorf("bot audit reports no snoozes of Bob: %+v", report.Subscriptions)
 	}
 }
 
