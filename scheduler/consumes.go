@@ -131,6 +131,17 @@ type Holder interface {
 	Hold(ctx context.Context) (context.Context, context.CancelFunc)
 }
 
+// Stalls is a Ledger shared by replicas that can tell which claims of
+// other replicas will soon be free (postgres.Store): a replica killed
+// mid-send leaves a claim that must go out before its meeting starts, and
+// its subscription's lease reaches another replica only at that one's
+// next round after the lease runs out. Stalled returns the claims in
+// flight of other processes that may be free within d of now, each with
+// that instant, on now's clock, as its LeaseUntil.
+type Stalls interface {
+	Stalled(ctx context.Context, d time.Duration, now time.Time) ([]meetingbot.Entry, error)
+}
+
 // Observer is told what the scheduler does, for metrics and health. Its
 // methods are called from several goroutines at once.
 type Observer interface {

@@ -103,7 +103,7 @@ func (s *Scheduler) prepare(ctx context.Context, r meetingbot.Reminder) (c claim
 		return c, false, true
 	case meetingbot.Busy:
 		log.Debug("reminder claimed by another process", "owner", prev.Owner, "free_from", prev.LeaseUntil)
-		s.resweep(ctx, r.Subscription, prev.LeaseUntil)
+		s.resweep(ctx, r.Subscription, prev.LeaseUntil, false)
 		return c, false, false
 	}
 
@@ -278,11 +278,12 @@ func (s *Scheduler) finish(ctx context.Context, c claim, n int, receipt meetingb
 // ending), when that comes before the subscription's next sweep: a
 // replica that died mid-send leaves a reminder that must go out before
 // its meeting starts, not a tick later. One re-sweep per subscription is
-// armed at a time, the earliest.
-func (s *Scheduler) resweep(ctx context.Context, sub meetingbot.Subscription, at time.Time) {
+// armed at a time, the earliest. A subscription this process does not
+// sweep is swept then only when rescue is set (see rescueStalled).
+func (s *Scheduler) resweep(ctx context.Context, sub meetingbot.Subscription, at time.Time, rescue bool) {
 	now := s.clock.Now()
-	d := at.Sub(now) + resweepSlack
-	if d <= 0 || d > s.opts.Interval {
+	d := max(at.Sub(now)+resweepSlack, 0)
+	if d > s.opts.Interval {
 		return
 	}
 	s.mu.Lock()
@@ -295,7 +296,7 @@ func (s *Scheduler) resweep(ctx context.Context, sub meetingbot.Subscription, at
 	s.after(d, func() {
 		s.mu.Lock()
 		delete(s.resweeps, sub.ID)
-		mine := !s.shared || slices.ContainsFunc(s.mine, func(m meetingbot.Subscription) bool { return m.ID == sub.ID })
+		mine := rescue || !s.shared || slices.ContainsFunc(s.mine, func(m meetingbot.Subscription) bool { return m.ID == sub.ID })
 		s.mu.Unlock()
 		if mine && ctx.Err() == nil {
 			s.sweepOne(ctx, sub)
@@ -467,6 +468,38 @@ func (s *Scheduler) dropRemoved(ctx context.Context, all, mine []meetingbot.Subs
 			s.dropClaim(ctx, e)
 		case !held[e.Subscription] && s.ownClaim(e):
 			s.handOver(ctx, e)
+		}
+	}
+	return nil
+}
+
+// rescueStalled arms, for each claim of another replica that may be free
+// before this process's next round (that replica missed its heartbeat:
+// killed mid-send, or cut off from the database), a sweep of its
+// subscription at the instant it may be free, or at once when it is: the
+// claim is then Orphaned, looked up in Slack, and sent if Slack has no
+// such message, while the subscription's lease, still the dead
+// replica's, would reach a live replica only at that one's next round.
+// Only a subscription of all is swept; a sweep of one another replica
+// holds too is safe, for a key is claimed by one process at a time.
+func (s *Scheduler) rescueStalled(ctx context.Context, all []meetingbot.Subscription, now time.Time) error {
+	st, ok := s.ledger.(Stalls)
+	if !ok || !s.shared {
+		return nil
+	}
+	stalled, err := st.Stalled(ctx, s.opts.Interval, now)
+	if err != nil || len(stalled) == 0 {
+		return err
+	}
+	byID := make(map[string]meetingbot.Subscription, len(all))
+	for _, sub := range all {
+		byID[sub.ID] = sub
+	}
+	for _, e := range stalled {
+		if sub, ok := byID[e.Subscription]; ok {
+			s.log.Info("another replica missed its heartbeat with a send in flight; asking for it when it may be free",
+				"subscription", sub.ID, "key", e.Key, "owner", e.Owner, "free_from", e.LeaseUntil)
+			s.resweep(ctx, sub, e.LeaseUntil, true)
 		}
 	}
 	return nil

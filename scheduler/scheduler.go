@@ -399,6 +399,10 @@ func (s *Scheduler) round(ctx context.Context, first bool) {
 		s.log.Error("read the ledger's interrupted sends", "err", err)
 	}
 	s.dropOthers(subs)
+	if err := s.rescueStalled(ctx, all, now); err != nil && ctx.Err() == nil {
+		s.ledgerFailed(err)
+		s.log.Error("read the other replicas' stalled sends", "err", err)
+	}
 	for _, sub := range subs {
 		if first || fresh[sub.ID] {
 			if s.enter() {

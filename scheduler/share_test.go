@@ -138,3 +138,52 @@ func eventually(t *testing.T, cond func() bool, what string) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// stalling is a ledger on which another replica, killed mid-send, holds
+// a claim of alice's until free: Stalled names it once it may be free
+// within the asked span, as postgres.Store does.
+type stalling struct {
+	*storage.Store
+	free time.Time
+}
+
+func (l stalling) Stalled(_ context.Context, d time.Duration, now time.Time) ([]meetingbot.Entry, error) {
+	if l.free.Sub(now) > d {
+		return nil, nil
+	}
+	return []meetingbot.Entry{{Subscription: "alice", Key: "k", Owner: "dead-replica", LeaseUntil: l.free}}, nil
+}
+
+// A replica killed mid-send holds both the claim and the subscription's
+// lease, so no live replica sweeps the subscription until that lease
+// runs out and the next round takes it over, which may be after the
+// meeting's start. A replica whose round sees the dead one's claim about
+// to be free sweeps its subscription the moment it is, though it does not
+// hold it: the reminder due at 08:59:50 goes out at 08:59:54, not at the
+// round of 08:59:59 or later.
+func TestStalledClaimOfASubscriptionHeldByNobodyAliveIsAskedForWhenFree(t *testing.T) {
+	e := newEnv(t, sub("alice", 10*time.Second), sub("bob", 10*time.Second))
+	e.opts.Interval = 10 * time.Second
+	mine := &share{}
+	mine.set("bob") // alice's lease is still the dead replica's
+	e.opts.Share = mine.get
+	e.wrap = func(st *storage.Store) scheduler.Ledger { return stalling{Store: st, free: at("08:59:54")} }
+	e.clock.Set(at("08:59:49"))
+	e.restart()
+	e.meeting(cal, "sync", at("09:00")) // alice's calendar
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- e.sched.Run(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+	eventually(t, func() bool { return e.cal.readsOf("bob@example.com") == 1 }, "the first round's sweep of bob")
+	require.Empty(t, e.slack.Deliveries(), "08:59:49: nothing due")
+
+	e.clock.Set(at("08:59:55"))
+	eventually(t, func() bool { return len(e.slack.Deliveries()) == 1 }, "alice's reminder, once the dead replica's claim is free")
+	got := e.slack.Deliveries()[0]
+	assert.Equal(t, "alice", got.Subscription.ID)
+	assert.False(t, got.At.After(at("08:59:55")), "sent at %v", got.At)
+}

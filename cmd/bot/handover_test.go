@@ -147,7 +147,8 @@ func (h handover) run(t *testing.T) {
 	checkOnceBeforeStart(t, w, slots, h.offset)
 	for _, e := range ledgerOf(t, dbURL) {
 		if e.Start.Equal(victim.start) {
-			t.Logf("ledger: the reminder whose post died with its replica: %s %s (%s)", e.Outcome, e.Code, e.Reason)
+			t.Logf("ledger: the reminder whose post died with its replica (%s): %s %s (%s), recorded %v after its trigger",
+				victim.title, e.Outcome, e.Code, e.Reason, e.RecordedAt.Sub(trigger(victim)).Round(time.Millisecond))
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 	"maps"
 	"net/http"
@@ -190,6 +191,9 @@ func (s *syncBuffer) String() string {
 }
 
 // start runs the bot with exactly env (plus PATH and HOME), in dir.
+// botOutput prints each bot's output when its test ends, passed or not.
+var botOutput = flag.Bool("bot.output", false, "print the output of every bot a test started, also when the test passes")
+
 func start(t testing.TB, dir string, env map[string]string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(botBinary(t), args...)
@@ -207,7 +211,7 @@ func start(t testing.TB, dir string, env map[string]string, args ...string) *pro
 	t.Cleanup(func() {
 		p.cmd.Process.Kill()
 		<-p.done
-		if t.Failed() {
+		if t.Failed() || *botOutput {
 			t.Logf("bot output:\n%s", p.out.String())
 		}
 	})

@@ -60,7 +60,8 @@ func schedule(t *testing.T, w *world, entries []string, first time.Time, step ti
 func checkOnceBeforeStart(t *testing.T, w *world, slots []slot, offset time.Duration) {
 	t.Helper()
 	var late time.Duration
-	defer func() { t.Logf("latest reminder: %v after its trigger", late.Round(time.Millisecond)) }()
+	var latest string
+	defer func() { t.Logf("latest reminder: %v after its trigger (%s)", late.Round(time.Millisecond), latest) }()
 	for _, s := range slots {
 		got := w.messages(s.title)
 		if len(got) != 1 {
@@ -68,7 +69,9 @@ func checkOnceBeforeStart(t *testing.T, w *world, slots []slot, offset time.Dura
 			continue
 		}
 		trigger := s.start.Add(-offset)
-		late = max(late, got[0].Posted.Sub(trigger))
+		if d := got[0].Posted.Sub(trigger); d > late {
+			late, latest = d, s.title
+		}
 		if got[0].Posted.Before(trigger) || !got[0].Posted.Before(s.start) {
 			t.Errorf("reminder of %s posted at %s, want in [%s, %s)", s.title, got[0].Posted.Format("15:04:05.000"), trigger.Format("15:04:05"), s.start.Format("15:04:05"))
 		}

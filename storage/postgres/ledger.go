@@ -140,8 +140,7 @@ func (s *Store) Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil t
 			status = meetingbot.Busy
 			// When the claim may be free, told on the caller's clock.
 			if prev.heldFor.Valid {
-				held := time.Duration(prev.heldFor.Microseconds)*time.Microsecond + time.Duration(prev.heldFor.Days)*24*time.Hour
-				prev.LeaseUntil = now.Add(held)
+				prev.LeaseUntil = now.Add(interval(prev.heldFor))
 			}
 			return nil
 		case prev.Outcome == meetingbot.Sending:
@@ -281,6 +280,50 @@ func (s *Store) Orphans(ctx context.Context, subscription string, now time.Time)
 		return nil, fmt.Errorf("postgres: orphans: %w", s.lost(err))
 	}
 	return out, nil
+}
+
+// Stalled returns the claims in flight of other replicas that may be free
+// within d of now: their owner's heartbeat and their lease both end by
+// then, or have ended. A live replica beats once an interval and its
+// heartbeat lasts LeaseTicks of them, so with d an interval only a
+// replica that has missed a beat (killed, or cut off from the database)
+// shows here, before its claims are free; the caller asks for them again
+// the moment they may be, whether or not it sweeps their subscription
+// (whose lease, still the dead replica's, would reach it a round later).
+// Each entry's LeaseUntil is that instant on the caller's clock, now's.
+func (s *Store) Stalled(ctx context.Context, d time.Duration, now time.Time) ([]meetingbot.Entry, error) {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT `+entryColumns+`, `+ownerColumns+fromLedger+`
+		WHERE l.outcome = 'sending' AND l.owner <> '' AND l.owner <> $2
+		AND coalesce(greatest(r.alive_until, l.lease_until), `+dbNow+`) <= `+dbNow+` + $3::bigint * interval '1 millisecond'`,
+		s.now(), s.owner, d.Milliseconds())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: stalled claims: %w", s.lost(err))
+	}
+	defer rows.Close()
+	var out []meetingbot.Entry
+	for rows.Next() {
+		r, err := scanRow(rows)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: stalled claims: %w", s.lost(err))
+		}
+		r.LeaseUntil = now
+		if r.heldFor.Valid {
+			r.LeaseUntil = now.Add(max(0, interval(r.heldFor)))
+		}
+		out = append(out, r.Entry)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: stalled claims: %w", s.lost(err))
+	}
+	return out, nil
+}
+
+// interval is the length of a PostgreSQL interval of days and
+// microseconds (a difference of timestamps has no months).
+func interval(v pgtype.Interval) time.Duration {
+	return time.Duration(v.Microseconds)*time.Microsecond + time.Duration(v.Days)*24*time.Hour
 }
 
 // Range returns the ledger entries whose trigger time is in [from, to), for

@@ -57,6 +57,51 @@ func TestKilledReplicasClaimWaitsForItsHeartbeatAndItsLease(t *testing.T) {
 	assert.Equal(t, meetingbot.Orphaned, claimAt(t, b, e, t0), "heartbeat over, lease over: look in Slack first")
 }
 
+// Stalled names another replica's claim in flight only once that replica
+// has missed its heartbeat, with the instant the claim may be free on the
+// caller's clock: a live replica's claims never show, nor the caller's
+// own, nor one released (whoever sweeps it looks it up).
+func TestStalledNamesAClaimOfAReplicaThatMissedItsHeartbeat(t *testing.T) {
+	url := pgtest.URL(t)
+	db := clock.NewFake(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)) // the database's clock
+	a := open(t, url, postgres.Options{Interval: tick, Now: db.Now})
+	b := open(t, url, postgres.Options{Interval: tick, Now: db.Now})
+	e, released, bs := entry("k1"), entry("k2"), entry("k3")
+	st, _, err := a.Claim(t.Context(), e, t0, t0.Add(tick)) // a lease of an interval, as the bot's
+	require.NoError(t, err)
+	require.Equal(t, meetingbot.Claimed, st)
+	require.Equal(t, meetingbot.Claimed, claimAt(t, a, released, t0))
+	require.NoError(t, a.Release(t.Context(), released, "send unconfirmed"))
+	require.Equal(t, meetingbot.Claimed, claimAt(t, b, bs, t0))
+	stalled := func(s *postgres.Store, now time.Time) []meetingbot.Entry {
+		t.Helper()
+		got, err := s.Stalled(t.Context(), tick, now)
+		require.NoError(t, err)
+		return got
+	}
+
+	assert.Empty(t, stalled(b, t0), "a beat just now: its claim is held for LeaseTicks intervals")
+	assert.Empty(t, stalled(a, t0), "a replica's own claims, and a released one")
+	postgres.Crash(a)
+	db.Advance(tick + tick/2) // a beat due half an interval ago
+	assert.Empty(t, stalled(b, t0), "its heartbeat and the claim's lease run past the next round")
+
+	db.Advance(tick) // half an interval of its heartbeat left, and the claim's lease over
+	got := stalled(b, t0)
+	require.Len(t, got, 1, "a replica a whole beat late, with a send in flight")
+	assert.Equal(t, e.Key, got[0].Key)
+	left := postgres.LeaseTicks*tick - (2*tick + tick/2)
+	assert.WithinDuration(t, t0.Add(left), got[0].LeaseUntil, time.Millisecond, "free when its heartbeat ends, on the caller's clock")
+	assert.Equal(t, meetingbot.Busy, claimAt(t, b, e, t0), "not free yet")
+
+	db.Advance(time.Hour)
+	got = stalled(b, t0)
+	require.Len(t, got, 1, "its heartbeat over")
+	assert.Equal(t, t0, got[0].LeaseUntil, "free now")
+	assert.Equal(t, meetingbot.Orphaned, claimAt(t, b, e, t0))
+	assert.Empty(t, stalled(b, t0), "taken over: the caller's own")
+}
+
 // Claim leases are written and judged on the database's clock, whatever
 // the replicas' clocks say: a replica whose clock runs 50 minutes ahead
 // writes the database's instants, and one whose clock runs 5 minutes
