@@ -258,26 +258,15 @@ func (s *Store) Entries(ctx context.Context, subscription string, keys []string)
 // The caller skips its own claims that it is still working on. Leases
 // and heartbeats are judged by the database's clock, not by now.
 func (s *Store) Orphans(ctx context.Context, subscription string, now time.Time) ([]meetingbot.Entry, error) {
-	ctx, cancel := s.op(ctx)
-	defer cancel()
-	q := `SELECT ` + entryColumns + `, ` + ownerColumns + fromLedger + ` WHERE l.outcome = 'sending' AND ($2 = '' OR l.subscription = $2)`
-	rows, err := s.pool.Query(ctx, q, s.now(), subscription)
+	rows, err := s.rows(ctx, `WHERE l.outcome = 'sending' AND ($2 = '' OR l.subscription = $2)`, subscription)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: orphans: %w", s.lost(err))
+		return nil, fmt.Errorf("postgres: orphans: %w", err)
 	}
-	defer rows.Close()
 	var out []meetingbot.Entry
-	for rows.Next() {
-		r, err := scanRow(rows)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: orphans: %w", s.lost(err))
-		}
+	for _, r := range rows {
 		if !s.heldByOther(r) {
 			out = append(out, r.Entry)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: orphans: %w", s.lost(err))
 	}
 	return out, nil
 }
@@ -292,30 +281,35 @@ func (s *Store) Orphans(ctx context.Context, subscription string, now time.Time)
 // (whose lease, still the dead replica's, would reach it a round later).
 // Each entry's LeaseUntil is that instant on the caller's clock, now's.
 func (s *Store) Stalled(ctx context.Context, d time.Duration, now time.Time) ([]meetingbot.Entry, error) {
-	ctx, cancel := s.op(ctx)
-	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT `+entryColumns+`, `+ownerColumns+fromLedger+`
-		WHERE l.outcome = 'sending' AND l.owner <> '' AND l.owner <> $2
+	rows, err := s.rows(ctx, `WHERE l.outcome = 'sending' AND l.owner <> '' AND l.owner <> $2
 		AND coalesce(greatest(r.alive_until, l.lease_until), `+dbNow+`) <= `+dbNow+` + $3::bigint * interval '1 millisecond'`,
-		s.now(), s.owner, d.Milliseconds())
+		s.owner, d.Milliseconds())
 	if err != nil {
-		return nil, fmt.Errorf("postgres: stalled claims: %w", s.lost(err))
+		return nil, fmt.Errorf("postgres: stalled claims: %w", err)
 	}
-	defer rows.Close()
-	var out []meetingbot.Entry
-	for rows.Next() {
-		r, err := scanRow(rows)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: stalled claims: %w", s.lost(err))
-		}
+	out := make([]meetingbot.Entry, len(rows))
+	for i, r := range rows {
 		r.LeaseUntil = now
 		if r.heldFor.Valid {
 			r.LeaseUntil = now.Add(max(0, interval(r.heldFor)))
 		}
-		out = append(out, r.Entry)
+		out[i] = r.Entry
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: stalled claims: %w", s.lost(err))
+	return out, nil
+}
+
+// rows reads the ledger rows, each with what is known of its owner, that
+// where (a WHERE clause whose $1 is dbNow's) selects with args as $2 on.
+func (s *Store) rows(ctx context.Context, where string, args ...any) ([]row, error) {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT `+entryColumns+`, `+ownerColumns+fromLedger+` `+where, append([]any{s.now()}, args...)...)
+	if err != nil {
+		return nil, s.lost(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) { return scanRow(r) })
+	if err != nil {
+		return nil, s.lost(err)
 	}
 	return out, nil
 }
