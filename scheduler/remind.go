@@ -278,18 +278,19 @@ func (s *Scheduler) finish(ctx context.Context, c claim, n int, receipt meetingb
 // ending), when that comes before the subscription's next sweep: a
 // replica that died mid-send leaves a reminder that must go out before
 // its meeting starts, not a tick later. One re-sweep per subscription is
-// armed at a time, the earliest. A subscription this process does not
-// sweep is swept then only when rescue is set (see rescueStalled).
-func (s *Scheduler) resweep(ctx context.Context, sub meetingbot.Subscription, at time.Time, rescue bool) {
+// armed at a time, the earliest; it reports whether this call armed it.
+// A subscription this process does not sweep is swept then only when
+// rescue is set (see rescueStalled).
+func (s *Scheduler) resweep(ctx context.Context, sub meetingbot.Subscription, at time.Time, rescue bool) bool {
 	now := s.clock.Now()
 	d := max(at.Sub(now)+resweepSlack, 0)
 	if d > s.opts.Interval {
-		return
+		return false
 	}
 	s.mu.Lock()
 	if due, ok := s.resweeps[sub.ID]; ok && !due.After(now.Add(d)) {
 		s.mu.Unlock()
-		return
+		return false
 	}
 	s.resweeps[sub.ID] = now.Add(d)
 	s.mu.Unlock()
@@ -302,6 +303,7 @@ func (s *Scheduler) resweep(ctx context.Context, sub meetingbot.Subscription, at
 			s.sweepOne(ctx, sub)
 		}
 	})
+	return true
 }
 
 // resweepSlack is how long after a claim may be free it is asked for
@@ -496,10 +498,9 @@ func (s *Scheduler) rescueStalled(ctx context.Context, all []meetingbot.Subscrip
 		byID[sub.ID] = sub
 	}
 	for _, e := range stalled {
-		if sub, ok := byID[e.Subscription]; ok {
+		if sub, ok := byID[e.Subscription]; ok && s.resweep(ctx, sub, e.LeaseUntil, true) {
 			s.log.Info("another replica missed its heartbeat with a send in flight; asking for it when it may be free",
 				"subscription", sub.ID, "key", e.Key, "owner", e.Owner, "free_from", e.LeaseUntil)
-			s.resweep(ctx, sub, e.LeaseUntil, true)
 		}
 	}
 	return nil
