@@ -375,3 +375,19 @@ func TestBusyClaimIsAskedForAgainWhenItMayBeFree(t *testing.T) {
 	require.Len(t, got, 1, "reminders by 08:59:55, before the next sweep at 09:00:01")
 	assert.True(t, got[0].At.Before(at("08:59:55")), "sent at %v, just after the claim may be free", got[0].At)
 }
+
+// A claim Busy with its free instant already past (SQLite's flock says
+// its owner lives on past the lease) is not asked for again at once: it
+// would be Busy again, and asked for again, in a loop for as long as the
+// owner's send lasts. The subscription's next sweep asks.
+func TestBusyClaimPastItsLeaseIsNotAskedForAgainAtOnce(t *testing.T) {
+	e := newEnv(t, sub("alice", 10*time.Second))
+	e.opts.Interval = 10 * time.Second
+	e.wrap = func(st *storage.Store) scheduler.Ledger { return &busyOnce{Store: st, free: at("08:59:40")} }
+	e.restart()
+	e.meeting(cal, "sync", at("09:00"))
+	e.tickAt(at("08:59:51")) // due at 08:59:50, held by a live process past its lease
+	e.clock.Set(at("08:59:52"))
+	assert.Empty(t, e.slack.Deliveries(), "asked for again before the next sweep")
+	assert.Equal(t, 1, e.cal.readsOf(cal), "sweeps of alice")
+}

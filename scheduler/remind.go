@@ -279,12 +279,19 @@ func (s *Scheduler) finish(ctx context.Context, c claim, n int, receipt meetingb
 // replica that died mid-send leaves a reminder that must go out before
 // its meeting starts, not a tick later. One re-sweep per subscription is
 // armed at a time, the earliest; it reports whether this call armed it.
-// A subscription this process does not sweep is swept then only when
-// rescue is set (see rescueStalled).
+// A claim whose free instant has passed is left to the next sweep (its
+// owner lives on: asked at once, it would be Busy again, in a loop),
+// unless rescue is set (see rescueStalled): its owner missed its
+// heartbeat, and it is swept at once, whether or not this process sweeps
+// its subscription.
 func (s *Scheduler) resweep(ctx context.Context, sub meetingbot.Subscription, at time.Time, rescue bool) bool {
 	now := s.clock.Now()
-	d := max(at.Sub(now)+resweepSlack, 0)
-	if d > s.opts.Interval {
+	d := at.Sub(now) + resweepSlack
+	if rescue {
+		// Free already, or since the round that saw it: sweep at once.
+		d = max(d, 0)
+	}
+	if d <= 0 && !rescue || d > s.opts.Interval {
 		return false
 	}
 	s.mu.Lock()
