@@ -190,10 +190,10 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// start runs the bot with exactly env (plus PATH and HOME), in dir.
 // botOutput prints each bot's output when its test ends, passed or not.
 var botOutput = flag.Bool("bot.output", false, "print the output of every bot a test started, also when the test passes")
 
+// start runs the bot with exactly env (plus PATH and HOME), in dir.
 func start(t testing.TB, dir string, env map[string]string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(botBinary(t), args...)
