@@ -55,7 +55,7 @@ var forbidden = map[string]map[string]string{
 		"modernc.org/sqlite": "reading SQL files needs no driver",
 		pgx:                  "reading SQL files needs no driver",
 	},
-	"outbound": {
+	"internal/outbound": {
 		"modernc.org/sqlite": "an HTTP client needs no database driver",
 		pgx:                  "an HTTP client needs no database driver",
 		module:               "the clients' HTTP guard speaks no words of the contract",
@@ -134,7 +134,7 @@ var forbidden = map[string]map[string]string{
 		module + "/notify":   "the audit reads through interfaces of its own",
 		module + "/calendar": "the audit reads through interfaces of its own",
 	},
-	"keyring": {
+	"internal/keyring": {
 		module:                "the keyring seals bytes and knows no words of the contract",
 		"golang.org/x/oauth2": "the keyring seals bytes, whatever they hold",
 	},

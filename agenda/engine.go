@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/clock"
+	"github.com/meetingbot/meetingbot/internal/clock"
 )
 
 // maxConcurrent bounds the people a pass handles at once: after a

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/outbound"
+	"github.com/meetingbot/meetingbot/internal/outbound"
 )
 
 // Accounts are the Google accounts people connected to the bot (package

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/outbound"
+	"github.com/meetingbot/meetingbot/internal/outbound"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 	"google.golang.org/api/googleapi"

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot/calendar"
-	"github.com/meetingbot/meetingbot/clock"
+	"github.com/meetingbot/meetingbot/internal/clock"
 )
 
 // fakeClock is the quotas' clock: sleeping moves it forward at once, and

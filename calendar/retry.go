@@ -14,7 +14,7 @@ import (
 	"google.golang.org/api/googleapi"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/retry"
+	"github.com/meetingbot/meetingbot/internal/retry"
 )
 
 // Names of the API calls reported to Config.Observe and Config.QuotaWait.

@@ -33,8 +33,8 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/outbound"
-	"github.com/meetingbot/meetingbot/retry"
+	"github.com/meetingbot/meetingbot/internal/outbound"
+	"github.com/meetingbot/meetingbot/internal/retry"
 )
 
 // DefaultEndpoint is the Calendar API base URL.

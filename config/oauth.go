@@ -8,8 +8,8 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/meetingbot/meetingbot/keyring"
-	"github.com/meetingbot/meetingbot/outbound"
+	"github.com/meetingbot/meetingbot/internal/keyring"
+	"github.com/meetingbot/meetingbot/internal/outbound"
 )
 
 // People connect their own accounts (docs/design.md): GOOGLE_OAUTH_CLIENT_JSON,

@@ -18,7 +18,7 @@ import (
 	"unicode"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/outbound"
+	"github.com/meetingbot/meetingbot/internal/outbound"
 )
 
 // Bounds of the durations the bot accepts.

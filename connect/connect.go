@@ -41,7 +41,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/keyring"
+	"github.com/meetingbot/meetingbot/internal/keyring"
 )
 
 // Lifetimes of the flow's steps.

@@ -19,7 +19,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/connect"
-	"github.com/meetingbot/meetingbot/keyring"
+	"github.com/meetingbot/meetingbot/internal/keyring"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/storage"
 )

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/keyring"
+	"github.com/meetingbot/meetingbot/internal/keyring"
 )
 
 // lookupTTL is how long a calendar's connection, or the lack of one, is

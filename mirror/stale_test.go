@@ -14,8 +14,8 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
+	"github.com/meetingbot/meetingbot/internal/retry"
 	"github.com/meetingbot/meetingbot/mirror"
-	"github.com/meetingbot/meetingbot/retry"
 )
 
 // source returns a Calendar client on w's emulator with edit applied to

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/clock"
+	"github.com/meetingbot/meetingbot/internal/clock"
 	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

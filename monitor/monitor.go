@@ -20,7 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/retry"
+	"github.com/meetingbot/meetingbot/internal/retry"
 )
 
 // StaleAfter is how many tick intervals a subscription may go without a

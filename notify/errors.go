@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/outbound"
-	"github.com/meetingbot/meetingbot/retry"
+	"github.com/meetingbot/meetingbot/internal/outbound"
+	"github.com/meetingbot/meetingbot/internal/retry"
 	"github.com/slack-go/slack"
 )
 

@@ -25,8 +25,8 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/outbound"
-	"github.com/meetingbot/meetingbot/retry"
+	"github.com/meetingbot/meetingbot/internal/outbound"
+	"github.com/meetingbot/meetingbot/internal/retry"
 )
 
 // DefaultAPIURL is the Slack Web API base URL.

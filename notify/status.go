@@ -16,8 +16,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/outbound"
-	"github.com/meetingbot/meetingbot/retry"
+	"github.com/meetingbot/meetingbot/internal/outbound"
+	"github.com/meetingbot/meetingbot/internal/retry"
 )
 
 // People's Slack status during their meetings (docs/design.md, "Slack

@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/clock"
+	"github.com/meetingbot/meetingbot/internal/clock"
 )
 
 // Options tune a Scheduler. The zero value of each field picks its default.

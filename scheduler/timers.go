@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/clock"
+	"github.com/meetingbot/meetingbot/internal/clock"
 )
 
 // armed is a reminder planned on a timer. Its fields are guarded by the

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/meetingbot/meetingbot/clock"
+	"github.com/meetingbot/meetingbot/internal/clock"
 )
 
 // Refusal says why a request to Slack's request URLs was refused: a code

@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/clock"
+	"github.com/meetingbot/meetingbot/internal/clock"
 )
 
 // Store keeps the timers; *storage.Store and *postgres.Store provide it.

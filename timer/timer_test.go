@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/clock"
+	"github.com/meetingbot/meetingbot/internal/clock"
 	"github.com/meetingbot/meetingbot/storage"
 	"github.com/meetingbot/meetingbot/timer"
 	"github.com/stretchr/testify/require"

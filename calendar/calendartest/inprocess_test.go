@@ -12,7 +12,7 @@ import (
 
 	"google.golang.org/api/calendar/v3"
 
-	"github.com/meetingbot/meetingbot/inprocess"
+	"github.com/meetingbot/meetingbot/internal/inprocess"
 )
 
 // A server from NewInProcess answers its Client, token endpoint included,

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meetingbot/meetingbot/clock"
+	"github.com/meetingbot/meetingbot/internal/clock"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 	"google.golang.org/api/calendar/v3"

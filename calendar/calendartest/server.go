@@ -33,7 +33,7 @@ import (
 
 	"google.golang.org/api/calendar/v3"
 
-	"github.com/meetingbot/meetingbot/inprocess"
+	"github.com/meetingbot/meetingbot/internal/inprocess"
 
 	// The emulator expands series in IANA zones; embed the database so it
 	// works on hosts without one.

@@ -12,10 +12,10 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/internal/retry"
 	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/retry"
 )
 
 // TestDestinationCheckInTheBackground runs the destination checks with

@@ -16,7 +16,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/config"
-	"github.com/meetingbot/meetingbot/outbound"
+	"github.com/meetingbot/meetingbot/internal/outbound"
 	"github.com/meetingbot/meetingbot/storage"
 	"github.com/meetingbot/meetingbot/storage/postgres"
 )

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/internal/clock"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/storage"
 	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"

@@ -10,11 +10,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/internal/clock"
+	"github.com/meetingbot/meetingbot/internal/retry"
 	"github.com/meetingbot/meetingbot/mirror"
 	"github.com/meetingbot/meetingbot/monitor"
-	"github.com/meetingbot/meetingbot/retry"
 )
 
 // What Calendar calls cost: Google bills a Cloud project past a daily

@@ -12,10 +12,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/meetingbot/meetingbot/clock"
 	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/internal/clock"
+	"github.com/meetingbot/meetingbot/internal/retry"
 	"github.com/meetingbot/meetingbot/monitor"
-	"github.com/meetingbot/meetingbot/retry"
 )
 
 // gauge returns the value of the gauge name on mon's /metrics.

@@ -13,8 +13,8 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/internal/outbound"
 	"github.com/meetingbot/meetingbot/notify"
-	"github.com/meetingbot/meetingbot/outbound"
 	"github.com/meetingbot/meetingbot/scheduler"
 )
 

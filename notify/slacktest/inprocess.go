@@ -3,7 +3,7 @@ package slacktest
 import (
 	"net/http"
 
-	"github.com/meetingbot/meetingbot/inprocess"
+	"github.com/meetingbot/meetingbot/internal/inprocess"
 )
 
 // InProcessURL is the base URL of an emulator from NewInProcess: URL is

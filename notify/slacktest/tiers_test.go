@@ -9,7 +9,7 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/meetingbot/meetingbot/clock"
+	"github.com/meetingbot/meetingbot/internal/clock"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/outbound"
+	"github.com/meetingbot/meetingbot/internal/outbound"
 )
 
 // TestAnswerSize reads answers at, and one byte past, MaxResponse, with

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meetingbot/meetingbot/keyring"
+	"github.com/meetingbot/meetingbot/internal/keyring"
 )
 
 func newKey(t *testing.T) string {

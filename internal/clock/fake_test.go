@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meetingbot/meetingbot/clock"
+	"github.com/meetingbot/meetingbot/internal/clock"
 )
 
 var t0 = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)

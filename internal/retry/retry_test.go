@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meetingbot/meetingbot/retry"
+	"github.com/meetingbot/meetingbot/internal/retry"
 )
 
 func TestSleep(t *testing.T) {
