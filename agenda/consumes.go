@@ -7,7 +7,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 )
 
-// Settings lists the people with a daily agenda; *storage.Store and
+// Settings lists the people with a daily agenda; *sqlite.Store and
 // *postgres.Store provide it.
 type Settings interface {
 	// SlackAgendas returns the settings of every user whose Agenda is set.

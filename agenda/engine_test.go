@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // An ordinary day, in New York and in Seoul: one DM at HH:MM local,
@@ -104,7 +104,7 @@ func TestRestartAtTheMinute(t *testing.T) {
 			e.meeting(aliceEmail, "standup", at.Add(time.Hour), 15*time.Minute)
 
 			// The first process: claimed at 08:30 and killed.
-			dying, err := storage.Open(context.Background(), e.path)
+			dying, err := sqlite.Open(context.Background(), e.path)
 			require.NoError(t, err)
 			en := meetingbot.Entry{Subscription: meetingbot.AgendaSubscription(alice), Key: meetingbot.AgendaKey(alice, "2026-11-30"),
 				Start: time.Date(2026, 11, 30, 0, 0, 0, 0, ny), TriggerAt: at}

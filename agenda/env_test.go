@@ -19,8 +19,8 @@ import (
 	"github.com/meetingbot/meetingbot/internal/clock"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/storage"
 	"github.com/meetingbot/meetingbot/storage/postgres"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 const (
@@ -113,7 +113,7 @@ func (e *env) open() (*agenda.Engine, testStore, *observed) {
 	if e.pgURL != "" {
 		store, err = postgres.Open(context.Background(), e.pgURL, postgres.Options{Interval: interval})
 	} else {
-		store, err = storage.Open(context.Background(), e.path)
+		store, err = sqlite.Open(context.Background(), e.path)
 	}
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })

@@ -14,8 +14,8 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/storage"
 	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // The bot down through the morning: started before local noon, it sends
@@ -183,7 +183,7 @@ func TestTurnedOff(t *testing.T) {
 
 	// Alice's send of yesterday was interrupted by a crash of another
 	// process.
-	dying, err := storage.Open(context.Background(), e.path)
+	dying, err := sqlite.Open(context.Background(), e.path)
 	require.NoError(t, err)
 	en := meetingbot.Entry{Subscription: meetingbot.AgendaSubscription(alice), Key: meetingbot.AgendaKey(alice, "2026-11-29"),
 		Start: time.Date(2026, 11, 29, 0, 0, 0, 0, ny), TriggerAt: at.Add(-24 * time.Hour)}

@@ -32,7 +32,7 @@ type Source interface {
 }
 
 // Ledger lists the ledger rows of a subscription whose trigger time is in
-// [from, to); *storage.Store provides it.
+// [from, to); *sqlite.Store provides it.
 type Ledger interface {
 	Range(ctx context.Context, subscription string, from, to time.Time) ([]meetingbot.Entry, error)
 }

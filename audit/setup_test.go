@@ -17,7 +17,7 @@ import (
 	"github.com/meetingbot/meetingbot/internal/retry"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // calendarFake is a Google Calendar emulator and the real Calendar client
@@ -67,7 +67,7 @@ func (c *calendarFake) cancel(calendarID, id string) {
 type env struct {
 	t     *testing.T
 	clock *clock.Fake
-	store *storage.Store
+	store *sqlite.Store
 	srv   *slacktest.Server
 	slack *notify.Slack
 	cal   *calendarFake
@@ -76,7 +76,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	store, err := storage.Open(ctx, filepath.Join(t.TempDir(), "reminders.db"))
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "reminders.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

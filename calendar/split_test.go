@@ -16,7 +16,7 @@ import (
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // splitWorld is a daily 09:00 standup in Alice's calendar, reminded 10m and
@@ -52,7 +52,7 @@ func newSplitWorld(t *testing.T) *splitWorld {
 		t.Fatal(err)
 	}
 	src, _ := newSource(t, w.cal, nil)
-	store, err := storage.Open(context.Background(), filepath.Join(t.TempDir(), "reminders.db"))
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "reminders.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ type Refusal struct {
 
 func (r *Refusal) Error() string { return r.What }
 
-// Store keeps connections and the steps of flows; storage.Store and
+// Store keeps connections and the steps of flows; sqlite.Store and
 // postgres.Store provide it.
 type Store interface {
 	PutConnection(ctx context.Context, c meetingbot.Connection) error

@@ -21,7 +21,7 @@ import (
 	"github.com/meetingbot/meetingbot/connect"
 	"github.com/meetingbot/meetingbot/internal/keyring"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // emails are the Slack profile emails of the test's people.
@@ -38,7 +38,7 @@ type rig struct {
 	front   *httptest.Server
 	clock   *clock
 	replica []*connect.Accounts
-	stores  []*storage.Store
+	stores  []*sqlite.Store
 	// turn picks the replica the front sends the next request to.
 	turn      atomic.Int64
 	mu        sync.Mutex
@@ -100,7 +100,7 @@ func newRig(t *testing.T, n int) *rig {
 // addReplica opens one more process on the database, with keys.
 func (r *rig) addReplica(keys string) *connect.Accounts {
 	t := r.t
-	st, err := storage.Open(t.Context(), r.path)
+	st, err := sqlite.Open(t.Context(), r.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func (r *rig) addReplica(keys string) *connect.Accounts {
 	return a
 }
 
-func (r *rig) accounts(st *storage.Store, keys string, options ...func(*connect.Config)) *connect.Accounts {
+func (r *rig) accounts(st *sqlite.Store, keys string, options ...func(*connect.Config)) *connect.Accounts {
 	t := r.t
 	ring, err := keyring.Parse(keys)
 	if err != nil {

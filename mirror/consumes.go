@@ -50,7 +50,7 @@ type Push interface {
 	Verify(h http.Header, ch meetingbot.PushChannel) (state string, number int64, refusal string)
 }
 
-// Store keeps the mirror and the channels; storage.Store and
+// Store keeps the mirror and the channels; sqlite.Store and
 // postgres.Store provide it.
 type Store interface {
 	CalendarSync(ctx context.Context, calendarID string) (meetingbot.CalendarSync, bool, error)

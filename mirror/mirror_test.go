@@ -20,7 +20,7 @@ import (
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/internal/clock"
 	"github.com/meetingbot/meetingbot/mirror"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 const alice = "alice@example.com"
@@ -75,7 +75,7 @@ type world struct {
 	t     *testing.T
 	cal   *calendartest.Server
 	src   calendar.Mirrored
-	store *storage.Store
+	store *sqlite.Store
 	clock *clock.Fake
 	obs   *observed
 	// wrap, if set, stands between the mirror and the Calendar client.
@@ -93,7 +93,7 @@ func newWorld(t *testing.T) *world {
 	require.NoError(t, os.WriteFile(path, cal.ServiceAccountJSON(), 0o600))
 	src, err := calendar.New(context.Background(), calendar.Config{CredentialsFile: path, Endpoint: cal.Endpoint(), HTTPClient: cal.Client()})
 	require.NoError(t, err)
-	store, err := storage.Open(t.Context(), filepath.Join(t.TempDir(), "bot.db"))
+	store, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "bot.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	w := &world{t: t, cal: cal, src: calendar.Mirrored{Source: src}, store: store, clock: clock.NewFake(start),

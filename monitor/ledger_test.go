@@ -12,7 +12,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,7 +22,7 @@ var errDiskFull = errors.New("database or disk is full (13)")
 // fullDisk is a real ledger whose writes fail while full is set, as on a
 // full disk or a file turned read-only; reads still work.
 type fullDisk struct {
-	*storage.Store
+	*sqlite.Store
 	full atomic.Bool
 }
 
@@ -89,7 +89,7 @@ func (noMeetings) Delivered(context.Context, meetingbot.Reminder) (meetingbot.Re
 // the first reminder due finds a ledger that cannot record it.
 func TestHealthReportsFailingLedger(t *testing.T) {
 	m, clk, srv := start(t)
-	store, err := storage.Open(context.Background(), filepath.Join(t.TempDir(), "reminders.db"))
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "reminders.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	ledger := &fullDisk{Store: store}

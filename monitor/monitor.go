@@ -226,7 +226,7 @@ func (m *Monitor) ObserveSlack(call string, class retry.Class) {
 	}
 }
 
-// Counter counts ledger rows; *storage.Store provides it.
+// Counter counts ledger rows; *sqlite.Store provides it.
 type Counter interface {
 	Count(ctx context.Context) (int64, error)
 }

@@ -41,7 +41,7 @@ import (
 // again. Channel IDs (C…) need none of this, which is why start-up says so.
 
 // ChannelNames keeps the workspace's channel names and IDs across
-// restarts and for every replica; storage.Store and postgres.Store
+// restarts and for every replica; sqlite.Store and postgres.Store
 // provide it, wired by cmd/bot.
 type ChannelNames interface {
 	// ChannelNames returns every name kept, with its channel's ID.

@@ -11,14 +11,14 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // openNames opens a SQLite store for the channel names, as cmd/bot wires
 // it, closed with the test.
-func openNames(t *testing.T, path string) *storage.Store {
+func openNames(t *testing.T, path string) *sqlite.Store {
 	t.Helper()
-	st, err := storage.Open(context.Background(), path)
+	st, err := sqlite.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ const ownStatus = "own-status-kept"
 const recordedSpan = 24 * time.Hour
 
 // StatusLedger reads back the ledger's entries of a status subscription
-// (storage.Store and postgres.Store provide it).
+// (sqlite.Store and postgres.Store provide it).
 type StatusLedger interface {
 	Range(ctx context.Context, subscription string, from, to time.Time) ([]meetingbot.Entry, error)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // calendarOf is one person's calendar as the mirror answers it.
@@ -45,7 +45,7 @@ type statusRig struct {
 	t     *testing.T
 	srv   *slacktest.Server
 	cal   *calendarOf
-	store *storage.Store
+	store *sqlite.Store
 	set   *notify.Status
 	sub   meetingbot.Subscription
 }
@@ -55,7 +55,7 @@ func newStatusRig(t *testing.T) *statusRig {
 	srv := slacktest.NewServer()
 	t.Cleanup(srv.Close)
 	tok := userToken(t, srv, "U1")
-	st, err := storage.Open(t.Context(), filepath.Join(t.TempDir(), "bot.db"))
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "bot.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

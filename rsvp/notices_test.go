@@ -16,7 +16,7 @@ import (
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/rsvp"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 const aliceID = "U0ALICE001"
@@ -69,7 +69,7 @@ type noticeEnv struct {
 	clock  *clock.Fake
 	slack  *slacktest.Server
 	path   string
-	store  *storage.Store
+	store  *sqlite.Store
 	mirror *mirror
 	people *people
 }
@@ -88,9 +88,9 @@ func newNoticeEnv(t *testing.T) *noticeEnv {
 }
 
 // open opens the store as one more process on the file.
-func (e *noticeEnv) open() *storage.Store {
+func (e *noticeEnv) open() *sqlite.Store {
 	e.t.Helper()
-	s, err := storage.Open(context.Background(), e.path)
+	s, err := sqlite.Open(context.Background(), e.path)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func (e *noticeEnv) open() *storage.Store {
 }
 
 // engine returns an engine of a process on st.
-func (e *noticeEnv) engine(st *storage.Store) *rsvp.Engine {
+func (e *noticeEnv) engine(st *sqlite.Store) *rsvp.Engine {
 	e.t.Helper()
 	slack := notify.New(notify.Config{Token: slacktest.Token, APIURL: e.slack.URL(), Now: e.clock.Now, Sleep: e.clock.Sleep, CallTimeout: 2 * time.Second})
 	eng, err := rsvp.New(st, e.people, e.mirror, slack, st, rsvp.Options{Clock: e.clock, Interval: time.Second})

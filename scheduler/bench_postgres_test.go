@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/meetingbot/meetingbot/storage"
 	"github.com/meetingbot/meetingbot/storage/postgres"
 	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // BenchmarkTickStores measures one tick over 1,000 subscriptions on each
@@ -24,7 +24,7 @@ func BenchmarkTickStores(b *testing.B) {
 			kind = "due"
 		}
 		b.Run(fmt.Sprintf("sqlite/%s/subs=1000", kind), func(b *testing.B) {
-			store, err := storage.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+			store, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
 			if err != nil {
 				b.Fatal(err)
 			}

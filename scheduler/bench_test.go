@@ -13,7 +13,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/internal/clock"
 	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // benchSource gives every subscription 20 meetings. Idle: they start in an
@@ -102,7 +102,7 @@ func BenchmarkTick(b *testing.B) {
 
 func benchTick(b *testing.B, n int, due bool) {
 	b.Helper()
-	store, err := storage.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+	store, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
 		b.Fatal(err)
 	}

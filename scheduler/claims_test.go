@@ -9,7 +9,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +18,7 @@ import (
 // scheduler over the same calendar and Slack.
 func (e *env) second(opts scheduler.Options) *scheduler.Scheduler {
 	e.t.Helper()
-	st, err := storage.Open(context.Background(), e.path)
+	st, err := sqlite.Open(context.Background(), e.path)
 	require.NoError(e.t, err)
 	e.t.Cleanup(func() { st.Close() })
 	s, err := scheduler.New(e.subs, e.cal, e.slack, st, opts)
@@ -192,7 +192,7 @@ func TestClockJumpForwardBelievedWhenItHolds(t *testing.T) {
 func TestRemovedSubscriptionsClaimsAreSettled(t *testing.T) {
 	e := newEnv(t, sub("alice"), sub("bob"))
 	e.meeting("bob@example.com", "b", at("09:00"))
-	dying, err := storage.Open(context.Background(), e.path)
+	dying, err := sqlite.Open(context.Background(), e.path)
 	require.NoError(t, err)
 	en := meetingbot.Entry{Subscription: "bob", Key: meetingbot.Key("b", 10*time.Minute, at("09:00")), EventID: "b",
 		Offset: 10 * time.Minute, Start: at("09:00"), TriggerAt: at("08:50")}
@@ -217,7 +217,7 @@ func TestRemovedSubscriptionsClaimsAreSettled(t *testing.T) {
 // scheduler, which sweeps no subscription of that name, leaves it alone.
 func TestAgendaClaimsAreLeftToTheAgenda(t *testing.T) {
 	e := newEnv(t, sub("alice"))
-	dying, err := storage.Open(context.Background(), e.path)
+	dying, err := sqlite.Open(context.Background(), e.path)
 	require.NoError(t, err)
 	en := meetingbot.Entry{Subscription: meetingbot.AgendaSubscription("U1"), Key: meetingbot.AgendaKey("U1", "2026-11-30"),
 		Start: at("05:00"), TriggerAt: at("08:30")}
@@ -269,7 +269,7 @@ func TestSendEndsWellBeforeItsLease(t *testing.T) {
 // which sweeps no subscription of that name, leaves it alone.
 func TestSnoozeClaimsAreLeftToTheTimers(t *testing.T) {
 	e := newEnv(t, sub("alice"))
-	dying, err := storage.Open(context.Background(), e.path)
+	dying, err := sqlite.Open(context.Background(), e.path)
 	require.NoError(t, err)
 	en := meetingbot.Entry{Subscription: meetingbot.SnoozeSubscription("U1"), Key: meetingbot.SnoozeKey("U1", "a:10m:x", at("09:00")),
 		Start: at("09:00"), TriggerAt: at("09:00")}
@@ -288,7 +288,7 @@ func TestSnoozeClaimsAreLeftToTheTimers(t *testing.T) {
 // holder is the SQLite store with a heartbeat's hold on its claims, as
 // PostgreSQL's is: lapse ends every Hold.
 type holder struct {
-	*storage.Store
+	*sqlite.Store
 	lapsed chan struct{}
 }
 
@@ -313,7 +313,7 @@ func (h holder) Hold(ctx context.Context) (context.Context, context.CancelFunc) 
 func TestHeldSendOutlastsItsLease(t *testing.T) {
 	e := newEnv(t)
 	lapsed := make(chan struct{})
-	e.wrap = func(st *storage.Store) scheduler.Ledger { return holder{st, lapsed} }
+	e.wrap = func(st *sqlite.Store) scheduler.Ledger { return holder{st, lapsed} }
 	e.opts.Lease = 6 * time.Second
 	e.restart()
 	e.meeting(cal, "sync", at("09:00"))
@@ -346,7 +346,7 @@ func TestHeldSendOutlastsItsLease(t *testing.T) {
 // busyOnce answers the first claim Busy, held by another process until
 // free, as a replica that died mid-send leaves it.
 type busyOnce struct {
-	*storage.Store
+	*sqlite.Store
 	free time.Time
 	done bool
 }
@@ -365,7 +365,7 @@ func (b *busyOnce) Claim(ctx context.Context, e meetingbot.Entry, now, leaseUnti
 func TestBusyClaimIsAskedForAgainWhenItMayBeFree(t *testing.T) {
 	e := newEnv(t, sub("alice", 10*time.Second))
 	e.opts.Interval = 10 * time.Second
-	e.wrap = func(st *storage.Store) scheduler.Ledger { return &busyOnce{Store: st, free: at("08:59:54")} }
+	e.wrap = func(st *sqlite.Store) scheduler.Ledger { return &busyOnce{Store: st, free: at("08:59:54")} }
 	e.restart()
 	e.meeting(cal, "sync", at("09:00"))
 	e.tickAt(at("08:59:51")) // due at 08:59:50, claimed by a dead replica until 08:59:54
@@ -383,7 +383,7 @@ func TestBusyClaimIsAskedForAgainWhenItMayBeFree(t *testing.T) {
 func TestBusyClaimPastItsLeaseIsNotAskedForAgainAtOnce(t *testing.T) {
 	e := newEnv(t, sub("alice", 10*time.Second))
 	e.opts.Interval = 10 * time.Second
-	e.wrap = func(st *storage.Store) scheduler.Ledger { return &busyOnce{Store: st, free: at("08:59:40")} }
+	e.wrap = func(st *sqlite.Store) scheduler.Ledger { return &busyOnce{Store: st, free: at("08:59:40")} }
 	e.restart()
 	e.meeting(cal, "sync", at("09:00"))
 	e.tickAt(at("08:59:51")) // due at 08:59:50, held by a live process past its lease

@@ -86,7 +86,7 @@ type Editor interface {
 	Edit(ctx context.Context, f meetingbot.Follow) error
 }
 
-// Ledger is the state the scheduler keeps between sweeps; *storage.Store
+// Ledger is the state the scheduler keeps between sweeps; *sqlite.Store
 // provides it. Claims belong to the Ledger that made them: one Ledger per
 // process.
 type Ledger interface {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -155,7 +155,7 @@ func TestTwoProcessesOneDatabaseNoDuplicate(t *testing.T) {
 	for i := range 20 {
 		e.meeting(cal, "m"+string(rune('a'+i)), at("09:00").Add(time.Duration(i)*3*time.Minute))
 	}
-	other, err := storage.Open(context.Background(), e.path)
+	other, err := sqlite.Open(context.Background(), e.path)
 	require.NoError(t, err)
 	defer other.Close()
 	opts := e.opts
@@ -189,7 +189,7 @@ func TestKilledBetweenSendAndRecordIsConfirmedNotResent(t *testing.T) {
 
 		// Another process claims the 08:50 trigger, Slack accepts the
 		// message, and the process is killed before its ledger write.
-		dying, err := storage.Open(context.Background(), e.path)
+		dying, err := sqlite.Open(context.Background(), e.path)
 		require.NoError(t, err)
 		r := meetingbot.Reminder{Key: meetingbot.Key("sync", 10*time.Minute, at("09:00")), Subscription: e.subs[0],
 			Meeting: meetingbot.Meeting{ID: "sync", Start: at("09:00")}, Offset: 10 * time.Minute, TriggerAt: at("08:50")}

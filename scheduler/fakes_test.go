@@ -14,7 +14,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/internal/clock"
 	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/stretchr/testify/require"
 )
 
@@ -336,13 +336,13 @@ type env struct {
 	cal   *calendar
 	slack *slack
 	path  string
-	store *storage.Store
+	store *sqlite.Store
 	subs  []meetingbot.Subscription
 	opts  scheduler.Options
 	sched *scheduler.Scheduler
 	// wrap, if set, stands between the scheduler and each store restart
 	// opens, to fail its calls.
-	wrap func(*storage.Store) scheduler.Ledger
+	wrap func(*sqlite.Store) scheduler.Ledger
 	// mirrored, if set before restart, makes the calendar a FreshSource.
 	mirrored bool
 }
@@ -395,9 +395,9 @@ func (e *env) restart() {
 	if e.store != nil {
 		e.store.Close()
 	}
-	st, err := storage.Open(context.Background(), e.path)
+	st, err := sqlite.Open(context.Background(), e.path)
 	if err != nil {
-		require.NoError(e.t, err, "storage.Open")
+		require.NoError(e.t, err, "sqlite.Open")
 	}
 	e.store = st
 	var ledger scheduler.Ledger = st

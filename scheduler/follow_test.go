@@ -10,7 +10,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -286,7 +286,7 @@ func TestRestartDoesNotEditAgain(t *testing.T) {
 // an edit, before the ledger recorded it: RecordEdit fails, and the claim
 // stays with the dead process.
 type editCrash struct {
-	*storage.Store
+	*sqlite.Store
 	crashed bool
 }
 
@@ -306,7 +306,7 @@ func TestCrashBetweenEditAndRecord(t *testing.T) {
 	e.meeting(cal, "sync", at("09:00"))
 	e.tickEvery(at("08:49:30"), at("08:52"), 30*time.Second)
 	crash := &editCrash{}
-	e.wrap = func(st *storage.Store) scheduler.Ledger { crash.Store = st; return crash }
+	e.wrap = func(st *sqlite.Store) scheduler.Ledger { crash.Store = st; return crash }
 	e.restart()
 	e.meeting(cal, "sync", at("10:00"))
 	e.tickAt(at("08:52:30"))

@@ -15,7 +15,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/internal/clock"
 	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/stretchr/testify/require"
 )
 
@@ -170,7 +170,7 @@ func (p *process) leave() bool {
 }
 
 type crashLedger struct {
-	*storage.Store
+	*sqlite.Store
 	p      *process
 	atRisk *risks
 }
@@ -448,7 +448,7 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 	if rng.IntN(3) == 0 {
 		// A second live process on the same file, ticking while the first
 		// is mid-send. It does not crash; its ticks complete.
-		other, err := storage.Open(ctx, path)
+		other, err := sqlite.Open(ctx, path)
 		if err != nil {
 			return st, err
 		}
@@ -468,7 +468,7 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 			}
 		}
 	}
-	var store *storage.Store
+	var store *sqlite.Store
 	var sched *scheduler.Scheduler
 	var proc *process
 	boot := func() error {
@@ -479,7 +479,7 @@ func runRandomCase(dir string, seed uint64) (stats, error) {
 			store.Close()
 		}
 		var err error
-		if store, err = storage.Open(ctx, path); err != nil {
+		if store, err = sqlite.Open(ctx, path); err != nil {
 			return err
 		}
 		proc = &process{crashAt: -1}

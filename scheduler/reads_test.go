@@ -8,14 +8,14 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // countingLedger counts the ledger reads every sweep would make.
 type countingLedger struct {
-	*storage.Store
+	*sqlite.Store
 	mu               sync.Mutex
 	cursors, entries int
 	asked            []string // keys Entries was asked about
@@ -45,7 +45,7 @@ func TestSweepsDoNotAskTheLedgerAgainAboutWhatIsSettled(t *testing.T) {
 	e.meeting(cal, "sync", at("09:00"))
 	e.tickAt(at("08:40")) // writes the cursor
 	counting := &countingLedger{}
-	e.wrap = func(st *storage.Store) scheduler.Ledger { counting.Store = st; return counting }
+	e.wrap = func(st *sqlite.Store) scheduler.Ledger { counting.Store = st; return counting }
 	e.restart()
 
 	e.tickEvery(at("08:49:30"), at("09:05"), 30*time.Second)
@@ -60,7 +60,7 @@ func TestSweepsSeeWhatAnotherProcessSettled(t *testing.T) {
 	e := newEnv(t)
 	e.meeting(cal, "sync", at("09:00"))
 	counting := &countingLedger{}
-	e.wrap = func(st *storage.Store) scheduler.Ledger { counting.Store = st; return counting }
+	e.wrap = func(st *sqlite.Store) scheduler.Ledger { counting.Store = st; return counting }
 	e.restart()
 	e.tickAt(at("08:40"))
 

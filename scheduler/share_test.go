@@ -9,7 +9,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -44,7 +44,7 @@ func (s *share) get(_ context.Context, subs []meetingbot.Subscription) ([]meetin
 // unrecorded is a ledger whose Record fails while down: the database went
 // away after Slack accepted a message.
 type unrecorded struct {
-	*storage.Store
+	*sqlite.Store
 	mu   sync.Mutex
 	down bool
 }
@@ -143,7 +143,7 @@ func eventually(t *testing.T, cond func() bool, what string) {
 // a claim of alice's until free: Stalled names it once it may be free
 // within the asked span, as postgres.Store does.
 type stalling struct {
-	*storage.Store
+	*sqlite.Store
 	free time.Time
 }
 
@@ -167,7 +167,7 @@ func TestStalledClaimOfASubscriptionHeldByNobodyAliveIsAskedForWhenFree(t *testi
 	mine := &share{}
 	mine.set("bob") // alice's lease is still the dead replica's
 	e.opts.Share = mine.get
-	e.wrap = func(st *storage.Store) scheduler.Ledger { return stalling{Store: st, free: at("08:59:54")} }
+	e.wrap = func(st *sqlite.Store) scheduler.Ledger { return stalling{Store: st, free: at("08:59:54")} }
 	e.clock.Set(at("08:59:49"))
 	e.restart()
 	e.meeting(cal, "sync", at("09:00")) // alice's calendar

@@ -11,7 +11,7 @@
 // that takes longer, such as reading a calendar, goes on after the
 // acknowledgement and answers through the response_url.
 //
-// Subscriptions made here are stored through Store (storage.Store); the
+// Subscriptions made here are stored through Store (sqlite.Store); the
 // scheduler lists them on every sweep. Calendars are read through the small
 // Calendars interface, which the caller implements over the calendar
 // package.
@@ -33,7 +33,7 @@ import (
 	"github.com/slack-go/slack"
 )
 
-// Store keeps what people set up from Slack; *storage.Store provides it.
+// Store keeps what people set up from Slack; *sqlite.Store provides it.
 type Store interface {
 	SlackSubscriptions(ctx context.Context) ([]meetingbot.SlackSubscription, error)
 	SlackSubscriptionsTo(ctx context.Context, destination string) ([]meetingbot.SlackSubscription, error)

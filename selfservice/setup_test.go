@@ -24,7 +24,7 @@ import (
 	"github.com/meetingbot/meetingbot/internal/clock"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/selfservice"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 const secret = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -118,7 +118,7 @@ type env struct {
 	t      *testing.T
 	clock  *clock.Fake
 	slack  *slacktest.Server
-	store  *storage.Store
+	store  *sqlite.Store
 	cals   *calendars
 	app    *selfservice.App
 	server *httptest.Server
@@ -156,7 +156,7 @@ func newEnv(t *testing.T, configure ...func(*selfservice.Config)) *env {
 	e.slack.AddChannel(slacktest.Channel{ID: ops, Name: "ops", Member: true})
 
 	var err error
-	e.store, err = storage.Open(context.Background(), filepath.Join(t.TempDir(), "bot.db"))
+	e.store, err = sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "bot.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { e.store.Close() })
 

@@ -12,7 +12,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/internal/clock"
 	"github.com/meetingbot/meetingbot/snooze"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/meetingbot/meetingbot/timer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -92,7 +92,7 @@ func (s *dmSlack) sent() []sentDM {
 
 // failingLedger is the real ledger, whose reads or records fail while told.
 type failingLedger struct {
-	*storage.Store
+	*sqlite.Store
 	readErr, recordErr error
 }
 
@@ -124,7 +124,7 @@ type fireWorld struct {
 
 func newFireWorld(t *testing.T) *fireWorld {
 	t.Helper()
-	store, err := storage.Open(t.Context(), filepath.Join(t.TempDir(), "bot.db"))
+	store, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "bot.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	start := t0.Add(20 * time.Minute)

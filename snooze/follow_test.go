@@ -11,7 +11,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/internal/clock"
 	"github.com/meetingbot/meetingbot/snooze"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/meetingbot/meetingbot/timer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,7 +25,7 @@ import (
 func TestFollowMovesAtStartSnoozesWithTheirMeeting(t *testing.T) {
 	ctx := context.Background()
 	c := clock.NewFake(t0)
-	store, err := storage.Open(ctx, filepath.Join(t.TempDir(), "bot.db"))
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "bot.db"))
 	require.NoError(t, err)
 	defer store.Close()
 	e, err := timer.New(store, map[string]timer.Handler{meetingbot.TimerKindSnooze: nopHandler{}}, timer.Options{Clock: c})
@@ -105,7 +105,7 @@ func TestFollowMovesAtStartSnoozesWithTheirMeeting(t *testing.T) {
 func TestFollowAllCatchesUpWithTheReading(t *testing.T) {
 	ctx := context.Background()
 	c := clock.NewFake(t0)
-	store, err := storage.Open(ctx, filepath.Join(t.TempDir(), "bot.db"))
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "bot.db"))
 	require.NoError(t, err)
 	defer store.Close()
 	e, err := timer.New(store, map[string]timer.Handler{meetingbot.TimerKindSnooze: nopHandler{}}, timer.Options{Clock: c})

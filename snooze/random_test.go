@@ -15,9 +15,9 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/internal/clock"
 	"github.com/meetingbot/meetingbot/snooze"
-	"github.com/meetingbot/meetingbot/storage"
 	"github.com/meetingbot/meetingbot/storage/postgres"
 	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/meetingbot/meetingbot/timer"
 	"github.com/stretchr/testify/require"
 )
@@ -177,7 +177,7 @@ func runCase(t *testing.T, seed uint64, pg bool) (stats, error) {
 		}
 	} else {
 		path := filepath.Join(t.TempDir(), "bot.db")
-		open = func(*process) (caseStore, error) { return storage.Open(ctx, path) }
+		open = func(*process) (caseStore, error) { return sqlite.Open(ctx, path) }
 	}
 	var zombies []caseStore // PostgreSQL stores of processes that died: their rows run out
 	subs := func(ctx context.Context, id string) (meetingbot.Subscription, bool, error) {

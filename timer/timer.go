@@ -30,7 +30,7 @@ import (
 	"github.com/meetingbot/meetingbot/internal/clock"
 )
 
-// Store keeps the timers; *storage.Store and *postgres.Store provide it.
+// Store keeps the timers; *sqlite.Store and *postgres.Store provide it.
 // Its contract is storetest.RunTimers.
 type Store interface {
 	// AddTimer stores t pending unless a timer of its key, or a pending

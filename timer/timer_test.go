@@ -9,7 +9,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/internal/clock"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/meetingbot/meetingbot/timer"
 	"github.com/stretchr/testify/require"
 )
@@ -89,9 +89,9 @@ func waitFired(t *testing.T, f *fired, key string) {
 	}
 }
 
-func open(t *testing.T, path string) *storage.Store {
+func open(t *testing.T, path string) *sqlite.Store {
 	t.Helper()
-	s, err := storage.Open(t.Context(), path)
+	s, err := sqlite.Open(t.Context(), path)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s
@@ -190,7 +190,7 @@ func TestEngineFiresLateAfterARestart(t *testing.T) {
 // its read: what another goroutine does between the engine's reading of
 // the store and its setting of the next wake.
 type hookedStore struct {
-	*storage.Store
+	*sqlite.Store
 	mu        sync.Mutex
 	afterRead func()
 }

@@ -12,13 +12,13 @@ import (
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/meetingbot/meetingbot/notify"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // The adapters provide what the agenda consumes.
 var (
-	_ agenda.Settings = (*storage.Store)(nil)
-	_ agenda.Ledger   = (*storage.Store)(nil)
+	_ agenda.Settings = (*sqlite.Store)(nil)
+	_ agenda.Ledger   = (*sqlite.Store)(nil)
 	_ agenda.Calendar = (*calendar.Source)(nil)
 	_ agenda.Notifier = (*notify.Slack)(nil)
 	_ agenda.Observer = (*monitor.Monitor)(nil)

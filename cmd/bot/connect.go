@@ -22,8 +22,8 @@ import (
 	"github.com/meetingbot/meetingbot/internal/keyring"
 	"github.com/meetingbot/meetingbot/internal/outbound"
 	"github.com/meetingbot/meetingbot/selfservice"
-	"github.com/meetingbot/meetingbot/storage"
 	"github.com/meetingbot/meetingbot/storage/postgres"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // People's own accounts (package connect) as the bot wires them: the
@@ -35,7 +35,7 @@ import (
 // Both stores keep connections, and the adapters provide what the
 // connections consume.
 var (
-	_ connect.Store        = (*storage.Store)(nil)
+	_ connect.Store        = (*sqlite.Store)(nil)
 	_ connect.Store        = (*postgres.Store)(nil)
 	_ calendar.Accounts    = (*connect.Accounts)(nil)
 	_ selfservice.Accounts = (*connect.Accounts)(nil)

@@ -20,7 +20,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // End to end with people's own Google accounts: the built bot with
@@ -330,7 +330,7 @@ func TestSlackStatusDuringMeetings(t *testing.T) {
 // connectionsOf reads the connections in the database of a stopped bot.
 func connectionsOf(t *testing.T, path string) map[string]meetingbot.Connection {
 	t.Helper()
-	st, err := storage.OpenExisting(context.Background(), path)
+	st, err := sqlite.OpenExisting(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/selfservice"
-	"github.com/meetingbot/meetingbot/storage"
 	"github.com/meetingbot/meetingbot/storage/postgres"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // store is where the bot keeps its state: one machine's SQLite file
@@ -37,7 +37,7 @@ type store interface {
 // Both stores provide everything the bot reads and writes; PostgreSQL's
 // claims are held by its replicas' heartbeats.
 var (
-	_ store            = (*storage.Store)(nil)
+	_ store            = (*sqlite.Store)(nil)
 	_ store            = (*postgres.Store)(nil)
 	_ scheduler.Holder = (*postgres.Store)(nil)
 )
@@ -51,7 +51,7 @@ type shareFunc = func(ctx context.Context, subs []meetingbot.Subscription) ([]me
 // round; with SQLite the share is nil: one machine sweeps everything.
 func openStore(ctx context.Context, cfg config.Config, mon *monitor.Monitor, log *slog.Logger) (store, shareFunc, error) {
 	if cfg.DatabaseURL == "" {
-		s, err := storage.Open(ctx, cfg.DatabasePath)
+		s, err := sqlite.Open(ctx, cfg.DatabasePath)
 		return s, nil, err
 	}
 	s, err := openPostgres(ctx, cfg, log)
@@ -185,5 +185,5 @@ func openAuditLedger(ctx context.Context, cfg config.Config) (interface {
 	if cfg.DatabaseURL != "" {
 		return postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{Interval: cfg.TickInterval, Existing: true})
 	}
-	return storage.OpenExisting(ctx, cfg.DatabasePath)
+	return sqlite.OpenExisting(ctx, cfg.DatabasePath)
 }

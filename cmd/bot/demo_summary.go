@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // demoEndsAfter is how long after its last reminder is due the demo stops:
@@ -17,7 +17,7 @@ const demoEndsAfter = 5 * time.Second
 // demoLedger reads what the bot recorded of the reminders due in
 // [from, to), from the ledger at path once the bot has stopped.
 func demoLedger(ctx context.Context, path string, from, to time.Time) ([]meetingbot.Entry, error) {
-	s, err := storage.OpenExisting(ctx, path)
+	s, err := sqlite.OpenExisting(ctx, path)
 	if err != nil {
 		return nil, err
 	}

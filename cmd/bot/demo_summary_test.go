@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // The summary says what was sent (late, edited), skipped and why, and the
@@ -65,7 +65,7 @@ func TestDemoScriptFinishes(t *testing.T) {
 func TestDemoLedger(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "reminders.db")
-	s, err := storage.Open(ctx, path)
+	s, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/internal/outbound"
-	"github.com/meetingbot/meetingbot/storage"
 	"github.com/meetingbot/meetingbot/storage/postgres"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // doctorTimeout bounds one check, the clients' own retries included.
@@ -232,7 +232,7 @@ func databaseChecks(d *doctorEnv) []check {
 			h, err := postgres.Check(ctx, d.cfg.DatabaseURL)
 			return postgresOutcome(d.cfg.DatabaseURL, h, err)
 		}
-		h, err := storage.Check(ctx, d.cfg.DatabasePath)
+		h, err := sqlite.Check(ctx, d.cfg.DatabasePath)
 		if err != nil {
 			return fail("cannot be used: "+err.Error(), sqliteFix(d.cfg.DatabasePath, err))
 		}
@@ -248,9 +248,9 @@ func databaseChecks(d *doctorEnv) []check {
 
 func sqliteFix(path string, err error) string {
 	switch {
-	case errors.Is(err, storage.ErrNotSQLite):
+	case errors.Is(err, sqlite.ErrNotSQLite):
 		return "DATABASE_PATH names a file that is not the bot's database: point it at another file, or move that one away"
-	case errors.Is(err, storage.ErrSchemaTooNew):
+	case errors.Is(err, sqlite.ErrSchemaTooNew):
 		return "a newer bot migrated it: run that version, or restore the file it had before"
 	}
 	return fmt.Sprintf("give the bot's user write access to %s and its directory (SQLite writes its journal and the owner locks there)", path)

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/storage"
 	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // serviceAccount is the client_email of calendartest's service-account key.
@@ -184,7 +184,7 @@ func TestDoctorDatabase(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	env := w.env()
-	s, err := storage.Open(context.Background(), env["DATABASE_PATH"])
+	s, err := sqlite.Open(context.Background(), env["DATABASE_PATH"])
 	if err != nil {
 		t.Fatal(err)
 	}

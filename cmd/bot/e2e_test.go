@@ -14,7 +14,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // End-to-end tests: the bot binary as a real process, the real Calendar
@@ -30,9 +30,9 @@ func sleepUntil(t time.Time) { time.Sleep(time.Until(t)) }
 // ledger reads every ledger entry of a subscription once the bots are gone.
 func ledger(t *testing.T, path, sub string) map[string]meetingbot.Entry {
 	t.Helper()
-	s, err := storage.Open(context.Background(), path)
+	s, err := sqlite.Open(context.Background(), path)
 	if err != nil {
-		t.Fatalf("storage.Open(%s) = %v", path, err)
+		t.Fatalf("sqlite.Open(%s) = %v", path, err)
 	}
 	defer s.Close()
 	entries, err := s.Range(context.Background(), sub, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))

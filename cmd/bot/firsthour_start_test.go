@@ -13,8 +13,8 @@ import (
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/internal/clock"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/storage"
 	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // syncBuf is a log destination safe for the goroutine that waits.
@@ -113,7 +113,7 @@ func TestAuditSaysWhatWasNotAudited(t *testing.T) {
 	w := newWorld(t)
 	w.cal.Share(team, "someone@example.com")
 	env := w.env("CALENDARS=" + alice + "," + teamID)
-	s, err := storage.Open(context.Background(), env["DATABASE_PATH"])
+	s, err := sqlite.Open(context.Background(), env["DATABASE_PATH"])
 	if err != nil {
 		t.Fatal(err)
 	}

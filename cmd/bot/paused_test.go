@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // sweeping records what the monitor is told it sweeps.
@@ -34,7 +34,7 @@ func (s *sweeping) Sweeping(subs []meetingbot.Subscription) {
 // it. Everyone else's is swept.
 func TestPausedSubscriptions(t *testing.T) {
 	ctx := t.Context()
-	st, err := storage.Open(ctx, filepath.Join(t.TempDir(), "bot.db"))
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "bot.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/rsvp"
 	"github.com/meetingbot/meetingbot/selfservice"
-	"github.com/meetingbot/meetingbot/storage"
 	"github.com/meetingbot/meetingbot/storage/postgres"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // Answering invitations from Slack (package rsvp): the Going / Maybe /
@@ -28,7 +28,7 @@ var (
 	_ rsvp.Accounts           = (*lateAccounts)(nil)
 	_ rsvp.Notifier           = (*notify.Slack)(nil)
 	_ selfservice.Answers     = (*rsvp.Service)(nil)
-	_ selfservice.InviteStore = (*storage.Store)(nil)
+	_ selfservice.InviteStore = (*sqlite.Store)(nil)
 	_ selfservice.InviteStore = (*postgres.Store)(nil)
 )
 
@@ -89,9 +89,9 @@ type noticeStore interface {
 
 // Both stores provide the notices' state, and what bot audit reads of it.
 var (
-	_ noticeStore   = (*storage.Store)(nil)
+	_ noticeStore   = (*sqlite.Store)(nil)
 	_ noticeStore   = (*postgres.Store)(nil)
-	_ audit.Notices = (*storage.Store)(nil)
+	_ audit.Notices = (*sqlite.Store)(nil)
 	_ audit.Notices = (*postgres.Store)(nil)
 )
 

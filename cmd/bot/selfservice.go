@@ -20,12 +20,12 @@ import (
 	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/meetingbot/meetingbot/rsvp"
 	"github.com/meetingbot/meetingbot/selfservice"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // The adapters provide what self-service consumes.
 var (
-	_ selfservice.Store     = (*storage.Store)(nil)
+	_ selfservice.Store     = (*sqlite.Store)(nil)
 	_ selfservice.Calendars = upcoming{}
 )
 

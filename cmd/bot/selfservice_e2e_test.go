@@ -15,7 +15,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // End-to-end tests of self-service from Slack: the bot binary with
@@ -219,7 +219,7 @@ func TestSubscribeInAChannelNeedsTheRight(t *testing.T) {
 	p.signal(syscall.SIGTERM)
 	p.wait(15 * time.Second)
 
-	s, err := storage.Open(context.Background(), env["DATABASE_PATH"])
+	s, err := sqlite.Open(context.Background(), env["DATABASE_PATH"])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,22 +12,22 @@ import (
 	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/snooze"
-	"github.com/meetingbot/meetingbot/storage"
 	"github.com/meetingbot/meetingbot/storage/postgres"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/meetingbot/meetingbot/timer"
 )
 
 // The adapters provide what the timers and snoozes consume.
 var (
-	_ timer.Store     = (*storage.Store)(nil)
+	_ timer.Store     = (*sqlite.Store)(nil)
 	_ timer.Store     = (*postgres.Store)(nil)
-	_ snooze.Store    = (*storage.Store)(nil)
+	_ snooze.Store    = (*sqlite.Store)(nil)
 	_ snooze.Store    = (*postgres.Store)(nil)
 	_ snooze.Notifier = (*notify.Slack)(nil)
-	_ snooze.Ledger   = (*storage.Store)(nil)
+	_ snooze.Ledger   = (*sqlite.Store)(nil)
 	_ timer.Observer  = (*monitor.Monitor)(nil)
 	_ snooze.Timers   = (*timer.Engine)(nil)
-	_ snoozeStore     = (*storage.Store)(nil)
+	_ snoozeStore     = (*sqlite.Store)(nil)
 	_ snoozeStore     = (*postgres.Store)(nil)
 	_ snooze.Source   = (*lateSource)(nil)
 )

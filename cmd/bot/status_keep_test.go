@@ -11,7 +11,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // slackUserToken is srv's user token for userID, the test failing without one.
@@ -57,7 +57,7 @@ func TestKeepFollowsMeetings(t *testing.T) {
 	srv := slacktest.NewServer()
 	defer srv.Close()
 	tok := slackUserToken(t, srv, "U1")
-	st, err := storage.Open(ctx, filepath.Join(t.TempDir(), "bot.db"))
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "bot.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // sim is a fake clock under which the scheduler's timers and the
@@ -140,7 +140,7 @@ func TestStatusesPacedAtNine(t *testing.T) {
 	defer srv.Close()
 	srv.SetClock(sim.Now)
 	srv.SetStatusRateLimit(notify.DefaultStatusPerMinute, time.Minute)
-	st, err := storage.Open(ctx, filepath.Join(t.TempDir(), "bot.db"))
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "bot.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

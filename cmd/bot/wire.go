@@ -19,7 +19,7 @@ import (
 	"github.com/meetingbot/meetingbot/mirror"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/scheduler"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // The adapters provide what the engine consumes.
@@ -28,10 +28,10 @@ var (
 	_ scheduler.Notifier          = (*notify.Slack)(nil)
 	_ scheduler.Editor            = (*notify.Slack)(nil)
 	_ scheduler.DestinationLookup = (*notify.Slack)(nil)
-	_ scheduler.Ledger            = (*storage.Store)(nil)
+	_ scheduler.Ledger            = (*sqlite.Store)(nil)
 	_ audit.Source                = (*calendar.Source)(nil)
 	_ audit.Slack                 = (*notify.Slack)(nil)
-	_ audit.Ledger                = (*storage.Store)(nil)
+	_ audit.Ledger                = (*sqlite.Store)(nil)
 	_ mirror.Calendar             = calendar.Mirrored{}
 	_ mirror.Push                 = calendar.Mirrored{}
 )

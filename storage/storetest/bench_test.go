@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/storage"
 	"github.com/meetingbot/meetingbot/storage/postgres"
 	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/meetingbot/meetingbot/storage/storetest"
 	_ "modernc.org/sqlite"
 )
@@ -43,7 +43,7 @@ func BenchmarkLedger(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
 	})
 	sqlite := func(b *testing.B) storetest.Store {
-		s, err := storage.Open(ctx, filepath.Join(b.TempDir(), "bot.db"))
+		s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bot.db"))
 		if err != nil {
 			b.Fatal(err)
 		}

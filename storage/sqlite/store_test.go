@@ -1,4 +1,4 @@
-package storage_test
+package sqlite_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
@@ -19,9 +19,9 @@ import (
 
 var ctx = context.Background()
 
-func open(t testing.TB, path string) *storage.Store {
+func open(t testing.TB, path string) *sqlite.Store {
 	t.Helper()
-	s, err := storage.Open(ctx, path)
+	s, err := sqlite.Open(ctx, path)
 	require.NoError(t, err, "Open(%s)", path)
 	t.Cleanup(func() { s.Close() })
 	return s
@@ -113,12 +113,12 @@ func TestOpenRefusesWhatItCannotRead(t *testing.T) {
 		path string
 		want error
 	}{
-		{notDB, storage.ErrNotSQLite},
-		{newer, storage.ErrSchemaTooNew},
+		{notDB, sqlite.ErrNotSQLite},
+		{newer, sqlite.ErrSchemaTooNew},
 	} {
 		before, err := os.ReadFile(tt.path)
 		require.NoError(t, err)
-		_, err = storage.Open(ctx, tt.path)
+		_, err = sqlite.Open(ctx, tt.path)
 		assert.ErrorIs(t, err, tt.want, "Open(%s)", filepath.Base(tt.path))
 		assert.Contains(t, err.Error(), tt.path, "the error names the file")
 		after, err := os.ReadFile(tt.path)
@@ -206,11 +206,11 @@ func TestOpenExistingRefusesWhatTheBotHasNotMigrated(t *testing.T) {
 		want error
 		says string
 	}{
-		{old, storage.ErrSchemaTooOld, "start the bot once on it"},
-		{missing, storage.ErrNotMigrated, "no ledger there"},
+		{old, sqlite.ErrSchemaTooOld, "start the bot once on it"},
+		{missing, sqlite.ErrNotMigrated, "no ledger there"},
 	} {
 		before, _ := os.ReadFile(tt.path)
-		_, err := storage.OpenExisting(ctx, tt.path)
+		_, err := sqlite.OpenExisting(ctx, tt.path)
 		assert.ErrorIs(t, err, tt.want, "OpenExisting(%s)", filepath.Base(tt.path))
 		if err != nil {
 			assert.Contains(t, err.Error(), tt.says, "OpenExisting(%s)", filepath.Base(tt.path))
@@ -223,7 +223,7 @@ func TestOpenExistingRefusesWhatTheBotHasNotMigrated(t *testing.T) {
 
 	current := filepath.Join(dir, "current.db")
 	open(t, current).Close()
-	s, err := storage.OpenExisting(ctx, current)
+	s, err := sqlite.OpenExisting(ctx, current)
 	require.NoError(t, err, "OpenExisting of a database of this binary's schema")
 	s.Close()
 }

@@ -5,7 +5,7 @@
 // "sending") in a transaction before its reminder is sent and settled after,
 // and a claim carries an owner and a lease so that two processes sharing one
 // database file never both send the same key.
-package storage
+package sqlite
 
 import (
 	"bytes"

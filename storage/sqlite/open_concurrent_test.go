@@ -1,11 +1,11 @@
-package storage_test
+package sqlite_test
 
 import (
 	"path/filepath"
 	"sync"
 	"testing"
 
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,7 +19,7 @@ func TestOpenConcurrentlyOnNewFile(t *testing.T) {
 		errs := make([]error, 4)
 		for j := range errs {
 			wg.Go(func() {
-				s, err := storage.Open(ctx, path)
+				s, err := sqlite.Open(ctx, path)
 				errs[j] = err
 				if err == nil {
 					s.Close()

@@ -1,4 +1,4 @@
-package storage_test
+package sqlite_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/meetingbot/meetingbot/storage"
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // TestCheck looks at a path with no database, a database the bot
@@ -18,7 +18,7 @@ func TestCheck(t *testing.T) {
 	dir := t.TempDir()
 
 	none := filepath.Join(dir, "none.db")
-	h, err := storage.Check(ctx, none)
+	h, err := sqlite.Check(ctx, none)
 	if err != nil || h.Migrated || len(h.Pending) == 0 {
 		t.Errorf("Check(no file) = %+v, %v; want not migrated, every migration pending", h, err)
 	}
@@ -27,12 +27,12 @@ func TestCheck(t *testing.T) {
 	}
 
 	path := filepath.Join(dir, "reminders.db")
-	s, err := storage.Open(ctx, path)
+	s, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	if h, err := storage.Check(ctx, path); err != nil || !h.Migrated || len(h.Pending) != 0 {
+	if h, err := sqlite.Check(ctx, path); err != nil || !h.Migrated || len(h.Pending) != 0 {
 		t.Errorf("Check(migrated) = %+v, %v; want migrated, nothing pending", h, err)
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
@@ -49,7 +49,7 @@ func TestCheck(t *testing.T) {
 	if err := os.WriteFile(junk, []byte("not a database at all, no"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := storage.Check(ctx, junk); !errors.Is(err, storage.ErrNotSQLite) {
+	if _, err := sqlite.Check(ctx, junk); !errors.Is(err, sqlite.ErrNotSQLite) {
 		t.Errorf("Check(junk) = %v, want ErrNotSQLite", err)
 	}
 }
