@@ -51,6 +51,11 @@ var forbidden = map[string]map[string]string{
 		module + "/scheduler":      "configuration speaks the root's words, not the engine's",
 		module + "/storage/sqlite": "configuration opens nothing",
 	},
+	"notify/action": {
+		module + "/notify":          "what a button carries is read by the notifier and self-service alike; it imports neither",
+		module + "/selfservice":     "what a button carries is read by the notifier and self-service alike; it imports neither",
+		"github.com/slack-go/slack": "a button's value is bytes Slack hands back, not an API call",
+	},
 	"storage/migration": {
 		"modernc.org/sqlite": "reading SQL files needs no driver",
 		pgx:                  "reading SQL files needs no driver",

@@ -1,12 +1,10 @@
 package meetingbot
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // People who connected their Google account answer invitations from Slack
@@ -14,9 +12,9 @@ import (
 // invited to carries Going / Maybe / No, and with invitation notices on
 // ("/meetingbot invites on") a new invitation gets a DM of its own with
 // the same buttons. A click sets the person's own responseStatus on the
-// event and nothing else. The notify package puts the buttons on
-// messages, the selfservice package hears the clicks, and package rsvp
-// answers and notices, so the three agree here.
+// event and nothing else. The buttons and what they carry are Slack's
+// side (package notify/action); package rsvp answers and notices in these
+// words.
 
 // Response is an attendee's answer to an invitation, as Google Calendar's
 // attendees[].responseStatus holds it.
@@ -74,84 +72,6 @@ func (c Connection) CanAnswer() bool {
 	return false
 }
 
-// Action IDs of the answer controls: the buttons of reminders and
-// notices, and the menu of a digest's lines, whose selected option's
-// value is an RSVPOption.
-const (
-	ActionRSVPGoing = "rsvp_accepted"
-	ActionRSVPMaybe = "rsvp_tentative"
-	ActionRSVPNo    = "rsvp_declined"
-	ActionRSVPMenu  = "rsvp_menu"
-)
-
-// ActionResponse returns the answer of an answer button's action ID.
-func ActionResponse(actionID string) (Response, bool) {
-	switch actionID {
-	case ActionRSVPGoing:
-		return ResponseAccepted, true
-	case ActionRSVPMaybe:
-		return ResponseTentative, true
-	case ActionRSVPNo:
-		return ResponseDeclined, true
-	}
-	return "", false
-}
-
-// IsRSVPAction reports whether actionID is one of the answer controls.
-func IsRSVPAction(actionID string) bool {
-	_, ok := ActionResponse(actionID)
-	return ok || actionID == ActionRSVPMenu
-}
-
-// RSVPTarget is what an answer control names: the invitation answered.
-type RSVPTarget struct {
-	// Calendar is the calendar whose copy of the event is answered; ""
-	// for the clicker's own (their connected account).
-	Calendar string `json:"c,omitempty"`
-	// Event is the event's ID: an instance, a single event, or for a
-	// series' notice the recurring event, whose answer holds for every
-	// occurrence.
-	Event string `json:"e"`
-	// Response is the answer, for a digest's menu option; a button's
-	// action ID says it.
-	Response Response `json:"r,omitempty"`
-}
-
-// MaxOptionValue is Slack's limit on an option's value (Block Kit's
-// option object: 150 characters).
-const MaxOptionValue = 150
-
-// RSVPValue is the value of an answer button naming t: its JSON, or ""
-// when it would pass Slack's 2,000 characters (MaxButtonValue).
-func RSVPValue(t RSVPTarget) string {
-	b, _ := json.Marshal(t)
-	if utf8.RuneCount(b) > MaxButtonValue {
-		return ""
-	}
-	return string(b)
-}
-
-// RSVPOption is the value of a digest menu's option answering r to the
-// event of the person's own calendar: "" when it would pass Slack's 150
-// characters.
-func RSVPOption(event string, r Response) string {
-	b, _ := json.Marshal(RSVPTarget{Event: event, Response: r})
-	if utf8.RuneCount(b) > MaxOptionValue {
-		return ""
-	}
-	return string(b)
-}
-
-// ParseRSVPValue reads an RSVPValue or an RSVPOption; false when s is
-// neither.
-func ParseRSVPValue(s string) (RSVPTarget, bool) {
-	var t RSVPTarget
-	if json.Unmarshal([]byte(s), &t) != nil || t.Event == "" || (t.Response != "" && !t.Response.Answer()) {
-		return RSVPTarget{}, false
-	}
-	return t, true
-}
-
 // Errors of an answer the person is told about; each is permanent.
 var (
 	// ErrNeedsWrite: the person's grant does not let the bot change their
@@ -174,29 +94,6 @@ var (
 	// again. It matches ErrNotConnected too.
 	ErrConnectionBroken = fmt.Errorf("the Google connection stopped: %w", ErrNotConnected)
 )
-
-// Block IDs of a message's answer: the line saying the person's answer,
-// and the actions block of the answer buttons. A click replaces the line
-// (AnswerLine of the new answer) in the message clicked.
-const (
-	RSVPAnswerBlock  = "rsvp_answer"
-	RSVPActionsBlock = "rsvp_actions"
-)
-
-// AnswerLine is the line (Slack mrkdwn) that says a person's answer r on
-// a reminder or a notice: "Your answer: *Maybe*", "*You declined*", or
-// that they have not answered.
-func AnswerLine(r Response) string {
-	switch r {
-	case ResponseAccepted:
-		return ":white_check_mark: Your answer: *Going*"
-	case ResponseTentative:
-		return ":grey_question: Your answer: *Maybe*"
-	case ResponseDeclined:
-		return ":x: *You declined*"
-	}
-	return ":envelope: You haven't answered this invitation yet."
-}
 
 // Answered is what a write of a person's answer left on the event.
 type Answered struct {

@@ -4,22 +4,15 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // A reminder sent before its meeting starts carries "Remind me at start"
 // and, with at least SnoozeMinLeft to go, "In 5 min" (docs/usage.md,
 // "Remind me at start"). A click stores a durable Timer of kind TimerKindSnooze for
 // the person who clicked, fired as a DM: at the meeting's start (following
-// the meeting when it moves), or five minutes after the click. The notify
-// package puts the buttons on reminders and the selfservice package acts
-// on a click, so the two agree here.
-
-// Action IDs of the snooze buttons; both contain "snooze".
-const (
-	ActionSnoozeStart = "snooze_start"
-	ActionSnooze5m    = "snooze_5m"
-)
+// the meeting when it moves), or five minutes after the click. The
+// buttons and what they carry are Slack's side (package notify/action);
+// these are the words the snoozes speak once a click is read.
 
 // TimerKindSnooze is the Timer.Kind of snoozes.
 const TimerKindSnooze = "snooze"
@@ -125,60 +118,6 @@ func ParseSnooze(t Timer) (Snooze, bool) {
 		return Snooze{}, false
 	}
 	return s, true
-}
-
-// SnoozeTarget is what a snooze button names: the reminder it is on and
-// its meeting as the reminder shows it.
-type SnoozeTarget struct {
-	Subscription string `json:"s"`
-	Reminder     string `json:"k"`
-	Event        string `json:"e"`
-	Start        int64  `json:"t"`           // Unix seconds
-	End          int64  `json:"u,omitempty"` // Unix seconds
-	Title        string `json:"n,omitempty"`
-	JoinURL      string `json:"j,omitempty"`
-}
-
-// maxSnoozeTitle bounds the title a snooze button carries.
-const maxSnoozeTitle = 100
-
-// SnoozeValue is the value of a snooze button on the reminder keyed
-// reminderKey of subscription subscriptionID, whose meeting m is as the
-// reminder shows it: the JSON of a SnoozeTarget, the title cut to 100
-// characters, and the join link left out, then the title, when the value
-// would pass Slack's 2,000 characters. It returns "" when even then it
-// would not fit.
-func SnoozeValue(subscriptionID, reminderKey string, m Meeting) string {
-	v := SnoozeTarget{Subscription: subscriptionID, Reminder: reminderKey, Event: m.ID, Start: m.Start.Unix(),
-		Title: clipRunes(m.Title, maxSnoozeTitle), JoinURL: m.JoinURL}
-	if m.End.After(m.Start) {
-		v.End = m.End.Unix()
-	}
-	for _, cut := range []func(){func() {}, func() { v.JoinURL = "" }, func() { v.Title = "" }} {
-		cut()
-		if b, _ := json.Marshal(v); utf8.RuneCount(b) <= MaxButtonValue {
-			return string(b)
-		}
-	}
-	return ""
-}
-
-// ParseSnoozeValue reads a SnoozeValue; false when s is not one.
-func ParseSnoozeValue(s string) (SnoozeTarget, bool) {
-	var v SnoozeTarget
-	if json.Unmarshal([]byte(s), &v) != nil || v.Subscription == "" || v.Reminder == "" || v.Event == "" || v.Start == 0 {
-		return SnoozeTarget{}, false
-	}
-	return v, true
-}
-
-// Meeting returns the meeting the target names, as its reminder showed it.
-func (v SnoozeTarget) Meeting() Meeting {
-	m := Meeting{ID: v.Event, Title: v.Title, Start: time.Unix(v.Start, 0).UTC(), JoinURL: v.JoinURL}
-	if v.End > v.Start {
-		m.End = time.Unix(v.End, 0).UTC()
-	}
-	return m
 }
 
 // SnoozedReminder returns the reminder key a snooze's own DM carries on

@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify/action"
 )
 
 // EditedMessage renders the message of f's reminder as an edit leaves it.
@@ -60,7 +61,7 @@ func EditedMessage(f meetingbot.Follow, joinHosts ...string) (text string, block
 		// Not going: nothing to join; the answer stays on the message,
 		// with its buttons, so that the person may change their mind
 		// (the meeting then comes back, and the message is restored).
-		return text, append(blocks, answerBlocks(meetingbot.RSVPTarget{Calendar: r.Subscription.CalendarID, Event: r.Meeting.ID}, meetingbot.ResponseDeclined)...)
+		return text, append(blocks, answerBlocks(action.RSVP{Calendar: r.Subscription.CalendarID, Event: r.Meeting.ID}, meetingbot.ResponseDeclined)...)
 	}
 	if f.Kind != meetingbot.EditMoved {
 		return text, blocks // nothing to join or open any more

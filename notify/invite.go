@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify/action"
 	"github.com/slack-go/slack"
 )
 
@@ -64,7 +65,7 @@ func InviteMessage(inv meetingbot.Invitation) (text string, blocks []slack.Block
 		slack.NewSectionBlock(markdown(head), nil, nil, slack.SectionBlockOptionBlockID("invite_headline")),
 		slack.NewSectionBlock(markdown(details), nil, nil, slack.SectionBlockOptionBlockID("invite_details")),
 	}
-	answer := answerBlocks(meetingbot.RSVPTarget{Calendar: inv.Calendar, Event: inv.Event}, responseOf(m))
+	answer := answerBlocks(action.RSVP{Calendar: inv.Calendar, Event: inv.Event}, responseOf(m))
 	if buttonURL(m.HTMLLink) {
 		link := slack.NewButtonBlockElement("open_event", "", slack.NewTextBlockObject(slack.PlainTextType, "Open in Calendar", false, false)).WithURL(m.HTMLLink)
 		if len(answer) == 2 {
@@ -93,8 +94,8 @@ const MaxInviteDigest = meetingbot.MaxDigest
 // InviteDigestMessage renders invitations found together as one message:
 // a headline saying how many, then a line each (the title, linked to the
 // event; when; who invited; "repeats" for a series) with an answer menu
-// (action meetingbot.ActionRSVPMenu, options Going, Maybe, No whose
-// values are meetingbot.RSVPOption), the one accessory a line has. A line
+// (action action.RSVPMenu, options Going, Maybe, No whose
+// values are action.RSVPOption), the one accessory a line has. A line
 // whose event's ID cannot fit an option's 150 characters has no menu.
 // The rules of InviteMessage hold for each line. At most MaxInviteDigest
 // are listed.
@@ -142,7 +143,7 @@ func answerMenu(event string, r meetingbot.Response) *slack.SelectBlockElement {
 	var opts []*slack.OptionBlockObject
 	var initial *slack.OptionBlockObject
 	for _, b := range answerLabels {
-		v := meetingbot.RSVPOption(event, b.r)
+		v := action.RSVPOption(event, b.r)
 		if v == "" {
 			return nil
 		}
@@ -152,7 +153,7 @@ func answerMenu(event string, r meetingbot.Response) *slack.SelectBlockElement {
 			initial = o
 		}
 	}
-	menu := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, slack.NewTextBlockObject(slack.PlainTextType, "Answer", false, false), meetingbot.ActionRSVPMenu, opts...)
+	menu := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, slack.NewTextBlockObject(slack.PlainTextType, "Answer", false, false), action.RSVPMenu, opts...)
 	menu.InitialOption = initial
 	return menu
 }

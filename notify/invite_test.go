@@ -11,6 +11,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
+	"github.com/meetingbot/meetingbot/notify/action"
 )
 
 // TestInviteMessage: a notice says who invited whom to what and when, as
@@ -38,8 +39,8 @@ func TestInviteMessage(t *testing.T) {
 	if !strings.Contains(line, "You haven't answered") || len(buttons) != 3 {
 		t.Fatalf("InviteMessage answer = %q %v, want not answered and three buttons", line, buttons)
 	}
-	if v, ok := meetingbot.ParseRSVPValue(buttons[meetingbot.ActionRSVPGoing]); !ok || v.Event != "series1" || v.Calendar != "alice@example.com" {
-		t.Errorf("Going's value %q, want the series on Alice's calendar", buttons[meetingbot.ActionRSVPGoing])
+	if v, ok := action.ParseRSVP(buttons[action.RSVPGoing]); !ok || v.Event != "series1" || v.Calendar != "alice@example.com" {
+		t.Errorf("Going's value %q, want the series on Alice's calendar", buttons[action.RSVPGoing])
 	}
 }
 
@@ -75,12 +76,12 @@ func TestInviteDigestOfAMailingList(t *testing.T) {
 	for i, b := range blocks.BlockSet[1:] {
 		sec := b.(*slack.SectionBlock)
 		menu := sec.Accessory.SelectElement
-		if menu == nil || menu.ActionID != meetingbot.ActionRSVPMenu || len(menu.Options) != 3 {
+		if menu == nil || menu.ActionID != action.RSVPMenu || len(menu.Options) != 3 {
 			t.Fatalf("line %d has no answer menu: %+v", i, sec.Accessory)
 		}
 		var answers []meetingbot.Response
 		for _, o := range menu.Options {
-			v, ok := meetingbot.ParseRSVPValue(o.Value)
+			v, ok := action.ParseRSVP(o.Value)
 			if !ok || v.Event != invs[i].Event || v.Calendar != "" {
 				t.Errorf("line %d option %q, want the event %s of her own calendar", i, o.Value, invs[i].Event)
 			}

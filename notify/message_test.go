@@ -14,6 +14,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
+	"github.com/meetingbot/meetingbot/notify/action"
 	"github.com/slack-go/slack"
 )
 
@@ -280,7 +281,7 @@ func TestMuteButton(t *testing.T) {
 		for _, b := range blocks {
 			if a, ok := b.(*slack.ActionBlock); ok {
 				for _, el := range a.Elements.ElementSet {
-					if btn, ok := el.(*slack.ButtonBlockElement); ok && btn.ActionID == meetingbot.ActionMuteSeries {
+					if btn, ok := el.(*slack.ButtonBlockElement); ok && btn.ActionID == action.MuteSeries {
 						value = btn.Value
 					}
 				}
@@ -293,8 +294,8 @@ func TestMuteButton(t *testing.T) {
 		if !tt.want {
 			continue
 		}
-		got, ok := meetingbot.ParseMuteValue(value)
-		want := meetingbot.MuteTarget{Subscription: fromSlack.ID, Series: "evt123", Title: "Weekly sync"}
+		got, ok := action.ParseMute(value)
+		want := action.Mute{Subscription: fromSlack.ID, Series: "evt123", Title: "Weekly sync"}
 		if !ok || got != want {
 			t.Errorf("Message(%s) mute value = %+v, want %+v", tt.name, got, want)
 		}

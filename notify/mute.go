@@ -2,6 +2,7 @@ package notify
 
 import (
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify/action"
 	"github.com/slack-go/slack"
 )
 
@@ -9,7 +10,7 @@ import (
 // gets none: only a reminder of a recurring meeting (Meeting.Series) in a
 // subscription made from Slack (Subscription.FromSlack) has one, for the
 // operator's subscriptions cannot be changed from Slack. Its value
-// (meetingbot.MuteValue) names the subscription and the series, and the
+// (action.MuteValue) names the subscription and the series, and the
 // title as the reminder shows it: inert, and "Private meeting" where the
 // reminder hides a private meeting's details. A value that cannot fit a
 // button gives no button rather than a message Slack refuses.
@@ -18,10 +19,10 @@ func muteButton(r meetingbot.Reminder) slack.BlockElement {
 		return nil
 	}
 	m, _ := shown(r)
-	value := meetingbot.MuteValue(r.Subscription.ID, r.Meeting.Series, inert(m.Title))
+	value := action.MuteValue(r.Subscription.ID, r.Meeting.Series, inert(m.Title))
 	if value == "" {
 		return nil
 	}
-	return slack.NewButtonBlockElement(meetingbot.ActionMuteSeries, value,
+	return slack.NewButtonBlockElement(action.MuteSeries, value,
 		slack.NewTextBlockObject(slack.PlainTextType, "Mute this series", false, false))
 }

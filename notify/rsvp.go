@@ -4,15 +4,16 @@ import (
 	"context"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify/action"
 	"github.com/slack-go/slack"
 )
 
 // A reminder in a DM to the calendar's owner, of a meeting they were
 // invited to (Meeting.Response is set: an attendee, not the organizer),
 // says their answer and carries Going / Maybe / No (docs/design.md,
-// "Reminder actions"): a context block (meetingbot.RSVPAnswerBlock) with
-// meetingbot.AnswerLine, and an actions block of its own
-// (meetingbot.RSVPActionsBlock), so that a click can replace the line
+// "Reminder actions"): a context block (action.AnswerBlock) with
+// action.AnswerLine, and an actions block of its own
+// (action.RSVPBlock), so that a click can replace the line
 // and a person who cannot answer from Slack loses the buttons alone.
 
 // answerLabels are the answer buttons' labels, by answer.
@@ -21,16 +22,16 @@ var answerLabels = []struct {
 	r        meetingbot.Response
 	label    string
 }{
-	{meetingbot.ActionRSVPGoing, meetingbot.ResponseAccepted, "Going"},
-	{meetingbot.ActionRSVPMaybe, meetingbot.ResponseTentative, "Maybe"},
-	{meetingbot.ActionRSVPNo, meetingbot.ResponseDeclined, "No"},
+	{action.RSVPGoing, meetingbot.ResponseAccepted, "Going"},
+	{action.RSVPMaybe, meetingbot.ResponseTentative, "Maybe"},
+	{action.RSVPNo, meetingbot.ResponseDeclined, "No"},
 }
 
 // answerBlocks are the line saying answer r and the buttons answering the
 // event t names, or the line alone when t's value cannot fit a button.
-func answerBlocks(t meetingbot.RSVPTarget, r meetingbot.Response) []slack.Block {
-	blocks := []slack.Block{slack.NewContextBlock(meetingbot.RSVPAnswerBlock, markdown(meetingbot.AnswerLine(r)))}
-	value := meetingbot.RSVPValue(t)
+func answerBlocks(t action.RSVP, r meetingbot.Response) []slack.Block {
+	blocks := []slack.Block{slack.NewContextBlock(action.AnswerBlock, markdown(action.AnswerLine(r)))}
+	value := action.RSVPValue(t)
 	if value == "" {
 		return blocks
 	}
@@ -42,7 +43,7 @@ func answerBlocks(t meetingbot.RSVPTarget, r meetingbot.Response) []slack.Block 
 		}
 		buttons = append(buttons, btn)
 	}
-	return append(blocks, slack.NewActionBlock(meetingbot.RSVPActionsBlock, buttons...))
+	return append(blocks, slack.NewActionBlock(action.RSVPBlock, buttons...))
 }
 
 // reminderAnswer returns the answer blocks of r: for a reminder in a DM to
@@ -52,7 +53,7 @@ func reminderAnswer(r meetingbot.Reminder) []slack.Block {
 	if r.Meeting.Response == meetingbot.ResponseNone || !toOwner(r.Subscription) {
 		return nil
 	}
-	return answerBlocks(meetingbot.RSVPTarget{Calendar: r.Subscription.CalendarID, Event: r.Meeting.ID}, r.Meeting.Response)
+	return answerBlocks(action.RSVP{Calendar: r.Subscription.CalendarID, Event: r.Meeting.ID}, r.Meeting.Response)
 }
 
 // answerable returns blocks without their answer buttons unless the
@@ -62,7 +63,7 @@ func reminderAnswer(r meetingbot.Reminder) []slack.Block {
 func (s *Slack) answerable(ctx context.Context, calendarID string, blocks []slack.Block) []slack.Block {
 	has := false
 	for _, b := range blocks {
-		if a, ok := b.(*slack.ActionBlock); ok && a.BlockID == meetingbot.RSVPActionsBlock {
+		if a, ok := b.(*slack.ActionBlock); ok && a.BlockID == action.RSVPBlock {
 			has = true
 		}
 	}
@@ -71,7 +72,7 @@ func (s *Slack) answerable(ctx context.Context, calendarID string, blocks []slac
 	}
 	out := make([]slack.Block, 0, len(blocks))
 	for _, b := range blocks {
-		if a, ok := b.(*slack.ActionBlock); ok && a.BlockID == meetingbot.RSVPActionsBlock {
+		if a, ok := b.(*slack.ActionBlock); ok && a.BlockID == action.RSVPBlock {
 			continue
 		}
 		out = append(out, b)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
+	"github.com/meetingbot/meetingbot/notify/action"
 )
 
 // answerOf returns what blocks say of the person's answer: the answer
@@ -19,12 +20,12 @@ func answerOf(blocks []slack.Block) (line string, buttons map[string]string, sty
 	for _, b := range blocks {
 		switch blk := b.(type) {
 		case *slack.ContextBlock:
-			if blk.BlockID == meetingbot.RSVPAnswerBlock {
+			if blk.BlockID == action.AnswerBlock {
 				line = blk.ContextElements.Elements[0].(*slack.TextBlockObject).Text
 			}
 		case *slack.ActionBlock:
 			for _, el := range blk.Elements.ElementSet {
-				if btn, ok := el.(*slack.ButtonBlockElement); ok && meetingbot.IsRSVPAction(btn.ActionID) {
+				if btn, ok := el.(*slack.ButtonBlockElement); ok && action.IsRSVP(btn.ActionID) {
 					if buttons == nil {
 						buttons, styles = map[string]string{}, map[string]slack.Style{}
 					}
@@ -53,8 +54,8 @@ func TestAnswerButtonsOnRemindersOfInvitations(t *testing.T) {
 		marked   string
 	}{
 		{"invited, not answered", dm, meetingbot.ResponseNeedsAction, "You haven't answered this invitation yet.", ""},
-		{"going, from /meetingbot on", fromSlack, meetingbot.ResponseAccepted, "Your answer: *Going*", meetingbot.ActionRSVPGoing},
-		{"maybe", dm, meetingbot.ResponseTentative, "Your answer: *Maybe*", meetingbot.ActionRSVPMaybe},
+		{"going, from /meetingbot on", fromSlack, meetingbot.ResponseAccepted, "Your answer: *Going*", action.RSVPGoing},
+		{"maybe", dm, meetingbot.ResponseTentative, "Your answer: *Maybe*", action.RSVPMaybe},
 		{"organised by the owner", dm, meetingbot.ResponseNone, "", ""},
 		{"in a channel", channel, meetingbot.ResponseNeedsAction, "", ""},
 	} {
@@ -71,9 +72,9 @@ func TestAnswerButtonsOnRemindersOfInvitations(t *testing.T) {
 			if !strings.HasSuffix(line, tt.line) {
 				t.Errorf("answer line = %q, want it to end %q", line, tt.line)
 			}
-			want := []string{meetingbot.ActionRSVPGoing, meetingbot.ActionRSVPMaybe, meetingbot.ActionRSVPNo}
+			want := []string{action.RSVPGoing, action.RSVPMaybe, action.RSVPNo}
 			for _, id := range want {
-				v, ok := meetingbot.ParseRSVPValue(buttons[id])
+				v, ok := action.ParseRSVP(buttons[id])
 				if !ok || v.Calendar != "alice@example.com" || v.Event != m.ID || v.Response != "" {
 					t.Errorf("%s value %q, want Alice's calendar and %s", id, buttons[id], m.ID)
 				}
@@ -153,7 +154,7 @@ func TestEditDeclinedSaysYouDeclined(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, buttons, styles := answerOf(blocks.BlockSet)
-	if len(buttons) != 3 || styles[meetingbot.ActionRSVPNo] != slack.StylePrimary {
+	if len(buttons) != 3 || styles[action.RSVPNo] != slack.StylePrimary {
 		t.Errorf("answer buttons after declining = %v %v, want the three, No marked", buttons, styles)
 	}
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify/action"
 	"github.com/slack-go/slack"
 )
 
@@ -25,14 +26,14 @@ func snoozeButtons(r meetingbot.Reminder, now time.Time) []slack.BlockElement {
 	if joinButton(m.JoinURL, nil) {
 		shownAs.JoinURL = m.JoinURL
 	}
-	value := meetingbot.SnoozeValue(r.Subscription.ID, meetingbot.SnoozedReminder(r.Key), shownAs)
+	value := action.SnoozeValue(r.Subscription.ID, meetingbot.SnoozedReminder(r.Key), shownAs)
 	if value == "" {
 		return nil
 	}
-	out := []slack.BlockElement{slack.NewButtonBlockElement(meetingbot.ActionSnoozeStart, value,
+	out := []slack.BlockElement{slack.NewButtonBlockElement(action.SnoozeStart, value,
 		slack.NewTextBlockObject(slack.PlainTextType, "Remind me at start", false, false))}
 	if m.Start.Sub(now) >= meetingbot.SnoozeMinLeft {
-		out = append(out, slack.NewButtonBlockElement(meetingbot.ActionSnooze5m, value,
+		out = append(out, slack.NewButtonBlockElement(action.Snooze5m, value,
 			slack.NewTextBlockObject(slack.PlainTextType, "In 5 min", false, false)))
 	}
 	return out
@@ -40,7 +41,7 @@ func snoozeButtons(r meetingbot.Reminder, now time.Time) []slack.BlockElement {
 
 // snoozeButton reports whether btn is one of snoozeButtons.
 func snoozeButton(btn *slack.ButtonBlockElement) bool {
-	return btn != nil && (btn.ActionID == meetingbot.ActionSnoozeStart || btn.ActionID == meetingbot.ActionSnooze5m)
+	return btn != nil && (btn.ActionID == action.SnoozeStart || btn.ActionID == action.Snooze5m)
 }
 
 // snoozable returns blocks without their snooze buttons unless

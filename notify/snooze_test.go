@@ -10,6 +10,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
+	"github.com/meetingbot/meetingbot/notify/action"
 	"github.com/slack-go/slack"
 )
 
@@ -43,9 +44,9 @@ func TestSnoozeButtonsWhileTheMeetingIsAhead(t *testing.T) {
 		before time.Duration
 		want   []string
 	}{
-		{"ten minutes ahead", 10 * time.Minute, []string{meetingbot.ActionSnoozeStart, meetingbot.ActionSnooze5m}},
-		{"six minutes ahead", 6 * time.Minute, []string{meetingbot.ActionSnoozeStart, meetingbot.ActionSnooze5m}},
-		{"five minutes ahead", 5*time.Minute + 59*time.Second, []string{meetingbot.ActionSnoozeStart}},
+		{"ten minutes ahead", 10 * time.Minute, []string{action.SnoozeStart, action.Snooze5m}},
+		{"six minutes ahead", 6 * time.Minute, []string{action.SnoozeStart, action.Snooze5m}},
+		{"five minutes ahead", 5*time.Minute + 59*time.Second, []string{action.SnoozeStart}},
 		{"starting now", 0, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,7 +56,7 @@ func TestSnoozeButtonsWhileTheMeetingIsAhead(t *testing.T) {
 				t.Fatalf("snooze buttons %v, want %v", got, tt.want)
 			}
 			for _, id := range tt.want {
-				v, ok := meetingbot.ParseSnoozeValue(got[id])
+				v, ok := action.ParseSnooze(got[id])
 				if !ok || v.Subscription != "team" || v.Reminder != r.Key || v.Event != m.ID || v.Start != m.Start.Unix() || v.Title != m.Title {
 					t.Errorf("%s value %q, want the reminder %s of %s", id, got[id], r.Key, m.ID)
 				}
@@ -102,9 +103,9 @@ func TestNotifySnoozeDMsThePersonAndIsFoundAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	buttons := snoozeButtons(t, blocks.BlockSet)
-	v, ok := meetingbot.ParseSnoozeValue(buttons[meetingbot.ActionSnoozeStart])
+	v, ok := action.ParseSnooze(buttons[action.SnoozeStart])
 	if !ok || v.Subscription != "team" || v.Reminder != of.Reminder {
-		t.Errorf("Remind me at start on the snooze's DM = %q, want the reminder first clicked", buttons[meetingbot.ActionSnoozeStart])
+		t.Errorf("Remind me at start on the snooze's DM = %q, want the reminder first clicked", buttons[action.SnoozeStart])
 	}
 	got, found, err := e.slack.Delivered(ctx, r)
 	if err != nil || !found || got != rc {
@@ -194,10 +195,10 @@ func TestDigestLinesCarryRemindMeAtStart(t *testing.T) {
 		var keys []string
 		for _, b := range blocks.BlockSet {
 			sec, ok := b.(*slack.SectionBlock)
-			if !ok || sec.Accessory == nil || sec.Accessory.ButtonElement == nil || sec.Accessory.ButtonElement.ActionID != meetingbot.ActionSnoozeStart {
+			if !ok || sec.Accessory == nil || sec.Accessory.ButtonElement == nil || sec.Accessory.ButtonElement.ActionID != action.SnoozeStart {
 				continue
 			}
-			v, ok := meetingbot.ParseSnoozeValue(sec.Accessory.ButtonElement.Value)
+			v, ok := action.ParseSnooze(sec.Accessory.ButtonElement.Value)
 			if !ok {
 				t.Fatalf("digest button value %q is not a snooze", sec.Accessory.ButtonElement.Value)
 			}

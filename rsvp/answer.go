@@ -53,7 +53,7 @@ func NewService(cal Calendar, accounts Accounts, refresh func(ctx context.Contex
 // Answer sets user's answer r to the invitation t names, on user's own
 // connected Google calendar, and returns what the write left (Was equal
 // to Response: nothing changed; Calendar as t names it, else the
-// account). t.Calendar, when set, must be that calendar.
+// account). calendar, when set, must be that calendar.
 //
 // Errors, each permanent and of package meetingbot: ErrNotConnected (no
 // Google account connected), ErrConnectionBroken (Google no longer
@@ -61,10 +61,10 @@ func NewService(cal Calendar, accounts Accounts, refresh func(ctx context.Contex
 // calendar), ErrNeedsWrite (the grant is read-only: ConsentLink asks for
 // more), ErrCannotEdit, ErrNotInvited, ErrGone. Others (Google or the
 // store unreachable, a rate limit) are transient.
-func (s *Service) Answer(ctx context.Context, user string, t meetingbot.RSVPTarget, r meetingbot.Response) (meetingbot.Answered, error) {
-	out := meetingbot.Answered{Calendar: t.Calendar, Event: t.Event, Response: r}
-	if !r.Answer() || t.Event == "" {
-		return out, meetingbot.Permanent(fmt.Errorf("rsvp: answer %q to %q: not an answer to an event", r, t.Event))
+func (s *Service) Answer(ctx context.Context, user, calendar, event string, r meetingbot.Response) (meetingbot.Answered, error) {
+	out := meetingbot.Answered{Calendar: calendar, Event: event, Response: r}
+	if !r.Answer() || event == "" {
+		return out, meetingbot.Permanent(fmt.Errorf("rsvp: answer %q to %q: not an answer to an event", r, event))
 	}
 	c, ok, err := s.accounts.Connection(ctx, meetingbot.ProviderGoogle, user)
 	switch {
@@ -74,18 +74,18 @@ func (s *Service) Answer(ctx context.Context, user string, t meetingbot.RSVPTarg
 		return out, meetingbot.Permanent(fmt.Errorf("rsvp: %s: %w", user, meetingbot.ErrNotConnected))
 	case c.State != meetingbot.ConnectionActive:
 		return out, meetingbot.Permanent(fmt.Errorf("rsvp: %s: %w", user, meetingbot.ErrConnectionBroken))
-	case t.Calendar != "" && !strings.EqualFold(t.Calendar, c.Account):
-		s.log.Warn("an answer for a calendar other than the clicker's own was refused", "user", user, "calendar", t.Calendar)
-		return out, meetingbot.Permanent(fmt.Errorf("rsvp: %s clicked for %s: %w", user, t.Calendar, meetingbot.ErrNotYourCalendar))
+	case calendar != "" && !strings.EqualFold(calendar, c.Account):
+		s.log.Warn("an answer for a calendar other than the clicker's own was refused", "user", user, "calendar", calendar)
+		return out, meetingbot.Permanent(fmt.Errorf("rsvp: %s clicked for %s: %w", user, calendar, meetingbot.ErrNotYourCalendar))
 	case !c.CanAnswer():
 		return out, meetingbot.Permanent(fmt.Errorf("rsvp: %s: %w", user, meetingbot.ErrNeedsWrite))
 	}
-	a, err := s.cal.Respond(ctx, c.Account, t.Event, r)
-	if t.Calendar != "" {
+	a, err := s.cal.Respond(ctx, c.Account, event, r)
+	if calendar != "" {
 		// The calendar as the button names it, as the mirror and the
 		// subscriptions do (its email's case may differ from the
 		// account's, which is lower case): Refresh reads that one.
-		a.Calendar = t.Calendar
+		a.Calendar = calendar
 	}
 	if err != nil && (errors.Is(err, meetingbot.ErrNotConnected) || s.stopped(ctx, user)) {
 		// It was active a moment ago: Google refused its grant since

@@ -152,7 +152,7 @@ func newWorld(t *testing.T) *world {
 func TestAnswerWritesTheClickersOwnAnswer(t *testing.T) {
 	w := newWorld(t)
 	w.people.connect("UALICE", "alice@example.com", meetingbot.ConnectionActive, gcal.CalendarEventsReadonlyScope, meetingbot.ScopeCalendarEvents)
-	got, err := w.svc.Answer(t.Context(), "UALICE", meetingbot.RSVPTarget{Calendar: "Alice@Example.com", Event: "plan1"}, meetingbot.ResponseDeclined)
+	got, err := w.svc.Answer(t.Context(), "UALICE", "Alice@Example.com", "plan1", meetingbot.ResponseDeclined)
 	if err != nil {
 		t.Fatalf("Answer = %v", err)
 	}
@@ -177,33 +177,33 @@ func TestAnswerRefusals(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		connect func(p *people)
-		target  meetingbot.RSVPTarget
+		target  target
 		want    error
 	}{
 		{"someone else's calendar", func(p *people) {
 			p.connect("UALICE", "alice@example.com", meetingbot.ConnectionActive, meetingbot.ScopeCalendarEvents)
-		}, meetingbot.RSVPTarget{Calendar: "bob@example.com", Event: "plan1"}, meetingbot.ErrNotYourCalendar},
+		}, target{calendar: "bob@example.com", event: "plan1"}, meetingbot.ErrNotYourCalendar},
 		{"read-only grant", func(p *people) {
 			p.connect("UALICE", "alice@example.com", meetingbot.ConnectionActive, gcal.CalendarEventsReadonlyScope)
-		}, meetingbot.RSVPTarget{Event: "plan1"}, meetingbot.ErrNeedsWrite},
-		{"not connected", func(p *people) {}, meetingbot.RSVPTarget{Event: "plan1"}, meetingbot.ErrNotConnected},
+		}, target{event: "plan1"}, meetingbot.ErrNeedsWrite},
+		{"not connected", func(p *people) {}, target{event: "plan1"}, meetingbot.ErrNotConnected},
 		{"connection stopped", func(p *people) {
 			p.connect("UALICE", "alice@example.com", meetingbot.ConnectionBroken, meetingbot.ScopeCalendarEvents)
-		}, meetingbot.RSVPTarget{Event: "plan1"}, meetingbot.ErrConnectionBroken},
+		}, target{event: "plan1"}, meetingbot.ErrConnectionBroken},
 		{"grant refused meanwhile", func(p *people) {
 			p.connect("UALICE", "alice@example.com", meetingbot.ConnectionActive, meetingbot.ScopeCalendarEvents)
 			p.tokens["alice@example.com"] = refused{}
-		}, meetingbot.RSVPTarget{Event: "plan1"}, meetingbot.ErrConnectionBroken},
+		}, target{event: "plan1"}, meetingbot.ErrConnectionBroken},
 		{"grant refused, said by the token endpoint alone", func(p *people) {
 			p.connect("UALICE", "alice@example.com", meetingbot.ConnectionActive, meetingbot.ScopeCalendarEvents)
 			p.tokens["alice@example.com"] = revokedNow{p: p, user: "UALICE"}
-		}, meetingbot.RSVPTarget{Event: "plan1"}, meetingbot.ErrConnectionBroken},
+		}, target{event: "plan1"}, meetingbot.ErrConnectionBroken},
 		{"an event she organises", func(p *people) {
 			p.connect("UBOB", "bob@example.com", meetingbot.ConnectionActive, meetingbot.ScopeCalendarEvents)
-		}, meetingbot.RSVPTarget{Event: "plan1"}, meetingbot.ErrNotInvited},
+		}, target{event: "plan1"}, meetingbot.ErrNotInvited},
 		{"a deleted event", func(p *people) {
 			p.connect("UALICE", "alice@example.com", meetingbot.ConnectionActive, meetingbot.ScopeCalendarEvents)
-		}, meetingbot.RSVPTarget{Event: "gone1"}, meetingbot.ErrGone},
+		}, target{event: "gone1"}, meetingbot.ErrGone},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
@@ -212,7 +212,7 @@ func TestAnswerRefusals(t *testing.T) {
 			if tt.name == "an event she organises" {
 				user = "UBOB"
 			}
-			_, err := w.svc.Answer(t.Context(), user, tt.target, meetingbot.ResponseAccepted)
+			_, err := w.svc.Answer(t.Context(), user, tt.target.calendar, tt.target.event, meetingbot.ResponseAccepted)
 			if !errors.Is(err, tt.want) || !meetingbot.IsPermanent(err) {
 				t.Errorf("Answer = %v, want permanent %v", err, tt.want)
 			}
@@ -234,3 +234,7 @@ func TestConsentLinkAsksForTheEventsScope(t *testing.T) {
 		t.Errorf("links asked for scopes %v, want [%s]", w.people.links, meetingbot.ScopeCalendarEvents)
 	}
 }
+
+// target is the invitation an answer control names: a calendar ("" for
+// the clicker's own) and an event.
+type target struct{ calendar, event string }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify/action"
 	"github.com/slack-go/slack"
 )
 
@@ -249,7 +250,7 @@ func (a *App) mutedBlocks(ctx context.Context, userID string) []slack.Block {
 			}
 			title := cmp.Or(m.Title, m.Series)
 			blocks = append(blocks, section(fmt.Sprintf("*%s* %s", escape(clip(title, 150)), where),
-				button(actionUnmute, meetingbot.MuteValue(s.ID, m.Series, m.Title), "Unmute", "")))
+				button(actionUnmute, action.MuteValue(s.ID, m.Series, m.Title), "Unmute", "")))
 		}
 	}
 	return blocks
@@ -275,13 +276,13 @@ func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 	var notice string
 	check, home := false, false
 	for _, act := range cb.ActionCallback.BlockActions {
-		if meetingbot.IsRSVPAction(act.ActionID) {
+		if action.IsRSVP(act.ActionID) {
 			a.rsvpClick(ctx, cb, act) // on a message: the Home tab stays
 			continue
 		}
 		home = true
 		switch act.ActionID {
-		case meetingbot.ActionSnoozeStart, meetingbot.ActionSnooze5m:
+		case action.SnoozeStart, action.Snooze5m:
 			continue // answered before Slack was (snoozeClicks)
 		case actionSnoozeCancel:
 			notice = a.cancelSnooze(ctx, user, act.Value)
@@ -309,7 +310,7 @@ func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 			check = true
 		case actionUnmute:
 			notice = a.unmute(ctx, user, act.Value)
-		case meetingbot.ActionMuteSeries:
+		case action.MuteSeries:
 			msg := a.mute(ctx, user, act.Value)
 			a.respond(ctx, cb.ResponseURL, cb.Channel.ID, user, msg)
 			notice = msg

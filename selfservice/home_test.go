@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify/action"
 	"github.com/meetingbot/meetingbot/selfservice"
 )
 
@@ -120,7 +120,7 @@ func TestMuteSeriesFromAReminder(t *testing.T) {
 	e := newEnv(t)
 	require.Contains(t, e.command(alice, eng, "on"), "On.")
 	id := selfservice.SubscriptionID("alice@example.com", alice)
-	mute := map[string]any{"action_id": meetingbot.ActionMuteSeries, "type": "button", "value": meetingbot.MuteValue(id, "weekly", "Weekly sync")}
+	mute := map[string]any{"action_id": action.MuteSeries, "type": "button", "value": action.MuteValue(id, "weekly", "Weekly sync")}
 
 	// Bob cannot mute Alice's reminders.
 	status, _ := e.interact(bob, true, mute)
@@ -143,7 +143,7 @@ func TestMuteSeriesFromAReminder(t *testing.T) {
 	assert.Contains(t, home, "Unmute")
 	assert.Contains(t, home, "*Next reminders:*\n• "+dateOf(oneOff.Start.Add(-10*time.Minute)), "a muted series has no next reminder")
 
-	e.interact(alice, false, map[string]any{"action_id": "unmute_series", "type": "button", "value": meetingbot.MuteValue(id, "weekly", "Weekly sync")})
+	e.interact(alice, false, map[string]any{"action_id": "unmute_series", "type": "button", "value": action.MuteValue(id, "weekly", "Weekly sync")})
 	home = e.home(alice, 2)
 	assert.Contains(t, home, "Unmuted *Weekly sync*: its reminders come in your DMs again.")
 	assert.NotContains(t, home, "*Muted series:*")
@@ -156,19 +156,19 @@ func TestMuteSeriesOfAChannelSubscription(t *testing.T) {
 	})
 	require.Contains(t, e.command(carol, eng, "subscribe "+team), "Subscribed")
 	id := selfservice.SubscriptionID(team, eng)
-	value := meetingbot.MuteValue(id, "standup", "Team standup")
+	value := action.MuteValue(id, "standup", "Team standup")
 	for _, tt := range []struct {
 		user, value, want string
 	}{
 		{bob, value, "Only <@" + carol + ">, who set it up"},
 		{alice, "not json", "This button is out of date"},
-		{alice, meetingbot.MuteValue("ops@example.com=#ops", "x", "Ops"), "come from the bot's configuration"},
-		{alice, meetingbot.MuteValue("slack:gone@example.com="+eng, "x", "Gone"), "turned off since"},
+		{alice, action.MuteValue("ops@example.com=#ops", "x", "Ops"), "come from the bot's configuration"},
+		{alice, action.MuteValue("slack:gone@example.com="+eng, "x", "Gone"), "turned off since"},
 		{lisa, value, "Muted *Team standup* in <#" + eng + ">"},
 		{carol, value, "Already muted in <#" + eng + ">: *Team standup*."},
 	} {
 		n := len(e.slack.Responses())
-		e.interact(tt.user, true, map[string]any{"action_id": meetingbot.ActionMuteSeries, "type": "button", "value": tt.value})
+		e.interact(tt.user, true, map[string]any{"action_id": action.MuteSeries, "type": "button", "value": tt.value})
 		require.Eventually(t, func() bool { return len(e.slack.Responses()) == n+1 }, 5*time.Second, 5*time.Millisecond)
 		assert.Contains(t, e.slack.Responses()[n].Text, tt.want, "%s clicks mute", tt.user)
 	}

@@ -5,15 +5,16 @@ import (
 	"fmt"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify/action"
 )
 
-// The "Mute this series" button's action ID and value are the root
-// package's (meetingbot.ActionMuteSeries, meetingbot.MuteValue), for the
-// notify package puts the button on reminders without importing this one.
+// The "Mute this series" button's action ID and value are package
+// action's (action.MuteSeries, action.MuteValue): the notify package puts
+// the button on reminders without importing this one.
 
 // mayMute finds the subscription of v and says whether userID may mute or
 // unmute its series; if not, the sentence says why.
-func (a *App) mayMute(ctx context.Context, userID string, v meetingbot.MuteTarget) (meetingbot.SlackSubscription, string) {
+func (a *App) mayMute(ctx context.Context, userID string, v action.Mute) (meetingbot.SlackSubscription, string) {
 	sub, ok, err := a.store.SlackSubscription(ctx, v.Subscription)
 	if err != nil {
 		return sub, a.failed(err, userID)
@@ -54,7 +55,7 @@ func where(sub meetingbot.SlackSubscription) string {
 // mute mutes a recurring series for one subscription, from the button of
 // one of its reminders.
 func (a *App) mute(ctx context.Context, userID, value string) string {
-	v, ok := meetingbot.ParseMuteValue(value)
+	v, ok := action.ParseMute(value)
 	if !ok {
 		return "This button is out of date, so nothing changed."
 	}
@@ -78,7 +79,7 @@ func (a *App) mute(ctx context.Context, userID, value string) string {
 
 // unmute brings back the reminders of a muted series.
 func (a *App) unmute(ctx context.Context, userID, value string) string {
-	v, ok := meetingbot.ParseMuteValue(value)
+	v, ok := action.ParseMute(value)
 	if !ok {
 		return "This button is out of date, so nothing changed."
 	}
@@ -97,7 +98,7 @@ func (a *App) unmute(ctx context.Context, userID, value string) string {
 	return fmt.Sprintf("Unmuted %s: its reminders come %s again.", cmpTitle(v), where(sub))
 }
 
-func cmpTitle(v meetingbot.MuteTarget) string {
+func cmpTitle(v action.Mute) string {
 	if v.Title == "" {
 		return "this series"
 	}

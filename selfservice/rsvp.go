@@ -11,18 +11,19 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify/action"
 )
 
 // Answers answers invitations for the people who click Going, Maybe or
 // No on a reminder or a notice (docs/design.md, "Reminder actions");
 // *rsvp.Service provides it.
 type Answers interface {
-	// Answer sets user's answer r to the invitation t names, on user's
-	// own connected calendar. Its errors are package meetingbot's
+	// Answer sets user's answer r to the invitation to event, on user's
+	// own connected calendar (calendar, when not "", must be it). Its errors are package meetingbot's
 	// ErrNotConnected, ErrConnectionBroken, ErrNotYourCalendar,
 	// ErrNeedsWrite, ErrCannotEdit, ErrNotInvited and ErrGone, each
 	// permanent; any other is transient.
-	Answer(ctx context.Context, user string, t meetingbot.RSVPTarget, r meetingbot.Response) (meetingbot.Answered, error)
+	Answer(ctx context.Context, user, calendar, event string, r meetingbot.Response) (meetingbot.Answered, error)
 	// Refresh has calendarID read again at once, after an answer changed
 	// it: a declined meeting's reminders stop and say so.
 	Refresh(ctx context.Context, calendarID string)
@@ -45,11 +46,11 @@ func (a *App) rsvpClick(ctx context.Context, cb slack.InteractionCallback, act *
 	user := cb.User.ID
 	tell := func(text string) { a.respond(ctx, cb.ResponseURL, cb.Channel.ID, user, text) }
 	value := act.Value
-	if act.ActionID == meetingbot.ActionRSVPMenu {
+	if act.ActionID == action.RSVPMenu {
 		value = act.SelectedOption.Value
 	}
-	t, ok := meetingbot.ParseRSVPValue(value)
-	r, isButton := meetingbot.ActionResponse(act.ActionID)
+	t, ok := action.ParseRSVP(value)
+	r, isButton := action.Answer(act.ActionID)
 	if !isButton {
 		r = t.Response
 	}
@@ -59,7 +60,7 @@ func (a *App) rsvpClick(ctx context.Context, cb slack.InteractionCallback, act *
 	}
 	ctx, cancel := context.WithTimeout(ctx, answerWithin)
 	defer cancel()
-	got, err := a.answers.Answer(ctx, user, t, r)
+	got, err := a.answers.Answer(ctx, user, t.Calendar, t.Event, r)
 	if err != nil {
 		tell(a.answerFailed(ctx, user, err))
 		return
@@ -158,14 +159,14 @@ func (a *App) showAnswer(ctx context.Context, cb slack.InteractionCallback, act 
 }
 
 // answeredBlocks returns blocks as they show answer r after the click
-// act: for a button, the answer line (meetingbot.RSVPAnswerBlock)
+// act: for a button, the answer line (action.AnswerBlock)
 // replaced, or put before the buttons when there is none, and the
 // button of r marked; for a digest's menu, the line's menu set to the
 // option chosen. ok is false when blocks hold nothing of the click.
 func answeredBlocks(blocks []slack.Block, act *slack.BlockAction, r meetingbot.Response) (out []slack.Block, ok bool) {
 	out = make([]slack.Block, 0, len(blocks)+1)
-	line := slack.NewContextBlock(meetingbot.RSVPAnswerBlock, mrkdwnVerbatim(meetingbot.AnswerLine(r)))
-	if act.ActionID == meetingbot.ActionRSVPMenu {
+	line := slack.NewContextBlock(action.AnswerBlock, mrkdwnVerbatim(action.AnswerLine(r)))
+	if act.ActionID == action.RSVPMenu {
 		for _, b := range blocks {
 			if sec, isSec := b.(*slack.SectionBlock); isSec && sec.BlockID == act.BlockID && sec.Accessory != nil && sec.Accessory.SelectElement != nil {
 				menu := *sec.Accessory.SelectElement
@@ -183,11 +184,11 @@ func answeredBlocks(blocks []slack.Block, act *slack.BlockAction, r meetingbot.R
 	for _, b := range blocks {
 		switch blk := b.(type) {
 		case *slack.ContextBlock:
-			if blk.BlockID == meetingbot.RSVPAnswerBlock {
+			if blk.BlockID == action.AnswerBlock {
 				continue // replaced before the buttons
 			}
 		case *slack.ActionBlock:
-			if blk.BlockID == meetingbot.RSVPActionsBlock {
+			if blk.BlockID == action.RSVPBlock {
 				out = append(out, line, markAnswer(blk, r))
 				ok = true
 				continue
@@ -204,7 +205,7 @@ func markAnswer(a *slack.ActionBlock, r meetingbot.Response) *slack.ActionBlock 
 	els := make([]slack.BlockElement, 0, len(a.Elements.ElementSet))
 	for _, el := range a.Elements.ElementSet {
 		if btn, isBtn := el.(*slack.ButtonBlockElement); isBtn {
-			if ans, isAnswer := meetingbot.ActionResponse(btn.ActionID); isAnswer {
+			if ans, isAnswer := action.Answer(btn.ActionID); isAnswer {
 				b := *btn
 				b.Style = ""
 				if ans == r {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify/action"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/selfservice"
 )
@@ -30,12 +31,12 @@ type answers struct {
 	err       error
 }
 
-func (a *answers) Answer(_ context.Context, user string, t meetingbot.RSVPTarget, r meetingbot.Response) (meetingbot.Answered, error) {
+func (a *answers) Answer(_ context.Context, user, calendar, event string, r meetingbot.Response) (meetingbot.Answered, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.asked = append(a.asked, user+"|"+t.Calendar+"|"+t.Event+"|"+string(r))
+	a.asked = append(a.asked, user+"|"+calendar+"|"+event+"|"+string(r))
 	got := a.result
-	got.Calendar, got.Event, got.Response = "alice@example.com", t.Event, r
+	got.Calendar, got.Event, got.Response = "alice@example.com", event, r
 	return got, a.err
 }
 
@@ -60,16 +61,16 @@ func (a *answers) seen() (asked, refreshed []string) {
 
 // reminderOf posts, as the bot, a reminder with its answer line and
 // buttons naming target, and metadata, and returns it as Slack holds it.
-func (e *env) reminderOf(t meetingbot.RSVPTarget) slacktest.Message {
+func (e *env) reminderOf(t action.RSVP) slacktest.Message {
 	e.t.Helper()
-	value := meetingbot.RSVPValue(t)
+	value := action.RSVPValue(t)
 	blocks := []slack.Block{
 		slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, ":calendar: *Planning* starts in 10 minutes", false, true), nil, nil, slack.SectionBlockOptionBlockID("reminder_headline")),
-		slack.NewContextBlock(meetingbot.RSVPAnswerBlock, slack.NewTextBlockObject(slack.MarkdownType, meetingbot.AnswerLine(meetingbot.ResponseNeedsAction), false, true)),
-		slack.NewActionBlock(meetingbot.RSVPActionsBlock,
-			slack.NewButtonBlockElement(meetingbot.ActionRSVPGoing, value, slack.NewTextBlockObject(slack.PlainTextType, "Going", false, false)),
-			slack.NewButtonBlockElement(meetingbot.ActionRSVPMaybe, value, slack.NewTextBlockObject(slack.PlainTextType, "Maybe", false, false)),
-			slack.NewButtonBlockElement(meetingbot.ActionRSVPNo, value, slack.NewTextBlockObject(slack.PlainTextType, "No", false, false))),
+		slack.NewContextBlock(action.AnswerBlock, slack.NewTextBlockObject(slack.MarkdownType, action.AnswerLine(meetingbot.ResponseNeedsAction), false, true)),
+		slack.NewActionBlock(action.RSVPBlock,
+			slack.NewButtonBlockElement(action.RSVPGoing, value, slack.NewTextBlockObject(slack.PlainTextType, "Going", false, false)),
+			slack.NewButtonBlockElement(action.RSVPMaybe, value, slack.NewTextBlockObject(slack.PlainTextType, "Maybe", false, false)),
+			slack.NewButtonBlockElement(action.RSVPNo, value, slack.NewTextBlockObject(slack.PlainTextType, "No", false, false))),
 	}
 	_, ts, err := e.cfg.Slack.PostMessage(eng, slack.MsgOptionText("Planning starts in 10 minutes", false), slack.MsgOptionBlocks(blocks...),
 		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: "meeting_reminder", EventPayload: map[string]any{"key": "plan1:10m:x", "subscription": "alice"}}))
@@ -137,8 +138,8 @@ func (e *env) answer(resp string) string {
 func TestAnswerClickShowsTheAnswer(t *testing.T) {
 	ans := &answers{result: meetingbot.Answered{Title: "Planning", Was: meetingbot.ResponseNeedsAction}}
 	e := newEnv(t, func(c *selfservice.Config) { c.Answers = ans })
-	m := e.reminderOf(meetingbot.RSVPTarget{Calendar: "alice@example.com", Event: "plan1"})
-	resp := e.clickOn(alice, m, map[string]any{"action_id": meetingbot.ActionRSVPGoing, "block_id": meetingbot.RSVPActionsBlock, "value": meetingbot.RSVPValue(meetingbot.RSVPTarget{Calendar: "alice@example.com", Event: "plan1"})})
+	m := e.reminderOf(action.RSVP{Calendar: "alice@example.com", Event: "plan1"})
+	resp := e.clickOn(alice, m, map[string]any{"action_id": action.RSVPGoing, "block_id": action.RSVPBlock, "value": action.RSVPValue(action.RSVP{Calendar: "alice@example.com", Event: "plan1"})})
 	assert.Equal(t, "Going to *Planning*: I told Google.", e.answer(resp))
 	asked, _ := ans.seen()
 	assert.Equal(t, []string{alice + "|alice@example.com|plan1|accepted"}, asked, "the answers asked for")
@@ -161,7 +162,7 @@ func TestAnswerClickShowsTheAnswer(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, map[string]slack.Style{meetingbot.ActionRSVPGoing: slack.StylePrimary, meetingbot.ActionRSVPMaybe: "", meetingbot.ActionRSVPNo: ""}, styles, "the buttons' styles")
+	assert.Equal(t, map[string]slack.Style{action.RSVPGoing: slack.StylePrimary, action.RSVPMaybe: "", action.RSVPNo: ""}, styles, "the buttons' styles")
 	require.NotNil(t, got.Metadata, "the message's metadata after the edit")
 	assert.Equal(t, "plan1:10m:x", got.Metadata.EventPayload["key"])
 	assert.Equal(t, got.Text, m.Text, "the text fallback stays")
@@ -171,13 +172,13 @@ func TestAnswerClickShowsTheAnswer(t *testing.T) {
 	ans.mu.Lock()
 	ans.result.Was = meetingbot.ResponseAccepted
 	ans.mu.Unlock()
-	resp = e.clickOn(alice, e.message(m.TS), map[string]any{"action_id": meetingbot.ActionRSVPNo, "value": meetingbot.RSVPValue(meetingbot.RSVPTarget{Calendar: "alice@example.com", Event: "plan1"})})
+	resp = e.clickOn(alice, e.message(m.TS), map[string]any{"action_id": action.RSVPNo, "value": action.RSVPValue(action.RSVP{Calendar: "alice@example.com", Event: "plan1"})})
 	assert.Equal(t, "You declined *Planning*: I told Google, and I won't remind you of it.", e.answer(resp))
 	assert.Contains(t, texts(e.message(m.TS).Blocks), "*You declined*")
 	ans.mu.Lock()
 	ans.result.Was = meetingbot.ResponseDeclined
 	ans.mu.Unlock()
-	resp = e.clickOn(alice, e.message(m.TS), map[string]any{"action_id": meetingbot.ActionRSVPNo, "value": meetingbot.RSVPValue(meetingbot.RSVPTarget{Calendar: "alice@example.com", Event: "plan1"})})
+	resp = e.clickOn(alice, e.message(m.TS), map[string]any{"action_id": action.RSVPNo, "value": action.RSVPValue(action.RSVP{Calendar: "alice@example.com", Event: "plan1"})})
 	assert.Equal(t, "You had answered no to *Planning* already, so nothing changed.", e.answer(resp))
 	time.Sleep(50 * time.Millisecond)
 	if _, refreshed := ans.seen(); len(refreshed) != 2 {
@@ -208,9 +209,9 @@ func TestAnswerErrorsSayWhatToDo(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ans := &answers{err: tt.err}
 			e := newEnv(t, func(c *selfservice.Config) { c.Answers = ans })
-			target := meetingbot.RSVPTarget{Calendar: "alice@example.com", Event: "plan1"}
+			target := action.RSVP{Calendar: "alice@example.com", Event: "plan1"}
 			m := e.reminderOf(target)
-			got := e.answer(e.clickOn(alice, m, map[string]any{"action_id": meetingbot.ActionRSVPMaybe, "value": meetingbot.RSVPValue(target)}))
+			got := e.answer(e.clickOn(alice, m, map[string]any{"action_id": action.RSVPMaybe, "value": action.RSVPValue(target)}))
 			for _, w := range tt.want {
 				assert.Contains(t, got, w, "the answer to a click that failed with %v", tt.err)
 			}
@@ -233,16 +234,16 @@ func TestAnswerMenuOfADigestLine(t *testing.T) {
 			r     meetingbot.Response
 			label string
 		}{{meetingbot.ResponseAccepted, "Going"}, {meetingbot.ResponseTentative, "Maybe"}, {meetingbot.ResponseDeclined, "No"}} {
-			opts = append(opts, slack.NewOptionBlockObject(meetingbot.RSVPOption(event, o.r), slack.NewTextBlockObject(slack.PlainTextType, o.label, false, false), nil))
+			opts = append(opts, slack.NewOptionBlockObject(action.RSVPOption(event, o.r), slack.NewTextBlockObject(slack.PlainTextType, o.label, false, false), nil))
 		}
-		menu := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, slack.NewTextBlockObject(slack.PlainTextType, "Answer", false, false), meetingbot.ActionRSVPMenu, opts...)
+		menu := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, slack.NewTextBlockObject(slack.PlainTextType, "Answer", false, false), action.RSVPMenu, opts...)
 		return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, "*"+event+"*", false, true), nil, slack.NewAccessory(menu), slack.SectionBlockOptionBlockID(fmt.Sprintf("invite_%d", i)))
 	}
 	_, ts, err := e.cfg.Slack.PostMessage(eng, slack.MsgOptionText("2 new invitations", false), slack.MsgOptionBlocks(line(0, "review"), line(1, "retro")))
 	require.NoError(t, err)
 	m := e.message(ts)
-	chosen := map[string]any{"text": map[string]any{"type": "plain_text", "text": "Maybe"}, "value": meetingbot.RSVPOption("retro", meetingbot.ResponseTentative)}
-	resp := e.clickOn(alice, m, map[string]any{"type": "static_select", "action_id": meetingbot.ActionRSVPMenu, "block_id": "invite_1", "selected_option": chosen, "value": nil})
+	chosen := map[string]any{"text": map[string]any{"type": "plain_text", "text": "Maybe"}, "value": action.RSVPOption("retro", meetingbot.ResponseTentative)}
+	resp := e.clickOn(alice, m, map[string]any{"type": "static_select", "action_id": action.RSVPMenu, "block_id": "invite_1", "selected_option": chosen, "value": nil})
 	assert.Equal(t, "Maybe to *Review* (every occurrence): I told Google.", e.answer(resp))
 	asked, _ := ans.seen()
 	assert.Equal(t, []string{alice + "||retro|tentative"}, asked, "the answer asked for: her own calendar's event, the option's answer")
@@ -266,7 +267,7 @@ func TestAnswerClickOverSocketMode(t *testing.T) {
 	ctx, cancel, done := e.socket(slacktest.AppToken)
 	defer func() { cancel(); <-done }()
 	require.NoError(t, e.slack.WaitSocket(ctx, 1))
-	target := meetingbot.RSVPTarget{Calendar: "alice@example.com", Event: "plan1"}
+	target := action.RSVP{Calendar: "alice@example.com", Event: "plan1"}
 	m := e.reminderOf(target)
 	var cb map[string]any
 	require.NoError(t, json.Unmarshal(fixture(t, "block_actions.message.json"), &cb))
@@ -277,7 +278,7 @@ func TestAnswerClickOverSocketMode(t *testing.T) {
 	cb["container"] = map[string]any{"type": "message", "message_ts": m.TS, "channel_id": eng}
 	cb["message"].(map[string]any)["ts"], cb["message"].(map[string]any)["blocks"] = m.TS, json.RawMessage(m.Blocks)
 	act := cb["actions"].([]any)[0].(map[string]any)
-	act["action_id"], act["value"] = meetingbot.ActionRSVPNo, meetingbot.RSVPValue(target)
+	act["action_id"], act["value"] = action.RSVPNo, action.RSVPValue(target)
 	id, err := e.slack.SendEnvelope(slacktest.Envelope{Type: "interactive", Payload: cb})
 	require.NoError(t, err)
 	_, err = e.slack.WaitAck(ctx, id)

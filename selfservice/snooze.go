@@ -8,15 +8,16 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify/action"
 	"github.com/slack-go/slack"
 )
 
 // Snoozes is what self-service asks of snoozes (the "Remind me at start"
 // and "In 5 min" buttons of reminders); *snooze.Service provides it.
 type Snoozes interface {
-	// Click stores user's snooze of the button (actionID, value) they
-	// clicked at clicked (Slack's action_ts) and returns the answer.
-	Click(ctx context.Context, user, actionID, value string, clicked time.Time) (string, error)
+	// Click stores the snooze ask a person clicked for at clicked
+	// (Slack's action_ts) and returns the answer.
+	Click(ctx context.Context, ask meetingbot.Snooze, clicked time.Time) (string, error)
 	// Pending returns user's pending snoozes, by instant.
 	Pending(ctx context.Context, user string) ([]meetingbot.Timer, error)
 	// Cancel cancels user's pending snooze key and returns the answer.
@@ -48,11 +49,18 @@ func (a *App) snoozeClicks(ctx context.Context, cb slack.InteractionCallback) fu
 	user := cb.User.ID
 	var answers []string
 	for _, act := range cb.ActionCallback.BlockActions {
-		if act.ActionID != meetingbot.ActionSnoozeStart && act.ActionID != meetingbot.ActionSnooze5m {
+		mode, ok := action.SnoozeMode(act.ActionID)
+		if !ok {
 			continue
 		}
+		v, ok := action.ParseSnooze(act.Value)
+		if !ok {
+			answers = append(answers, "This button is out of date, so nothing changed.")
+			continue
+		}
+		ask := meetingbot.Snooze{User: user, Mode: mode, Reminder: v.Reminder, Subscription: v.Subscription, Meeting: v.Meeting()}
 		store, cancel := context.WithTimeout(context.WithoutCancel(ctx), snoozeWithin)
-		text, err := a.snoozes.Click(store, user, act.ActionID, act.Value, actionTime(string(act.ActionTs)))
+		text, err := a.snoozes.Click(store, ask, actionTime(string(act.ActionTs)))
 		cancel()
 		if err != nil {
 			a.log.Error("store a snooze", "user", user, "action", act.ActionID, "err", err)

@@ -12,9 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify/action"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/selfservice"
 )
+
+// buttonValue is the value of a snooze button on a reminder of team's
+// 09:00 meeting.
+var buttonValue = action.SnoozeValue("team", "ev:10m:x", meetingbot.Meeting{ID: "ev", Title: "Weekly sync",
+	Start: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), End: time.Date(2026, 3, 2, 9, 30, 0, 0, time.UTC)})
 
 // snoozes records the clicks it is given and answers them.
 type snoozes struct {
@@ -24,10 +30,10 @@ type snoozes struct {
 	cancels []string
 }
 
-func (s *snoozes) Click(ctx context.Context, user, actionID, value string, clicked time.Time) (string, error) {
+func (s *snoozes) Click(ctx context.Context, ask meetingbot.Snooze, clicked time.Time) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.clicks = append(s.clicks, user+"|"+actionID+"|"+clicked.UTC().Format(time.RFC3339Nano))
+	s.clicks = append(s.clicks, ask.User+"|"+string(ask.Mode)+"|"+clicked.UTC().Format(time.RFC3339Nano))
 	return "I'll remind you at <!date^1772442000^{time}|09:00 UTC>.", nil
 }
 
@@ -66,9 +72,9 @@ func (s *snoozes) clicked() []string {
 func TestSnoozeClickIsStoredBeforeSlackHearsBack(t *testing.T) {
 	sn := &snoozes{}
 	e := newEnv(t, func(c *selfservice.Config) { c.Snoozes = sn })
-	status, _ := e.interact(alice, true, map[string]any{"action_id": meetingbot.ActionSnoozeStart, "value": "v", "action_ts": "1772441400.123456"})
+	status, _ := e.interact(alice, true, map[string]any{"action_id": action.SnoozeStart, "value": buttonValue, "action_ts": "1772441400.123456"})
 	require.Equal(t, 200, status)
-	assert.Equal(t, []string{alice + "|snooze_start|2026-03-02T08:50:00.123456Z"}, sn.clicked(), "stored by the time Slack heard back")
+	assert.Equal(t, []string{alice + "|start|2026-03-02T08:50:00.123456Z"}, sn.clicked(), "stored by the time Slack heard back")
 	require.Eventually(t, func() bool {
 		for _, r := range e.slack.Responses() {
 			if strings.HasPrefix(r.Text, "I'll remind you at <!date^") && r.ResponseType == "ephemeral" {
@@ -94,6 +100,25 @@ func TestSnoozeClickIsStoredBeforeSlackHearsBack(t *testing.T) {
 	assert.Equal(t, []string{alice + "|" + pending.Key}, sn.cancels)
 }
 
+// TestSnoozeClickOnAButtonOutOfDate: a snooze button whose value does not
+// read (a forged one, or one of another version) stores nothing and says
+// so.
+func TestSnoozeClickOnAButtonOutOfDate(t *testing.T) {
+	sn := &snoozes{}
+	e := newEnv(t, func(c *selfservice.Config) { c.Snoozes = sn })
+	status, _ := e.interact(alice, true, map[string]any{"action_id": action.SnoozeStart, "value": `{"s":"team"}`, "action_ts": "1772441400.123456"})
+	require.Equal(t, 200, status)
+	require.Eventually(t, func() bool {
+		for _, r := range e.slack.Responses() {
+			if strings.HasPrefix(r.Text, "This button is out of date") {
+				return true
+			}
+		}
+		return false
+	}, 5*time.Second, 5*time.Millisecond, "the answer on the response_url")
+	assert.Empty(t, sn.clicked(), "nothing stored")
+}
+
 // TestSnoozeClickOverSocketMode: over Socket Mode too, the snooze is
 // stored before the envelope is acknowledged.
 func TestSnoozeClickOverSocketMode(t *testing.T) {
@@ -108,10 +133,10 @@ func TestSnoozeClickOverSocketMode(t *testing.T) {
 	fromOurWorkspace(cb)
 	cb["response_url"] = e.slack.ResponseURL()
 	act := cb["actions"].([]any)[0].(map[string]any)
-	act["action_id"], act["value"], act["action_ts"] = meetingbot.ActionSnooze5m, "v", "1772441400.000001"
+	act["action_id"], act["value"], act["action_ts"] = action.Snooze5m, buttonValue, "1772441400.000001"
 	id, err := e.slack.SendEnvelope(slacktest.Envelope{Type: "interactive", Payload: cb})
 	require.NoError(t, err)
 	_, err = e.slack.WaitAck(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, []string{alice + "|snooze_5m|2026-03-02T08:50:00.000001Z"}, sn.clicked(), "stored by the time of the ack")
+	assert.Equal(t, []string{alice + "|5m|2026-03-02T08:50:00.000001Z"}, sn.clicked(), "stored by the time of the ack")
 }

@@ -35,19 +35,17 @@ func NewService(timers Timers, store Store, subs Subscriptions, now func() time.
 	return &Service{timers: timers, store: store, subs: subs, now: now, log: log}
 }
 
-// Click stores user's snooze of the reminder whose button (actionID,
-// value) they clicked at clicked (Slack's action_ts: the same for Slack's
-// retries of one click, wherever they land), and returns the answer, as
-// mrkdwn: "I'll remind you at <!date…>". A second click finds the first
-// timer and answers with its instant. A click on a meeting that has
-// started, on a button out of date or on reminders turned off since
+// Click stores the snooze a person asked for by clicking a reminder's
+// button at clicked (Slack's action_ts: the same for Slack's retries of
+// one click, wherever they land): ask names who clicked (User), what for
+// (Mode), the reminder clicked (Reminder, Subscription) and its meeting as
+// the reminder showed it (Meeting); the calendar is the subscription's.
+// It returns the answer, as mrkdwn: "I'll remind you at <!date…>". A
+// second click finds the first timer and answers with its instant. A
+// click on a meeting that has started or on reminders turned off since
 // stores nothing and says so; an error of the store is returned.
-func (s *Service) Click(ctx context.Context, user, actionID, value string, clicked time.Time) (string, error) {
-	v, ok := meetingbot.ParseSnoozeValue(value)
-	if !ok || (actionID != meetingbot.ActionSnoozeStart && actionID != meetingbot.ActionSnooze5m) {
-		return "This button is out of date, so nothing changed.", nil
-	}
-	m := v.Meeting()
+func (s *Service) Click(ctx context.Context, ask meetingbot.Snooze, clicked time.Time) (string, error) {
+	m := ask.Meeting
 	now := s.now()
 	if clicked.IsZero() || clicked.After(now) {
 		clicked = now
@@ -55,7 +53,7 @@ func (s *Service) Click(ctx context.Context, user, actionID, value string, click
 	if !now.Before(m.Start) {
 		return "It has started already, so there is nothing to remind you of.", nil
 	}
-	sub, found, err := s.subs(ctx, v.Subscription)
+	sub, found, err := s.subs(ctx, ask.Subscription)
 	if err != nil {
 		return "", err
 	}
@@ -63,13 +61,13 @@ func (s *Service) Click(ctx context.Context, user, actionID, value string, click
 		return "Those reminders have been turned off since, so there is nothing to remind you of.", nil
 	}
 	mode, fire, note := meetingbot.SnoozeAtStart, m.Start, ""
-	if actionID == meetingbot.ActionSnooze5m {
+	if ask.Mode == meetingbot.SnoozeIn5m {
 		mode, fire = meetingbot.SnoozeIn5m, clicked.Add(meetingbot.SnoozeDelay).Truncate(time.Second)
 		if !fire.Before(m.Start) {
 			mode, fire, note = meetingbot.SnoozeAtStart, m.Start, "It starts before then: "
 		}
 	}
-	sn := meetingbot.Snooze{User: user, Mode: mode, Reminder: meetingbot.SnoozedReminder(v.Reminder),
+	sn := meetingbot.Snooze{User: ask.User, Mode: mode, Reminder: meetingbot.SnoozedReminder(ask.Reminder),
 		Subscription: sub.ID, Calendar: sub.CalendarID, Meeting: m}
 	got, added, err := s.timers.Add(ctx, sn.Timer(fire))
 	if err != nil {
@@ -78,7 +76,7 @@ func (s *Service) Click(ctx context.Context, user, actionID, value string, click
 	if !added {
 		return fmt.Sprintf("Already set: I'll remind you at %s.", when(got.FireAt)), nil
 	}
-	s.log.Info("snooze set", "user", user, "timer", got.Key, "mode", mode, "fire_at", got.FireAt)
+	s.log.Info("snooze set", "user", ask.User, "timer", got.Key, "mode", mode, "fire_at", got.FireAt)
 	return fmt.Sprintf("%sI'll remind you at %s.", note, when(got.FireAt)), nil
 }
 

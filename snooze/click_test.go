@@ -10,6 +10,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/internal/clock"
+	"github.com/meetingbot/meetingbot/notify/action"
 	"github.com/meetingbot/meetingbot/snooze"
 	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/meetingbot/meetingbot/timer"
@@ -19,8 +20,8 @@ import (
 // TestClickAnswers: what a click stores and answers, as the person reads
 // it: "In 5 min" from Slack's action_ts, "at start" at the start, "In 5
 // min" with under five minutes to go as "at start", a second click the
-// first timer, and nothing stored for a meeting started, a button out of
-// date or reminders turned off since.
+// first timer, and nothing stored for a meeting started or reminders
+// turned off since.
 func TestClickAnswers(t *testing.T) {
 	ctx := context.Background()
 	c := clock.NewFake(t0)
@@ -35,8 +36,8 @@ func TestClickAnswers(t *testing.T) {
 	svc := snooze.NewService(e, store, subs, c.Now, nil)
 	start := t0.Add(20 * time.Minute)
 	m := meetingbot.Meeting{ID: "ev", Title: "Design <review>", Start: start, End: start.Add(30 * time.Minute)}
-	value := meetingbot.SnoozeValue("team", meetingbot.Key("ev", 20*time.Minute, start), m)
-	oneMinute := meetingbot.SnoozeValue("team", meetingbot.Key("ev", time.Minute, start), m) // another reminder of the meeting
+	value := action.SnoozeValue("team", meetingbot.Key("ev", 20*time.Minute, start), m)
+	oneMinute := action.SnoozeValue("team", meetingbot.Key("ev", time.Minute, start), m) // another reminder of the meeting
 	token := func(at time.Time) string { return fmt.Sprintf("<!date^%d^{time}|", at.Unix()) }
 
 	for _, tt := range []struct {
@@ -44,28 +45,27 @@ func TestClickAnswers(t *testing.T) {
 		clicked             time.Time
 		want                string
 	}{
-		{"in 5 min, from the action_ts", meetingbot.ActionSnooze5m, value, t0.Add(-2 * time.Second), "I'll remind you at " + token(t0.Add(5*time.Minute-2*time.Second))},
-		{"in 5 min again", meetingbot.ActionSnooze5m, value, t0.Add(time.Second), "Already set: I'll remind you at " + token(t0.Add(5*time.Minute-2*time.Second))},
-		{"at start", meetingbot.ActionSnoozeStart, value, t0, "I'll remind you at " + token(start)},
-		{"at start again", meetingbot.ActionSnoozeStart, value, t0, "Already set: I'll remind you at " + token(start)},
-		{"at start on the meeting's other reminder", meetingbot.ActionSnoozeStart, oneMinute, t0, "Already set: I'll remind you at " + token(start)},
-		{"in 5 min on the meeting's other reminder", meetingbot.ActionSnooze5m, oneMinute, t0.Add(2 * time.Second), "Already set: I'll remind you at " + token(t0.Add(5*time.Minute-2*time.Second))},
-		{"out of date", meetingbot.ActionSnoozeStart, `{"s":"team"}`, t0, "This button is out of date"},
-		{"turned off since", meetingbot.ActionSnoozeStart, meetingbot.SnoozeValue("gone", "k", m), t0, "Those reminders have been turned off since"},
+		{"in 5 min, from the action_ts", action.Snooze5m, value, t0.Add(-2 * time.Second), "I'll remind you at " + token(t0.Add(5*time.Minute-2*time.Second))},
+		{"in 5 min again", action.Snooze5m, value, t0.Add(time.Second), "Already set: I'll remind you at " + token(t0.Add(5*time.Minute-2*time.Second))},
+		{"at start", action.SnoozeStart, value, t0, "I'll remind you at " + token(start)},
+		{"at start again", action.SnoozeStart, value, t0, "Already set: I'll remind you at " + token(start)},
+		{"at start on the meeting's other reminder", action.SnoozeStart, oneMinute, t0, "Already set: I'll remind you at " + token(start)},
+		{"in 5 min on the meeting's other reminder", action.Snooze5m, oneMinute, t0.Add(2 * time.Second), "Already set: I'll remind you at " + token(t0.Add(5*time.Minute-2*time.Second))},
+		{"turned off since", action.SnoozeStart, action.SnoozeValue("gone", "k", m), t0, "Those reminders have been turned off since"},
 	} {
-		got, err := svc.Click(ctx, "U1", tt.action, tt.value, tt.clicked)
+		got, err := press(ctx, svc, "U1", tt.action, tt.value, tt.clicked)
 		require.NoError(t, err, tt.name)
 		if !strings.HasPrefix(got, tt.want) {
 			t.Errorf("%s: Click = %q, want %q…", tt.name, got, tt.want)
 		}
 	}
 	c.Set(start.Add(-3 * time.Minute))
-	soon := meetingbot.SnoozeValue("team", "ev2:10m:x", meetingbot.Meeting{ID: "ev2", Title: "Soon", Start: start, End: start.Add(time.Hour)})
-	if got, _ := svc.Click(ctx, "U1", meetingbot.ActionSnooze5m, soon, c.Now()); !strings.HasPrefix(got, "It starts before then: I'll remind you at "+token(start)) {
+	soon := action.SnoozeValue("team", "ev2:10m:x", meetingbot.Meeting{ID: "ev2", Title: "Soon", Start: start, End: start.Add(time.Hour)})
+	if got, _ := press(ctx, svc, "U1", action.Snooze5m, soon, c.Now()); !strings.HasPrefix(got, "It starts before then: I'll remind you at "+token(start)) {
 		t.Errorf("in 5 min, 3 minutes ahead: Click = %q, want at its start", got)
 	}
 	c.Set(start)
-	if got, _ := svc.Click(ctx, "U2", meetingbot.ActionSnoozeStart, value, c.Now()); !strings.HasPrefix(got, "It has started already") {
+	if got, _ := press(ctx, svc, "U2", action.SnoozeStart, value, c.Now()); !strings.HasPrefix(got, "It has started already") {
 		t.Errorf("after the start: Click = %q, want nothing to remind of", got)
 	}
 
@@ -81,6 +81,17 @@ func TestClickAnswers(t *testing.T) {
 	pending, err = svc.Pending(ctx, "U1")
 	require.NoError(t, err)
 	require.Len(t, pending, 2)
+}
+
+// press clicks the snooze button actionID carrying value as self-service
+// hears it: the button read, then Click.
+func press(ctx context.Context, svc *snooze.Service, user, actionID, value string, clicked time.Time) (string, error) {
+	mode, ok := action.SnoozeMode(actionID)
+	v, read := action.ParseSnooze(value)
+	if !ok || !read {
+		return "", fmt.Errorf("snooze button %q, %q does not read", actionID, value)
+	}
+	return svc.Click(ctx, meetingbot.Snooze{User: user, Mode: mode, Reminder: v.Reminder, Subscription: v.Subscription, Meeting: v.Meeting()}, clicked)
 }
 
 type nopHandler struct{}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/internal/clock"
+	"github.com/meetingbot/meetingbot/notify/action"
 	"github.com/meetingbot/meetingbot/snooze"
 	"github.com/meetingbot/meetingbot/storage/sqlite"
 	"github.com/meetingbot/meetingbot/timer"
@@ -38,17 +39,17 @@ func TestFollowMovesAtStartSnoozesWithTheirMeeting(t *testing.T) {
 	meeting := func(id string, at time.Time) meetingbot.Meeting {
 		return meetingbot.Meeting{ID: id, Title: "Meeting " + id, Start: at, End: at.Add(30 * time.Minute)}
 	}
-	click := func(user, action, sub string, m meetingbot.Meeting) string {
+	click := func(user, actionID, sub string, m meetingbot.Meeting) string {
 		t.Helper()
-		got, err := svc.Click(ctx, user, action, meetingbot.SnoozeValue(sub, meetingbot.Key(m.ID, 10*time.Minute, m.Start), m), c.Now())
+		got, err := press(ctx, svc, user, actionID, action.SnoozeValue(sub, meetingbot.Key(m.ID, 10*time.Minute, m.Start), m), c.Now())
 		require.NoError(t, err)
 		return got
 	}
-	click("U1", meetingbot.ActionSnoozeStart, "team", meeting("ev1", start))
-	click("U1", meetingbot.ActionSnoozeStart, "team", meeting("ev2", start))
-	click("U1", meetingbot.ActionSnoozeStart, "team", meeting("ev3", start))
-	click("U2", meetingbot.ActionSnooze5m, "team", meeting("ev1", start))
-	click("U3", meetingbot.ActionSnoozeStart, "other", meeting("ev1", start)) // the same ID on another calendar
+	click("U1", action.SnoozeStart, "team", meeting("ev1", start))
+	click("U1", action.SnoozeStart, "team", meeting("ev2", start))
+	click("U1", action.SnoozeStart, "team", meeting("ev3", start))
+	click("U2", action.Snooze5m, "team", meeting("ev1", start))
+	click("U3", action.SnoozeStart, "other", meeting("ev1", start)) // the same ID on another calendar
 
 	earlier, later := t0.Add(10*time.Minute), t0.Add(2*time.Hour)
 	private := meeting("ev3", later)
@@ -82,7 +83,7 @@ func TestFollowMovesAtStartSnoozesWithTheirMeeting(t *testing.T) {
 	}
 
 	// The moved meeting's own reminder: its button finds the moved timer.
-	got := click("U1", meetingbot.ActionSnoozeStart, "team", meeting("ev1", earlier))
+	got := click("U1", action.SnoozeStart, "team", meeting("ev1", earlier))
 	if want := fmt.Sprintf("Already set: I'll remind you at <!date^%d^", earlier.Unix()); !strings.HasPrefix(got, want) {
 		t.Errorf("a click on the moved meeting's reminder: Click = %q, want %q…", got, want)
 	}
@@ -117,7 +118,7 @@ func TestFollowAllCatchesUpWithTheReading(t *testing.T) {
 	start, earlier := t0.Add(30*time.Minute), t0.Add(15*time.Minute)
 	for _, sub := range []string{"a", "b", "c"} {
 		m := meetingbot.Meeting{ID: "ev-" + sub, Title: "Sync", Start: start, End: start.Add(time.Hour)}
-		_, err := svc.Click(ctx, "U1", meetingbot.ActionSnoozeStart, meetingbot.SnoozeValue(sub, meetingbot.Key(m.ID, 10*time.Minute, start), m), t0)
+		_, err := press(ctx, svc, "U1", action.SnoozeStart, action.SnoozeValue(sub, meetingbot.Key(m.ID, 10*time.Minute, start), m), t0)
 		require.NoError(t, err)
 	}
 	read := func(ctx context.Context, cal string) ([]meetingbot.Meeting, bool, error) {

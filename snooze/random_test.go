@@ -331,7 +331,7 @@ func runCase(t *testing.T, seed uint64, pg bool) (stats, error) {
 				st.both++
 			}
 			for _, b := range to {
-				answer, err := b.service.Click(ctx, k.user, k.action, k.value, k.stamp)
+				answer, err := press(ctx, b.service, k.user, k.action, k.value, k.stamp)
 				if err != nil {
 					return st, fmt.Errorf("click at %v: %w", now, err)
 				}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify/action"
 )
 
 // The world of TestRandomSnoozesCrashesAndProcesses: a calendar whose
@@ -363,10 +364,10 @@ func newClicks(rng *rand.Rand, tl *timeline, st *stats) []click {
 		}
 		at := lo.Add(secs(hi.Sub(lo) - time.Second))
 		offset := []time.Duration{10 * time.Minute, time.Minute}[rng.IntN(2)] // the meeting's reminders
-		c := click{at: at, stamp: at, user: users[rng.IntN(len(users))], action: meetingbot.ActionSnoozeStart, start: v.start,
-			value: meetingbot.SnoozeValue("sub", meetingbot.Key(v.id, offset, v.start), v.meeting())}
+		c := click{at: at, stamp: at, user: users[rng.IntN(len(users))], action: action.SnoozeStart, start: v.start,
+			value: action.SnoozeValue("sub", meetingbot.Key(v.id, offset, v.start), v.meeting())}
 		if rng.IntN(2) == 0 {
-			c.action = meetingbot.ActionSnooze5m
+			c.action = action.Snooze5m
 		}
 		c.both = rng.IntN(4) == 0
 		clicks = append(clicks, c)
@@ -382,9 +383,9 @@ func newClicks(rng *rand.Rand, tl *timeline, st *stats) []click {
 
 // groupOfClick is the group of the timer a click stored, by its answer.
 func groupOfClick(k click, answer string) string {
-	v, _ := meetingbot.ParseSnoozeValue(k.value)
+	v, _ := action.ParseSnooze(k.value)
 	mode := meetingbot.SnoozeIn5m
-	if k.action == meetingbot.ActionSnoozeStart || strings.HasPrefix(answer, "It starts before then") {
+	if k.action == action.SnoozeStart || strings.HasPrefix(answer, "It starts before then") {
 		mode = meetingbot.SnoozeAtStart
 	}
 	return meetingbot.SnoozeGroup(k.user, v.Event, mode)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
+	"github.com/meetingbot/meetingbot/notify/action"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
 )
@@ -74,7 +75,7 @@ func answerClick(m slacktest.Message, action map[string]any, respURL string) []b
 func (w *world) clickAnswer(t *testing.T, addr string, m slacktest.Message, actionID string) string {
 	t.Helper()
 	resp := w.slack.ResponseURL()
-	click(t, addr, answerClick(m, map[string]any{"action_id": actionID, "block_id": meetingbot.RSVPActionsBlock, "type": "button",
+	click(t, addr, answerClick(m, map[string]any{"action_id": actionID, "block_id": action.RSVPBlock, "type": "button",
 		"value": buttonValue(m, actionID), "text": map[string]any{"type": "plain_text", "text": "No"}}, resp))
 	return w.response(t, resp)
 }
@@ -130,11 +131,11 @@ func TestAnswerFromAReminder(t *testing.T) {
 		t.Fatalf("/meetingbot on = %q", reply)
 	}
 	first := w.waitMessage(t, "Design review", 30*time.Second)
-	if first.Channel != bobDM || buttonValue(first, meetingbot.ActionRSVPNo) == "" || !strings.Contains(string(first.Blocks), "You haven't answered this invitation yet.") {
+	if first.Channel != bobDM || buttonValue(first, action.RSVPNo) == "" || !strings.Contains(string(first.Blocks), "You haven't answered this invitation yet.") {
 		t.Fatalf("reminder in %s: %s; want Bob's DM with his answer and the answer buttons", first.Channel, first.Blocks)
 	}
 
-	answer := w.clickAnswer(t, addr, first, meetingbot.ActionRSVPNo)
+	answer := w.clickAnswer(t, addr, first, action.RSVPNo)
 	if !strings.Contains(answer, "Allow answering from Slack") {
 		t.Fatalf("No with a read-only grant = %q, want the link that allows it", answer)
 	}
@@ -145,7 +146,7 @@ func TestAnswerFromAReminder(t *testing.T) {
 		t.Fatalf("allowing answers ended with %d:\n%s", status, page)
 	}
 
-	answer = w.clickAnswer(t, addr, w.message(first.TS), meetingbot.ActionRSVPNo)
+	answer = w.clickAnswer(t, addr, w.message(first.TS), action.RSVPNo)
 	if !strings.HasPrefix(answer, "You declined *Design review*") {
 		t.Fatalf("No = %q, want declined", answer)
 	}
@@ -168,7 +169,7 @@ func TestAnswerFromAReminder(t *testing.T) {
 
 	// Google revokes Bob's grant: a click tells him to reconnect.
 	w.cal.RevokeGrants(bob)
-	answer = w.clickAnswer(t, addr, w.message(first.TS), meetingbot.ActionRSVPGoing)
+	answer = w.clickAnswer(t, addr, w.message(first.TS), action.RSVPGoing)
 	if !strings.Contains(answer, "Reconnect") || !startLink.MatchString(answer) {
 		t.Errorf("Going after the grant was revoked = %q, want to reconnect, with a link", answer)
 	}
@@ -231,7 +232,7 @@ func TestInvitationNoticesOnceThroughARestart(t *testing.T) {
 	var texts []string
 	for _, m := range msgs {
 		texts = append(texts, m.Text)
-		if buttonValue(m, meetingbot.ActionRSVPGoing) == "" || !strings.Contains(string(m.Blocks), `"open_event"`) {
+		if buttonValue(m, action.RSVPGoing) == "" || !strings.Contains(string(m.Blocks), `"open_event"`) {
 			t.Errorf("notice %s has no answer buttons or no link to the event", m.Blocks)
 		}
 	}
@@ -288,7 +289,7 @@ func TestInvitationNoticesOnceThroughARestart(t *testing.T) {
 	line := blocks[1]
 	going := line.Accessory.Options[0]
 	resp := w.slack.ResponseURL()
-	click(t, addr, answerClick(digest, map[string]any{"type": "static_select", "action_id": meetingbot.ActionRSVPMenu, "block_id": line.BlockID,
+	click(t, addr, answerClick(digest, map[string]any{"type": "static_select", "action_id": action.RSVPMenu, "block_id": line.BlockID,
 		"selected_option": map[string]any{"text": map[string]any{"type": "plain_text", "text": going.Text.Text}, "value": going.Value}}, resp))
 	if got := w.response(t, resp); !strings.HasPrefix(got, "Going to *Lecture 0*") {
 		t.Errorf("Going from the digest = %q", got)

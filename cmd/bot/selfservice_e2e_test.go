@@ -12,8 +12,8 @@ import (
 
 	gcal "google.golang.org/api/calendar/v3"
 
-	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
+	"github.com/meetingbot/meetingbot/notify/action"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
@@ -109,7 +109,7 @@ func muteButton(m slacktest.Message) string {
 	_ = json.Unmarshal(m.Blocks, &blocks)
 	for _, b := range blocks {
 		for _, e := range b.Elements {
-			if e.ActionID == meetingbot.ActionMuteSeries {
+			if e.ActionID == action.MuteSeries {
 				return e.Value
 			}
 		}
@@ -291,7 +291,7 @@ func TestAppHomeAndMuteThisSeries(t *testing.T) {
 		"message":    map[string]any{"bot_id": slacktest.BotID, "type": "message", "text": m.Text, "user": slacktest.BotUserID, "ts": m.TS},
 		"state":      map[string]any{"values": map[string]any{}}, "response_url": respURL,
 		"actions": []any{map[string]any{
-			"action_id": meetingbot.ActionMuteSeries, "block_id": "reminder_actions", "type": "button", "value": value,
+			"action_id": action.MuteSeries, "block_id": "reminder_actions", "type": "button", "value": value,
 			"text": map[string]any{"type": "plain_text", "text": "Mute this series", "emoji": true}, "action_ts": "1548426417.840180",
 		}},
 	})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
+	"github.com/meetingbot/meetingbot/notify/action"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
 )
@@ -132,18 +133,18 @@ func TestSnoozeAtStartSurvivesSIGKILL(t *testing.T) {
 	if m.Channel != engID {
 		t.Fatalf("reminder in %s, want %s", m.Channel, engID)
 	}
-	value := buttonValue(m, meetingbot.ActionSnoozeStart)
+	value := buttonValue(m, action.SnoozeStart)
 	if value == "" {
 		t.Fatalf("reminder without Remind me at start: %s", m.Blocks)
 	}
-	if v := buttonValue(m, meetingbot.ActionSnooze5m); v != "" {
+	if v := buttonValue(m, action.Snooze5m); v != "" {
 		t.Errorf("a reminder 10 s ahead carries In 5 min: %s", v)
 	}
 	first := w.slack.ResponseURL()
-	click(t, addr, clickBody(m, engID, meetingbot.ActionSnoozeStart, value, stamp(time.Now()), first))
+	click(t, addr, clickBody(m, engID, action.SnoozeStart, value, stamp(time.Now()), first))
 	w.answered(t, first, fmt.Sprintf("I'll remind you at <!date^%d^", begins.Unix()))
 	second := w.slack.ResponseURL()
-	click(t, addr, clickBody(m, engID, meetingbot.ActionSnoozeStart, value, stamp(time.Now()), second))
+	click(t, addr, clickBody(m, engID, action.SnoozeStart, value, stamp(time.Now()), second))
 	w.answered(t, second, fmt.Sprintf("Already set: I'll remind you at <!date^%d^", begins.Unix()))
 
 	p1.signal(syscall.SIGKILL)
@@ -276,7 +277,7 @@ func TestSnoozeFollowsItsMeeting(t *testing.T) {
 	for _, m := range meetings {
 		msg := w.waitMessage(t, m.title, 30*time.Second)
 		resp := w.slack.ResponseURL()
-		click(t, addr, clickBody(msg, engID, meetingbot.ActionSnoozeStart, buttonValue(msg, meetingbot.ActionSnoozeStart), stamp(time.Now()), resp))
+		click(t, addr, clickBody(msg, engID, action.SnoozeStart, buttonValue(msg, action.SnoozeStart), stamp(time.Now()), resp))
 		w.answered(t, resp, fmt.Sprintf("I'll remind you at <!date^%d^", begins.Unix()))
 	}
 	if err := w.cal.Delete(team, "dropped"); err != nil {
@@ -308,7 +309,7 @@ func TestSnoozeFollowsItsMeeting(t *testing.T) {
 	var again slacktest.Message
 	eventually(t, 5*time.Second, "a reminder of Moved sync at its new start", func() bool {
 		for _, m := range w.messages("Moved sync") {
-			if v, ok := meetingbot.ParseSnoozeValue(buttonValue(m, meetingbot.ActionSnoozeStart)); ok && v.Start == moved.Unix() {
+			if v, ok := action.ParseSnooze(buttonValue(m, action.SnoozeStart)); ok && v.Start == moved.Unix() {
 				again = m
 				return true
 			}
@@ -316,7 +317,7 @@ func TestSnoozeFollowsItsMeeting(t *testing.T) {
 		return false
 	})
 	resp := w.slack.ResponseURL()
-	click(t, addr, clickBody(again, engID, meetingbot.ActionSnoozeStart, buttonValue(again, meetingbot.ActionSnoozeStart), stamp(time.Now()), resp))
+	click(t, addr, clickBody(again, engID, action.SnoozeStart, buttonValue(again, action.SnoozeStart), stamp(time.Now()), resp))
 	w.answered(t, resp, fmt.Sprintf("Already set: I'll remind you at <!date^%d^", moved.Unix()))
 
 	payload, _ := json.Marshal(map[string]any{
@@ -367,7 +368,7 @@ func TestSnoozeHandedOverBetweenReplicas(t *testing.T) {
 	w.meetingIn(t, team, "handover", "Handover review", begins)
 	m := w.waitMessage(t, "Handover review", 20*time.Second)
 	resp := w.slack.ResponseURL()
-	body := clickBody(m, engID, meetingbot.ActionSnoozeStart, buttonValue(m, meetingbot.ActionSnoozeStart), stamp(time.Now()), resp)
+	body := clickBody(m, engID, action.SnoozeStart, buttonValue(m, action.SnoozeStart), stamp(time.Now()), resp)
 	click(t, addrA, body)
 	time.Sleep(1100 * time.Millisecond) // Slack signs its retry anew, at its own time
 	click(t, addrB, body)               // Slack's retry, to the other replica
