@@ -1,7 +1,6 @@
 package meetingbot
 
 import (
-	"strings"
 	"time"
 )
 
@@ -39,7 +38,7 @@ func (a Agenda) Key() string { return AgendaKey(a.User, a.Date) }
 // ledger entry and names its messages' metadata: ID AgendaSubscription,
 // a DM to User of their own calendar.
 func (a Agenda) Subscription() Subscription {
-	return Subscription{ID: AgendaSubscription(a.User), CalendarID: a.Calendar, Destination: a.User}
+	return Subscription{ID: AgendaSubscription(a.User), Kind: KindAgenda, CalendarID: a.Calendar, Destination: a.User}
 }
 
 // AllDayEvent is an all-day event of a calendar: it has dates, not
@@ -76,11 +75,6 @@ func AgendaKey(user, date string) string { return agendaPrefix + user + ":" + da
 // AgendaSubscription returns the pseudo-subscription ID that scopes user's
 // agenda entries in the ledger: agenda:<user>.
 func AgendaSubscription(user string) string { return agendaPrefix + user }
-
-// IsAgenda reports whether a ledger entry's subscription is an agenda's
-// (AgendaSubscription): the scheduler leaves such entries to the agenda
-// engine.
-func IsAgenda(subscription string) bool { return strings.HasPrefix(subscription, agendaPrefix) }
 
 // AgendaTime returns the instant an agenda set for hh:mm is due on the
 // local date y-m-d in loc, computed with time.Date in the zone (never by

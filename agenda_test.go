@@ -55,6 +55,7 @@ func TestAgendaTime(t *testing.T) {
 
 func TestAgendaKeys(t *testing.T) {
 	assert.Equal(t, "agenda:U1:2026-11-30", meetingbot.AgendaKey("U1", "2026-11-30"))
-	assert.True(t, meetingbot.IsAgenda(meetingbot.AgendaSubscription("U1")))
-	assert.False(t, meetingbot.IsAgenda("alice@example.com"))
+	sub := meetingbot.Agenda{User: "U1", Date: "2026-11-30", Calendar: "alice@example.com"}.Subscription()
+	assert.Equal(t, meetingbot.AgendaSubscription("U1"), sub.ID)
+	assert.Equal(t, meetingbot.KindAgenda, sub.Kind, "an agenda's subscription says it is one")
 }

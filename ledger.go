@@ -67,6 +67,7 @@ const (
 // of it. Instants are UTC.
 type Entry struct {
 	Subscription string
+	Kind         Kind // its subscription's: which engine's entry it is
 	Key          string
 	EventID      string
 	Offset       time.Duration

@@ -3,7 +3,6 @@ package meetingbot
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -129,10 +128,6 @@ func InviteKey(user, eventID string) string { return invitePrefix + user + ":" +
 // notices in the ledger and names their messages' metadata: invite:<user>.
 func InviteSubscription(user string) string { return invitePrefix + user }
 
-// IsInvite reports whether a ledger entry's subscription is a notice's
-// (InviteSubscription): the scheduler leaves such entries to the notices.
-func IsInvite(subscription string) bool { return strings.HasPrefix(subscription, invitePrefix) }
-
 // InviteSettings say whether one person gets invitation notices.
 type InviteSettings struct {
 	UserID string
@@ -165,7 +160,7 @@ type Invitation struct {
 // Subscription is the pseudo-subscription of inv's notice: scoped by
 // InviteSubscription, reading the person's calendar, sent to them.
 func (inv Invitation) Subscription() Subscription {
-	return Subscription{ID: InviteSubscription(inv.User), CalendarID: inv.Calendar, Destination: inv.User}
+	return Subscription{ID: InviteSubscription(inv.User), Kind: KindInvite, CalendarID: inv.Calendar, Destination: inv.User}
 }
 
 // Reminder is the notice as the ledger and Slack's history know it: its

@@ -84,10 +84,6 @@ func SnoozeGroup(user, eventID string, mode SnoozeMode) string {
 // snoozes in the ledger and names their messages' metadata: snooze:<user>.
 func SnoozeSubscription(user string) string { return snoozePrefix + user }
 
-// IsSnooze reports whether a ledger entry's subscription is a snooze's
-// (SnoozeSubscription): the scheduler leaves such entries to the timers.
-func IsSnooze(subscription string) bool { return strings.HasPrefix(subscription, snoozePrefix) }
-
 // Timer returns the durable timer of s firing at fire: its key, its group
 // (SnoozeGroup), its bound (the meeting's end, or its start when the end
 // is unknown) and its payload.

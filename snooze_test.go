@@ -22,9 +22,6 @@ func TestSnoozeKeyNamesTheReminderItSnoozes(t *testing.T) {
 			t.Errorf("SnoozedReminder(%q) = %q, want %q", tt.key, got, tt.want)
 		}
 	}
-	if !IsSnooze(SnoozeSubscription("U1")) || IsSnooze("alice@example.com") || IsSnooze(AgendaSubscription("U1")) {
-		t.Error("IsSnooze tells snoozes' pseudo-subscriptions from others wrongly")
-	}
 }
 
 // TestSnoozeGroupIsOnePerPersonMeetingAndMode: a person's snoozes of one

@@ -2,12 +2,45 @@ package meetingbot
 
 import "time"
 
+// Kind is what a subscription, and each ledger entry of it, is for: set
+// when the subscription is made, it chooses the engine that plans its work
+// and the notifier that delivers it. The zero value is KindReminder.
+type Kind string
+
+// Kinds of subscriptions. Their IDs keep the prefixes they were stored
+// under (status:, snooze:, invite:, agenda:), but nothing branches on an
+// ID: it reads the Kind.
+const (
+	// KindReminder: reminders before meetings, in a channel or a DM: the
+	// subscriptions of CALENDARS and those made with /meetingbot. The
+	// scheduler sweeps them.
+	KindReminder Kind = ""
+	// KindStatus: a person's Slack status during their meetings
+	// (StatusSubscription). The scheduler sweeps them too, and the status
+	// setter delivers them.
+	KindStatus Kind = "status"
+	// KindSnooze: "Remind me at start" and "In 5 min" (SnoozeSubscription),
+	// durable timers the timer engine fires.
+	KindSnooze Kind = "snooze"
+	// KindInvite: notices of new invitations (InviteSubscription).
+	KindInvite Kind = "invite"
+	// KindAgenda: a person's daily agenda (AgendaSubscription).
+	KindAgenda Kind = "agenda"
+)
+
+// StatusSubscription returns the ID of user's status subscription:
+// status:<user>.
+func StatusSubscription(user string) string { return "status:" + user }
+
 // Subscription is one calendar read for one Slack destination with a set of
 // reminder offsets, e.g. alice@example.com -> DM to Alice at 10m and 1m.
 type Subscription struct {
 	// ID names the subscription in the ledger, logs and metrics. It scopes
 	// keys and cursors, so it must stay the same across restarts.
 	ID string
+	// Kind is what the subscription is for; the zero value, KindReminder,
+	// is reminders.
+	Kind Kind
 	// CalendarID is the Google Calendar to read, usually the owner's email.
 	CalendarID string
 	// Destination is where reminders go, as configured: a channel ID (C…,

@@ -106,7 +106,7 @@ func TestRestartAtTheMinute(t *testing.T) {
 			// The first process: claimed at 08:30 and killed.
 			dying, err := sqlite.Open(context.Background(), e.path)
 			require.NoError(t, err)
-			en := meetingbot.Entry{Subscription: meetingbot.AgendaSubscription(alice), Key: meetingbot.AgendaKey(alice, "2026-11-30"),
+			en := meetingbot.Entry{Subscription: meetingbot.AgendaSubscription(alice), Kind: meetingbot.KindAgenda, Key: meetingbot.AgendaKey(alice, "2026-11-30"),
 				Start: time.Date(2026, 11, 30, 0, 0, 0, 0, ny), TriggerAt: at}
 			st, _, err := dying.Claim(context.Background(), en, at, at.Add(2*time.Minute))
 			require.NoError(t, err)

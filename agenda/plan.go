@@ -25,7 +25,7 @@ func (p plan) key() string { return meetingbot.AgendaKey(p.user, p.date) }
 // entry is the plan's ledger entry, claimed at now.
 func (p plan) entry(late bool) meetingbot.Entry {
 	return meetingbot.Entry{
-		Subscription: meetingbot.AgendaSubscription(p.user), Key: p.key(),
+		Subscription: meetingbot.AgendaSubscription(p.user), Kind: meetingbot.KindAgenda, Key: p.key(),
 		Start: p.dayStart.UTC(), TriggerAt: p.at.UTC(), Late: late,
 	}
 }

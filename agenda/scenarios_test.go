@@ -185,7 +185,7 @@ func TestTurnedOff(t *testing.T) {
 	// process.
 	dying, err := sqlite.Open(context.Background(), e.path)
 	require.NoError(t, err)
-	en := meetingbot.Entry{Subscription: meetingbot.AgendaSubscription(alice), Key: meetingbot.AgendaKey(alice, "2026-11-29"),
+	en := meetingbot.Entry{Subscription: meetingbot.AgendaSubscription(alice), Kind: meetingbot.KindAgenda, Key: meetingbot.AgendaKey(alice, "2026-11-29"),
 		Start: time.Date(2026, 11, 29, 0, 0, 0, 0, ny), TriggerAt: at.Add(-24 * time.Hour)}
 	_, _, err = dying.Claim(context.Background(), en, en.TriggerAt, en.TriggerAt.Add(time.Minute))
 	require.NoError(t, err)

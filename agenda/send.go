@@ -110,7 +110,7 @@ func (e *Engine) deliver(parent context.Context, p plan, now time.Time) {
 // reports true when the key is settled (found and recorded sent) or left
 // for later (Slack could not tell now), false when the caller may send.
 func (e *Engine) lookUp(ctx context.Context, log *slog.Logger, p plan, en *meetingbot.Entry) bool {
-	r := meetingbot.Reminder{Key: en.Key, Subscription: meetingbot.Subscription{ID: en.Subscription, Destination: p.user, CalendarID: p.calendar}, TriggerAt: p.at}
+	r := meetingbot.Reminder{Key: en.Key, Subscription: meetingbot.Subscription{ID: en.Subscription, Kind: meetingbot.KindAgenda, Destination: p.user, CalendarID: p.calendar}, TriggerAt: p.at}
 	rc, found, err := e.notifier.Delivered(ctx, r)
 	switch {
 	case err == nil && found:
@@ -209,7 +209,7 @@ func (e *Engine) settleOrphans(ctx context.Context, planned map[string]bool, now
 		return err
 	}
 	for _, en := range orphans {
-		if !meetingbot.IsAgenda(en.Subscription) || planned[en.Key] || !e.begin(en.Key) {
+		if en.Kind != meetingbot.KindAgenda || planned[en.Key] || !e.begin(en.Key) {
 			continue
 		}
 		func() {

@@ -44,9 +44,13 @@ const statusPrefix = "status:"
 // StatusDestination is the destination of userID's status subscription.
 func StatusDestination(userID string) string { return statusPrefix + userID }
 
-// IsStatus reports whether sub is a status subscription, and whose.
-func IsStatus(sub meetingbot.Subscription) (userID string, ok bool) {
-	return strings.CutPrefix(sub.Destination, statusPrefix)
+// StatusUser reports whether sub is a status subscription (its Kind says
+// so), and whose: the user its destination, StatusDestination(user), names.
+func StatusUser(sub meetingbot.Subscription) (userID string, ok bool) {
+	if sub.Kind != meetingbot.KindStatus {
+		return "", false
+	}
+	return strings.TrimPrefix(sub.Destination, statusPrefix), true
 }
 
 // ownStatus is the receipt of a status left alone: the person had set one
@@ -373,7 +377,7 @@ func (s *Status) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.
 // meeting" for the meetings among them, else "Out of office" until the
 // end of the out-of-office event.
 func (s *Status) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (meetingbot.Receipt, error) {
-	user, ok := IsStatus(rs[0].Subscription)
+	user, ok := StatusUser(rs[0].Subscription)
 	if !ok {
 		return meetingbot.Receipt{}, meetingbot.Permanent(fmt.Errorf("status: subscription %s is not a status", rs[0].Subscription.ID))
 	}
@@ -479,7 +483,7 @@ func later(a, b time.Time) time.Time {
 // bot's, until at least r's meeting's end (after a crash between Slack
 // taking it and the ledger's record).
 func (s *Status) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, bool, error) {
-	user, ok := IsStatus(r.Subscription)
+	user, ok := StatusUser(r.Subscription)
 	if !ok {
 		return meetingbot.Receipt{}, false, meetingbot.ErrUnknown
 	}
@@ -502,7 +506,7 @@ func (s *Status) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingb
 // Edit clears the bot's own status when its meeting was cancelled or
 // moved; a status the person set since is left alone.
 func (s *Status) Edit(ctx context.Context, f meetingbot.Follow) error {
-	user, ok := IsStatus(f.Reminder.Subscription)
+	user, ok := StatusUser(f.Reminder.Subscription)
 	if !ok || f.Message.TS == ownStatus || f.Kind == meetingbot.EditRestored {
 		return nil
 	}
@@ -556,7 +560,7 @@ func (w Wanted) Allows(exp time.Time) bool {
 // out-of-office event in progress; else none. It reads the calendar
 // (Meetings) and not Slack.
 func (s *Status) Want(ctx context.Context, sub meetingbot.Subscription, now time.Time) (Wanted, error) {
-	user, _ := IsStatus(sub)
+	user, _ := StatusUser(sub)
 	if s.cfg.Meetings == nil {
 		return Wanted{}, errors.New("status: no calendar to read")
 	}
@@ -610,7 +614,7 @@ const (
 // bot's is left alone. It reports what it did (Kept, Moved, Cleared or
 // Left) and the expiration the status shown has now.
 func (s *Status) Reconsider(ctx context.Context, sub meetingbot.Subscription, now time.Time) (string, time.Time, error) {
-	user, ok := IsStatus(sub)
+	user, ok := StatusUser(sub)
 	if !ok {
 		return Left, time.Time{}, nil
 	}

@@ -220,7 +220,7 @@ func (e *Engine) person(ctx context.Context, set meetingbot.InviteSettings, now 
 	if !ok || c.State != meetingbot.ConnectionActive {
 		return nil, nil // no calendar of theirs to read: /meetingbot invites on says so
 	}
-	sub := meetingbot.Subscription{ID: meetingbot.InviteSubscription(set.UserID), CalendarID: c.Account, Destination: set.UserID}
+	sub := meetingbot.Subscription{ID: meetingbot.InviteSubscription(set.UserID), Kind: meetingbot.KindInvite, CalendarID: c.Account, Destination: set.UserID}
 	ms, err := e.source.Meetings(ctx, sub, now, now.Add(e.opts.Ahead))
 	if err != nil {
 		return nil, err // an old reading too: an answer since would make its notice wrong
@@ -279,7 +279,7 @@ func (e *Engine) person(ctx context.Context, set meetingbot.InviteSettings, now 
 
 // entry is inv's ledger entry.
 func entry(inv meetingbot.Invitation) meetingbot.Entry {
-	return meetingbot.Entry{Subscription: meetingbot.InviteSubscription(inv.User), Key: inv.Key, EventID: inv.Event,
+	return meetingbot.Entry{Subscription: meetingbot.InviteSubscription(inv.User), Kind: meetingbot.KindInvite, Key: inv.Key, EventID: inv.Event,
 		Start: inv.Meeting.Start.UTC(), TriggerAt: inv.At.UTC()}
 }
 
@@ -482,7 +482,7 @@ func (e *Engine) settleOrphans(ctx context.Context, sets []meetingbot.InviteSett
 		on[meetingbot.InviteSubscription(set.UserID)] = true
 	}
 	for _, en := range orphans {
-		if !meetingbot.IsInvite(en.Subscription) || found[en.Key] || (on[en.Subscription] && !settled[en.Subscription]) {
+		if en.Kind != meetingbot.KindInvite || found[en.Key] || (on[en.Subscription] && !settled[en.Subscription]) {
 			continue
 		}
 		user := strings.TrimPrefix(en.Subscription, meetingbot.InviteSubscription(""))

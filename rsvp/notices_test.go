@@ -274,7 +274,7 @@ func TestInterruptedNoticeIsLookedUpFirst(t *testing.T) {
 	slack := notify.New(notify.Config{Token: slacktest.Token, APIURL: e.slack.URL(), Now: e.clock.Now, Sleep: e.clock.Sleep})
 	for _, m := range []meetingbot.Meeting{posted, lost} {
 		inv := meetingbot.Invitation{Key: meetingbot.InviteKey(aliceID, m.ID), User: aliceID, Calendar: "alice@example.com", Event: m.ID, Meeting: m, At: t0}
-		if _, _, err := dead.Claim(t.Context(), meetingbot.Entry{Subscription: meetingbot.InviteSubscription(aliceID), Key: inv.Key, EventID: m.ID, Start: m.Start, TriggerAt: t0},
+		if _, _, err := dead.Claim(t.Context(), meetingbot.Entry{Subscription: meetingbot.InviteSubscription(aliceID), Kind: meetingbot.KindInvite, Key: inv.Key, EventID: m.ID, Start: m.Start, TriggerAt: t0},
 			t0, t0.Add(2*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
@@ -311,7 +311,7 @@ func TestInterruptedNoticeIsLookedUpFirst(t *testing.T) {
 	off := invite("off1", "Off", t0.Add(3*time.Hour), t0)
 	e.mirror.put("alice@example.com", off)
 	dead = e.open()
-	if _, _, err := dead.Claim(t.Context(), meetingbot.Entry{Subscription: meetingbot.InviteSubscription(aliceID), Key: meetingbot.InviteKey(aliceID, "off1"), EventID: "off1",
+	if _, _, err := dead.Claim(t.Context(), meetingbot.Entry{Subscription: meetingbot.InviteSubscription(aliceID), Kind: meetingbot.KindInvite, Key: meetingbot.InviteKey(aliceID, "off1"), EventID: "off1",
 		Start: off.Start, TriggerAt: e.clock.Now()}, e.clock.Now(), e.clock.Now().Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}

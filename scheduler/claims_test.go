@@ -219,7 +219,7 @@ func TestAgendaClaimsAreLeftToTheAgenda(t *testing.T) {
 	e := newEnv(t, sub("alice"))
 	dying, err := sqlite.Open(context.Background(), e.path)
 	require.NoError(t, err)
-	en := meetingbot.Entry{Subscription: meetingbot.AgendaSubscription("U1"), Key: meetingbot.AgendaKey("U1", "2026-11-30"),
+	en := meetingbot.Entry{Subscription: meetingbot.AgendaSubscription("U1"), Kind: meetingbot.KindAgenda, Key: meetingbot.AgendaKey("U1", "2026-11-30"),
 		Start: at("05:00"), TriggerAt: at("08:30")}
 	_, _, err = dying.Claim(context.Background(), en, at("08:30"), at("08:31"))
 	require.NoError(t, err)
@@ -271,7 +271,7 @@ func TestSnoozeClaimsAreLeftToTheTimers(t *testing.T) {
 	e := newEnv(t, sub("alice"))
 	dying, err := sqlite.Open(context.Background(), e.path)
 	require.NoError(t, err)
-	en := meetingbot.Entry{Subscription: meetingbot.SnoozeSubscription("U1"), Key: meetingbot.SnoozeKey("U1", "a:10m:x", at("09:00")),
+	en := meetingbot.Entry{Subscription: meetingbot.SnoozeSubscription("U1"), Kind: meetingbot.KindSnooze, Key: meetingbot.SnoozeKey("U1", "a:10m:x", at("09:00")),
 		Start: at("09:00"), TriggerAt: at("09:00")}
 	_, _, err = dying.Claim(context.Background(), en, at("09:00"), at("09:01"))
 	require.NoError(t, err)

@@ -470,7 +470,7 @@ func (s *Scheduler) dropRemoved(ctx context.Context, all, mine []meetingbot.Subs
 	}
 	for _, e := range orphans {
 		switch {
-		case meetingbot.IsAgenda(e.Subscription), meetingbot.IsSnooze(e.Subscription), meetingbot.IsInvite(e.Subscription):
+		case e.Kind == meetingbot.KindAgenda, e.Kind == meetingbot.KindSnooze, e.Kind == meetingbot.KindInvite:
 			// The agenda engine's, a snooze timer's or an invitation
 			// notice's, which looks it up itself.
 		case !known[e.Subscription]:

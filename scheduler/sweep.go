@@ -345,6 +345,7 @@ func (s *Scheduler) deliver(ctx context.Context, sub meetingbot.Subscription, fr
 func entryOf(r meetingbot.Reminder) meetingbot.Entry {
 	return meetingbot.Entry{
 		Subscription: r.Subscription.ID,
+		Kind:         r.Subscription.Kind,
 		Key:          r.Key,
 		EventID:      r.Meeting.ID,
 		Offset:       r.Offset,

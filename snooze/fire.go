@@ -160,7 +160,7 @@ func shownAs(snapshot, m meetingbot.Meeting) meetingbot.Meeting {
 func reminder(t meetingbot.Timer, s meetingbot.Snooze, m meetingbot.Meeting, now time.Time) meetingbot.Reminder {
 	return meetingbot.Reminder{
 		Key:          t.Key,
-		Subscription: meetingbot.Subscription{ID: meetingbot.SnoozeSubscription(s.User), CalendarID: s.Calendar, Destination: s.User},
+		Subscription: meetingbot.Subscription{ID: meetingbot.SnoozeSubscription(s.User), Kind: meetingbot.KindSnooze, CalendarID: s.Calendar, Destination: s.User},
 		Meeting:      m,
 		Offset:       max(m.Start.Sub(t.FireAt), 0).Truncate(time.Second),
 		TriggerAt:    t.FireAt,
@@ -171,7 +171,7 @@ func reminder(t meetingbot.Timer, s meetingbot.Snooze, m meetingbot.Meeting, now
 // entry is the snooze's ledger entry.
 func entry(r meetingbot.Reminder) meetingbot.Entry {
 	return meetingbot.Entry{
-		Subscription: r.Subscription.ID, Key: r.Key, EventID: r.Meeting.ID, Offset: r.Offset,
+		Subscription: r.Subscription.ID, Kind: r.Subscription.Kind, Key: r.Key, EventID: r.Meeting.ID, Offset: r.Offset,
 		Start: r.Meeting.Start.UTC(), TriggerAt: r.TriggerAt.UTC(), Late: r.Late,
 	}
 }

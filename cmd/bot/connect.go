@@ -348,7 +348,7 @@ func pausedConnections(st interface {
 					}
 				}
 			case meetingbot.ProviderSlack:
-				p.Subscriptions = append(p.Subscriptions, "status:"+c.UserID)
+				p.Subscriptions = append(p.Subscriptions, meetingbot.StatusSubscription(c.UserID))
 			}
 			out = append(out, p)
 		}

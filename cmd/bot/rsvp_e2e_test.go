@@ -196,7 +196,7 @@ func (w *world) connectForNotices(t *testing.T, front *httptest.Server, addr str
 // and the notices' keys they carry.
 func (w *world) notices() (msgs []slacktest.Message, keys []string) {
 	for _, m := range w.inChannel(bobDM) {
-		if m.Metadata == nil || !meetingbot.IsInvite(fmt.Sprint(m.Metadata.EventPayload["subscription"])) {
+		if m.Metadata == nil || fmt.Sprint(m.Metadata.EventPayload["subscription"]) != meetingbot.InviteSubscription(bobID) {
 			continue
 		}
 		msgs = append(msgs, m)

@@ -105,7 +105,7 @@ func (w *world) answered(t *testing.T, respURL, prefix string) {
 func (w *world) snoozeDMs() []slacktest.Message {
 	var out []slacktest.Message
 	for _, m := range w.slack.Messages() {
-		if m.Metadata != nil && meetingbot.IsSnooze(fmt.Sprint(m.Metadata.EventPayload["subscription"])) {
+		if m.Metadata != nil && fmt.Sprint(m.Metadata.EventPayload["subscription"]) == meetingbot.SnoozeSubscription(bobID) {
 			out = append(out, m)
 		}
 	}

@@ -37,10 +37,7 @@ type routed struct {
 	status *notify.Status
 }
 
-func isStatus(sub meetingbot.Subscription) bool {
-	_, ok := notify.IsStatus(sub)
-	return ok
-}
+func isStatus(sub meetingbot.Subscription) bool { return sub.Kind == meetingbot.KindStatus }
 
 func (r routed) Notify(ctx context.Context, rem meetingbot.Reminder) (meetingbot.Receipt, error) {
 	if isStatus(rem.Subscription) {
@@ -208,7 +205,7 @@ func (s *statuses) subscriptions(ctx context.Context) ([]meetingbot.Subscription
 			continue
 		}
 		out = append(out, meetingbot.Subscription{
-			ID: "status:" + c.UserID, CalendarID: email, Destination: notify.StatusDestination(c.UserID),
+			ID: meetingbot.StatusSubscription(c.UserID), Kind: meetingbot.KindStatus, CalendarID: email, Destination: notify.StatusDestination(c.UserID),
 			Offsets: []time.Duration{0}, OutOfOffice: s.settings(ctx, c.UserID).OutOfOffice,
 		})
 	}
@@ -344,7 +341,7 @@ func (s *statuses) keepTick(ctx context.Context, ledger keepLedger, set statusKe
 // at until, as a status sent: the bot's own from then on (notify's ours),
 // on every replica.
 func (s *statuses) recordMove(ctx context.Context, ledger keepLedger, sub meetingbot.Subscription, until, now time.Time) {
-	e := meetingbot.Entry{Subscription: sub.ID, Key: movedKey(until), Start: now, TriggerAt: now}
+	e := meetingbot.Entry{Subscription: sub.ID, Kind: sub.Kind, Key: movedKey(until), Start: now, TriggerAt: now}
 	st, _, err := ledger.Claim(ctx, e, now, now.Add(time.Minute))
 	if err != nil || st != meetingbot.Claimed {
 		if err != nil {
@@ -352,7 +349,7 @@ func (s *statuses) recordMove(ctx context.Context, ledger keepLedger, sub meetin
 		}
 		return
 	}
-	e.Outcome, e.Channel, e.MessageTS = meetingbot.Sent, notify.StatusDestination(strings.TrimPrefix(sub.ID, "status:")), strconv.FormatInt(until.Unix(), 10)
+	e.Outcome, e.Channel, e.MessageTS = meetingbot.Sent, sub.Destination, strconv.FormatInt(until.Unix(), 10)
 	e.Reason = "moved to follow its meetings"
 	if err := ledger.Record(ctx, e, now); err != nil {
 		s.log.Warn("cannot record a status moved", "subscription", sub.ID, "err", err)

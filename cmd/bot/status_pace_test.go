@@ -153,7 +153,7 @@ func TestStatusesPacedAtNine(t *testing.T) {
 		user, email := fmt.Sprintf("U%07d", i), fmt.Sprintf("p%d@example.com", i)
 		tokens[user] = srv.GrantUserToken(user)
 		cal[email] = meetingbot.Meeting{ID: fmt.Sprintf("standup%d", i), Title: "Standup", Start: nine, End: nine.Add(15 * time.Minute)}
-		subs = append(subs, meetingbot.Subscription{ID: "status:" + user, CalendarID: email, Destination: notify.StatusDestination(user), Offsets: []time.Duration{0}})
+		subs = append(subs, meetingbot.Subscription{ID: "status:" + user, Kind: meetingbot.KindStatus, CalendarID: email, Destination: notify.StatusDestination(user), Offsets: []time.Duration{0}})
 	}
 	for i := range reminded {
 		user, email := fmt.Sprintf("W%07d", i), fmt.Sprintf("r%d@example.com", i)

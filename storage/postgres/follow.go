@@ -27,7 +27,7 @@ func (s *Store) Followed(ctx context.Context, subscription string, now time.Time
 		UNION ALL
 		SELECT `+entryColumns+` FROM ledger l
 			WHERE l.subscription = $1 AND l.outcome = 'sent' AND l.edit_to > $2
-		ORDER BY 5, 2`,
+		ORDER BY start_at, key`,
 		[]any{subscription, ts(now)}, func(e meetingbot.Entry) { out = append(out, e) })
 	if err != nil {
 		return nil, fmt.Errorf("postgres: followed reminders of %s: %w", subscription, err)

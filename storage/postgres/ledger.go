@@ -12,7 +12,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 )
 
-const entryColumns = `l.subscription, l.key, l.event_id, l.offset_ms, l.start_at, l.trigger_at, l.outcome, l.code, l.reason,
+const entryColumns = `l.subscription, l.kind, l.key, l.event_id, l.offset_ms, l.start_at, l.trigger_at, l.outcome, l.code, l.reason,
 	l.retryable, l.late, l.attempts, l.channel, l.message_ts, l.owner, l.lease_until, l.claimed_at, l.settled_at,
 	l.edit, l.edit_to, l.edits, l.edited_at, l.edit_code, l.edit_reason, l.edit_owner, l.edit_lease_until`
 
@@ -43,15 +43,15 @@ func scanEntry(r pgx.Row, extra ...any) (meetingbot.Entry, error) {
 	var offset int64
 	var start, trigger time.Time
 	var lease, claimed, settled, movedTo, edited, editLease pgtype.Timestamptz
-	var outcome, code, kind, editCode string
-	dest := append([]any{&e.Subscription, &e.Key, &e.EventID, &offset, &start, &trigger, &outcome, &code, &e.Reason,
+	var kind, outcome, code, editKind, editCode string
+	dest := append([]any{&e.Subscription, &kind, &e.Key, &e.EventID, &offset, &start, &trigger, &outcome, &code, &e.Reason,
 		&e.Retryable, &e.Late, &e.Attempts, &e.Channel, &e.MessageTS, &e.Owner, &lease, &claimed, &settled,
-		&kind, &movedTo, &e.Edit.Count, &edited, &editCode, &e.Edit.Reason, &e.Edit.Owner, &editLease}, extra...)
+		&editKind, &movedTo, &e.Edit.Count, &edited, &editCode, &e.Edit.Reason, &e.Edit.Owner, &editLease}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return meetingbot.Entry{}, err
 	}
-	e.Outcome, e.Code = meetingbot.Outcome(outcome), meetingbot.ReasonCode(code)
-	e.Edit.Kind, e.Edit.Code = meetingbot.EditKind(kind), meetingbot.ReasonCode(editCode)
+	e.Kind, e.Outcome, e.Code = meetingbot.Kind(kind), meetingbot.Outcome(outcome), meetingbot.ReasonCode(code)
+	e.Edit.Kind, e.Edit.Code = meetingbot.EditKind(editKind), meetingbot.ReasonCode(editCode)
 	e.Edit.MovedTo, e.Edit.At, e.Edit.LeaseUntil = instant(movedTo), instant(edited), instant(editLease)
 	e.Offset = time.Duration(offset) * time.Millisecond
 	e.Start, e.TriggerAt = start.UTC(), trigger.UTC()
@@ -111,10 +111,10 @@ func (s *Store) Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil t
 	// A new key, the common case, is one statement.
 	var at time.Time
 	err := s.pool.QueryRow(ctx, `INSERT INTO ledger (subscription, key, event_id, offset_ms, start_at, trigger_at,
-			outcome, late, attempts, owner, lease_until, claimed_at)
-		VALUES ($2, $3, $4, $5, $6, $7, 'sending', $8, 1, $9, `+dbNowMS+` + $10::bigint * interval '1 millisecond', `+dbNowMS+`)
+			outcome, late, attempts, owner, lease_until, claimed_at, kind)
+		VALUES ($2, $3, $4, $5, $6, $7, 'sending', $8, 1, $9, `+dbNowMS+` + $10::bigint * interval '1 millisecond', `+dbNowMS+`, $11)
 		ON CONFLICT (subscription, key) DO NOTHING RETURNING claimed_at`,
-		s.now(), e.Subscription, e.Key, e.EventID, e.Offset.Milliseconds(), ts(e.Start), ts(e.TriggerAt), e.Late, s.owner, lease).Scan(&at)
+		s.now(), e.Subscription, e.Key, e.EventID, e.Offset.Milliseconds(), ts(e.Start), ts(e.TriggerAt), e.Late, s.owner, lease, string(e.Kind)).Scan(&at)
 	switch {
 	case err == nil:
 		s.noteSkew(at, now)

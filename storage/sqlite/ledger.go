@@ -25,8 +25,8 @@ func (s *Store) prepare(ctx context.Context) error {
 		q  string
 	}{
 		{&s.stmt.claimSelect, `SELECT ` + entryColumns + ` FROM ledger WHERE subscription = ? AND key = ?`},
-		{&s.stmt.claimInsert, `INSERT INTO ledger (subscription, key, event_id, offset_ms, start_ms, trigger_ms,
-			outcome, late, attempts, owner, lease_until_ms, claimed_ms) VALUES (?, ?, ?, ?, ?, ?, 'sending', ?, 1, ?, ?, ?)`},
+		{&s.stmt.claimInsert, `INSERT INTO ledger (subscription, kind, key, event_id, offset_ms, start_ms, trigger_ms,
+			outcome, late, attempts, owner, lease_until_ms, claimed_ms) VALUES (?, ?, ?, ?, ?, ?, ?, 'sending', ?, 1, ?, ?, ?)`},
 		{&s.stmt.claimUpdate, `UPDATE ledger SET outcome = 'sending', retryable = 0, attempts = attempts + 1,
 			owner = ?, lease_until_ms = ?, claimed_ms = ? WHERE subscription = ? AND key = ?`},
 		{&s.stmt.record, `UPDATE ledger SET outcome = ?, code = ?, reason = ?, retryable = ?, late = ?,
@@ -64,7 +64,7 @@ func (s *Store) prepare(ctx context.Context) error {
 	return nil
 }
 
-const entryColumns = `subscription, key, event_id, offset_ms, start_ms, trigger_ms, outcome, code, reason,
+const entryColumns = `subscription, kind, key, event_id, offset_ms, start_ms, trigger_ms, outcome, code, reason,
 	retryable, late, attempts, channel, message_ts, owner, lease_until_ms, claimed_ms, settled_ms,
 	edit, edit_to_ms, edits, edited_ms, edit_code, edit_reason, edit_owner, edit_lease_ms`
 
@@ -72,7 +72,7 @@ func scanEntry(row interface{ Scan(...any) error }) (meetingbot.Entry, error) {
 	var e meetingbot.Entry
 	var offset, start, trigger, lease, claimed, settled, movedTo, edited, editLease int64
 	var retryable, late int
-	err := row.Scan(&e.Subscription, &e.Key, &e.EventID, &offset, &start, &trigger, &e.Outcome, &e.Code, &e.Reason,
+	err := row.Scan(&e.Subscription, &e.Kind, &e.Key, &e.EventID, &offset, &start, &trigger, &e.Outcome, &e.Code, &e.Reason,
 		&retryable, &late, &e.Attempts, &e.Channel, &e.MessageTS, &e.Owner, &lease, &claimed, &settled,
 		&e.Edit.Kind, &movedTo, &e.Edit.Count, &edited, &e.Edit.Code, &e.Edit.Reason, &e.Edit.Owner, &editLease)
 	e.Offset = time.Duration(offset) * time.Millisecond
@@ -116,7 +116,7 @@ func (s *Store) Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil t
 	status := meetingbot.Claimed
 	switch {
 	case !found:
-		_, err = tx.StmtContext(ctx, s.stmt.claimInsert).ExecContext(ctx, e.Subscription, e.Key, e.EventID, e.Offset.Milliseconds(), ms(e.Start), ms(e.TriggerAt),
+		_, err = tx.StmtContext(ctx, s.stmt.claimInsert).ExecContext(ctx, e.Subscription, e.Kind, e.Key, e.EventID, e.Offset.Milliseconds(), ms(e.Start), ms(e.TriggerAt),
 			e.Late, s.owner, ms(leaseUntil), ms(now))
 	case prev.Final():
 		return meetingbot.Done, prev, nil

@@ -347,3 +347,32 @@ func testInstants(t *testing.T, open Opener) {
 	}
 	assert.True(t, k1.RecordedAt.IsZero(), "RecordedAt of a claim in flight = %v, want zero", k1.RecordedAt)
 }
+
+// Each entry keeps its subscription's kind, which the engines tell their
+// own claims by (a scheduler leaves an agenda's to the agenda), wherever
+// it is read back.
+func testEntryKinds(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t)
+	kinds := map[string]meetingbot.Kind{"reminder": meetingbot.KindReminder, "status": meetingbot.KindStatus,
+		"snooze": meetingbot.KindSnooze, "invite": meetingbot.KindInvite, "agenda": meetingbot.KindAgenda}
+	for key, k := range kinds {
+		e := entry(key, t0.Add(time.Hour))
+		e.Subscription, e.Kind = "of-"+key, k
+		require.Equal(t, meetingbot.Claimed, claim(t, s, e, t0))
+	}
+	orphans, err := s.Orphans(ctx, "", t0)
+	require.NoError(t, err)
+	require.Len(t, orphans, len(kinds))
+	for _, e := range orphans {
+		assert.Equal(t, kinds[e.Key], e.Kind, "Orphans: kind of %s", e.Key)
+		got, err := s.Entries(ctx, e.Subscription, []string{e.Key})
+		require.NoError(t, err)
+		assert.Equal(t, kinds[e.Key], got[e.Key].Kind, "Entries: kind of %s", e.Key)
+	}
+	again := entry("agenda", t0.Add(time.Hour))
+	again.Subscription = "of-agenda"
+	_, prev, err := s.Claim(ctx, again, t0, t0.Add(time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, meetingbot.KindAgenda, prev.Kind, "Claim's previous entry")
+}

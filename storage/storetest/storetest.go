@@ -108,6 +108,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"OneClaimWinsAmongManyProcesses", testOneClaimWins},
 		{"FailuresRetryableOrFinal", testFailures},
 		{"OrphansCursorsPrune", testOrphansCursorsPrune},
+		{"EntriesKeepTheirKind", testEntryKinds},
 		{"PruneDropsDeadClaimsPastRetention", testPruneDeadClaims},
 		{"CursorOfOneSubscription", testCursor},
 		{"EntriesOfManyKeys", testEntriesOfManyKeys},
