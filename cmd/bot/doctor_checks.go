@@ -17,6 +17,7 @@ import (
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/internal/outbound"
+	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/meetingbot/meetingbot/storage/postgres"
 	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
@@ -194,28 +195,25 @@ func calendarChecks(d *doctorEnv) []check {
 // nothing.
 func destinationChecks(d *doctorEnv) []check {
 	var checks []check
-	var pace *destinationCheck
+	var pace *monitor.DestinationCheck
 	for _, sub := range d.cfg.Subscriptions {
 		checks = append(checks, check{"destination of " + sub.ID, func(ctx context.Context) outcome {
 			if !d.slackOK {
 				return fail("not checked: Slack refused the token", "fix the Slack token first")
 			}
 			if pace == nil {
-				pace = newDestinationCheck(nil, d.slack.Resolve, func(meetingbot.Subscription, error) {}, d.log)
+				pace = monitor.NewDestinationCheck(nil, d.slack.Resolve, func(meetingbot.Subscription, error) {}, d.log)
 			}
-			if pace.pace.Wait(ctx) != nil {
-				return fail("not checked: stopped", "")
-			}
-			ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
-			defer cancel()
-			err := d.slack.Resolve(ctx, sub)
+			err := pace.Check(ctx, sub)
 			switch {
+			case ctx.Err() != nil:
+				return fail("not checked: stopped", "")
 			case err != nil && meetingbot.IsPermanent(err):
-				return fail("Slack refuses "+destinationName(sub), err.Error())
+				return fail("Slack refuses "+monitor.DestinationName(sub), err.Error())
 			case err != nil:
 				return fail("Slack did not answer: "+err.Error(), "run bot doctor again")
 			}
-			return pass("reminders can be posted: %s", destinationName(sub))
+			return pass("reminders can be posted: %s", monitor.DestinationName(sub))
 		}})
 	}
 	return checks

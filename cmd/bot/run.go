@@ -302,7 +302,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	if notices != nil {
 		wg.Go(func() { _ = notices.Run(ctx) }) // as the agendas
 	}
-	wg.Go(func() { newDestinationCheck(cfg.Subscriptions, slack.Resolve, mon.Destination, log).Run(bg) })
+	wg.Go(func() { monitor.NewDestinationCheck(cfg.Subscriptions, slack.Resolve, mon.Destination, log).Run(bg) })
 	if h.listening != nil {
 		h.listening(servers[0].ln.Addr().String())
 	}

@@ -1,4 +1,4 @@
-package main
+package monitor
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/internal/retry"
-	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 )
@@ -36,9 +35,9 @@ func TestDestinationCheckInTheBackground(t *testing.T) {
 		{ID: team + "=#eng", CalendarID: team, Destination: "#eng", Offsets: []time.Duration{time.Minute}},
 		{ID: team + "=#engineering", CalendarID: team, Destination: "#engineering", Offsets: []time.Duration{time.Minute}},
 	}
-	mon := monitor.New(monitor.Options{Subscriptions: subs, Interval: time.Second})
+	mon := New(Options{Subscriptions: subs, Interval: time.Second})
 	logs := &syncBuffer{}
-	c := newDestinationCheck(subs, slack.Resolve, mon.Destination, slog.New(slog.NewTextHandler(logs, nil)))
+	c := NewDestinationCheck(subs, slack.Resolve, mon.Destination, slog.New(slog.NewTextHandler(logs, nil)))
 	c.recheck, c.retry = 150*time.Millisecond, 10*time.Millisecond
 	c.pace = rate.NewLimiter(rate.Inf, 0)
 
@@ -88,8 +87,8 @@ func TestDestinationChecksArePaced(t *testing.T) {
 		subs = append(subs, meetingbot.Subscription{ID: email, CalendarID: email, Offsets: []time.Duration{time.Minute}})
 	}
 	slack := notify.New(notify.Config{Token: slacktest.Token, APIURL: srv.URL()})
-	mon := monitor.New(monitor.Options{Subscriptions: subs, Interval: time.Second})
-	c := newDestinationCheck(subs, slack.Resolve, mon.Destination, slog.New(slog.DiscardHandler))
+	mon := New(Options{Subscriptions: subs, Interval: time.Second})
+	c := NewDestinationCheck(subs, slack.Resolve, mon.Destination, slog.New(slog.DiscardHandler))
 	c.pace = rate.NewLimiter(rate.Every(100*time.Millisecond), 2)
 
 	began := time.Now()
@@ -106,5 +105,43 @@ func TestDestinationChecksArePaced(t *testing.T) {
 	}
 	if bad := mon.Unreachable(); len(bad) != 0 {
 		t.Errorf("Unreachable() = %q, want none", bad)
+	}
+}
+
+// Names the tests share with their subscriptions.
+const (
+	alice = "alice@example.com"
+	team  = "team@example.com"
+	engID = "C0ENG00001"
+)
+
+// syncBuffer is a log both the check's goroutine and the test use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// eventually waits up to within for cond, failing the test with what it
+// waited for.
+func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after %v waiting for %s", within, what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

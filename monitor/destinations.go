@@ -1,4 +1,4 @@
-package main
+package monitor
 
 import (
 	"context"
@@ -32,7 +32,7 @@ const (
 	destinationsPerMinute = 40
 )
 
-// destinationCheck looks up every subscription's Slack destination at
+// DestinationCheck looks up every subscription's Slack destination at
 // start-up and again every recheck, so that a channel that does not exist
 // or an email that is not in Slack shows at once, not when its first
 // reminder falls due and is lost. A destination Slack refuses for good is
@@ -40,7 +40,7 @@ const (
 // goes on, for a person leaving the company must not stop everyone's
 // reminders. A check Slack could not answer is retried sooner, with
 // backoff. It runs beside the scheduler and changes nothing it does.
-type destinationCheck struct {
+type DestinationCheck struct {
 	subs    []meetingbot.Subscription
 	resolve func(context.Context, meetingbot.Subscription) error
 	report  func(meetingbot.Subscription, error)
@@ -54,9 +54,11 @@ type destinationCheck struct {
 	last map[string]string
 }
 
-func newDestinationCheck(subs []meetingbot.Subscription, resolve func(context.Context, meetingbot.Subscription) error,
-	report func(meetingbot.Subscription, error), log *slog.Logger) *destinationCheck {
-	return &destinationCheck{
+// NewDestinationCheck returns the check of subs' destinations, each looked
+// up with resolve and its outcome told to report (Monitor.Destination).
+func NewDestinationCheck(subs []meetingbot.Subscription, resolve func(context.Context, meetingbot.Subscription) error,
+	report func(meetingbot.Subscription, error), log *slog.Logger) *DestinationCheck {
+	return &DestinationCheck{
 		subs: subs, resolve: resolve, report: report, log: log,
 		recheck: destinationRecheck, retry: destinationRetry, timeout: destinationTimeout,
 		pace: rate.NewLimiter(rate.Every(time.Minute/destinationsPerMinute), destinationsPerMinute),
@@ -66,7 +68,7 @@ func newDestinationCheck(subs []meetingbot.Subscription, resolve func(context.Co
 
 // Run checks every destination at once, then retries the ones Slack could
 // not answer for and checks them all again every recheck, until ctx ends.
-func (c *destinationCheck) Run(ctx context.Context) {
+func (c *DestinationCheck) Run(ctx context.Context) {
 	backoff := c.retry
 	pending := c.subs
 	next := time.Now().Add(c.recheck) // the next check of every destination
@@ -90,9 +92,21 @@ func (c *destinationCheck) Run(ctx context.Context) {
 	}
 }
 
+// Check looks sub's destination up at the checks' pace, as Run does, and
+// returns what Slack said; ctx's error when it ends first. bot doctor
+// checks with it.
+func (c *DestinationCheck) Check(ctx context.Context, sub meetingbot.Subscription) error {
+	if err := c.pace.Wait(ctx); err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	return c.resolve(cctx, sub)
+}
+
 // check checks subs in turn and returns those Slack could not answer for.
 // A check cut short by ctx ending is neither logged nor reported.
-func (c *destinationCheck) check(ctx context.Context, subs []meetingbot.Subscription) []meetingbot.Subscription {
+func (c *DestinationCheck) check(ctx context.Context, subs []meetingbot.Subscription) []meetingbot.Subscription {
 	var failed []meetingbot.Subscription
 	for _, sub := range subs {
 		if c.pace.Wait(ctx) != nil {
@@ -110,7 +124,7 @@ func (c *destinationCheck) check(ctx context.Context, subs []meetingbot.Subscrip
 		}
 		last := c.last[sub.ID]
 		c.last[sub.ID] = msg
-		log := c.log.With("subscription", sub.ID, "destination", destinationName(sub))
+		log := c.log.With("subscription", sub.ID, "destination", DestinationName(sub))
 		switch {
 		case err == nil && last != "":
 			log.Info("destination reachable again")
@@ -132,7 +146,7 @@ func (c *destinationCheck) check(ctx context.Context, subs []meetingbot.Subscrip
 }
 
 // destinationName is where sub's reminders go, for people.
-func destinationName(sub meetingbot.Subscription) string {
+func DestinationName(sub meetingbot.Subscription) string {
 	if sub.Destination != "" {
 		return sub.Destination
 	}
