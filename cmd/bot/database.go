@@ -2,10 +2,11 @@ package main
 
 import (
 	"context"
-	"github.com/meetingbot/meetingbot/agenda"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/meetingbot/meetingbot/agenda"
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/audit"
@@ -156,20 +157,11 @@ func claimLease(cfg config.Config) time.Duration {
 	return cfg.TickInterval
 }
 
-// Start-up waits for a database it cannot reach, from startRetry to
-// maxStartRetry between attempts: replicas and their database often start
-// together, and a machine that exits instead is restarted only so many
-// times.
-const (
-	startRetry    = time.Second
-	maxStartRetry = 30 * time.Second
-)
-
 // openPostgres opens the PostgreSQL store, waiting while the database
-// cannot be reached (see waitPostgres). It returns nil, nil when ctx ends
-// first.
+// cannot be reached (postgres.OpenWaiting). It returns nil, nil when ctx
+// ends first.
 func openPostgres(ctx context.Context, cfg config.Config, log *slog.Logger) (*postgres.Store, error) {
-	return waitPostgres(ctx, cfg, log, realStartWaits)
+	return postgres.OpenWaiting(ctx, cfg.DatabaseURL, postgres.Options{Interval: cfg.TickInterval}, log, postgres.Waits{})
 }
 
 // openAuditLedger opens the ledger for bot audit. A database the bot has

@@ -266,7 +266,7 @@ func postgresOutcome(rawURL string, h postgres.Health, err error) outcome {
 	case err == nil:
 		return pass("PostgreSQL %s, schema %s: writable and migrated", where, h.Schema)
 	case errors.As(err, &pe) && pe.Code == "3D000": // invalid_catalog_name
-		return fail("the database does not exist: "+err.Error(), createdbFix(rawURL)+", then run bot doctor again; the bot creates its tables")
+		return fail("the database does not exist: "+err.Error(), postgres.CreatedbFix(rawURL)+", then run bot doctor again; the bot creates its tables")
 	case errors.As(err, &pe) && (pe.Code == "28P01" || pe.Code == "28000"): // invalid_password, invalid_authorization_specification
 		return fail("PostgreSQL refused the user: "+err.Error(), "check the user and password in DATABASE_URL")
 	case errors.Is(err, postgres.ErrSchemaTooNew):

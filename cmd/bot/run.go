@@ -15,6 +15,7 @@ import (
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/internal/clock"
+	"github.com/meetingbot/meetingbot/internal/logger"
 	"github.com/meetingbot/meetingbot/mirror"
 	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/meetingbot/meetingbot/rsvp"
@@ -69,12 +70,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // newLogger builds the one logger of the process, writing to w.
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
-	if cfg.LogFormat == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
-	}
-	opts.ReplaceAttr = durationsAsText
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return logger.New(cfg.LogLevel, cfg.LogFormat, w)
 }
 
 // Timings of the serving process.
