@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/meetingbot/meetingbot/calendar/cost"
 )
 
 // spendChecks project the day of Calendar requests of the calendars in
@@ -17,20 +19,20 @@ func spendChecks(d *doctorEnv) []check {
 			seen[s.CalendarID] = true
 		}
 		n := len(seen)
-		est := estimateDay(d.cfg, n, false)
+		est := cost.Estimate(d.cfg, n, false)
 		threshold := float64(d.cfg.CalendarDailyThreshold)
 		ratio := est.Total() / threshold
 		detail := fmt.Sprintf("about %s Calendar requests a day for %s of CALENDARS (%s each: %s), %.1f%% of CALENDAR_DAILY_REQUEST_THRESHOLD (%s)",
-			count(est.Total()), calendarsOf(n), count(est.PerCalendar()), breakdown(est), 100*ratio, count(threshold))
+			cost.Count(est.Total()), cost.CalendarsOf(n), cost.Count(est.PerCalendar()), cost.Breakdown(est), 100*ratio, cost.Count(threshold))
 		if d.cfg.PublicURL == "" && n > 0 {
 			detail += fmt.Sprintf("; without push each calendar costs a sync every CALENDAR_RESYNC_INTERVAL (%v), with PUBLIC_URL about %s a day",
-				d.cfg.ResyncInterval, count(estimateDay(d.cfg, n, true).PerCalendar()))
+				d.cfg.ResyncInterval, cost.Count(cost.Estimate(d.cfg, n, true).PerCalendar()))
 		}
 		if d.cfg.SelfService() {
 			detail += "; the calendars people subscribe in Slack come on top"
 		}
-		if ratio > warnAt {
-			return fail(detail+": past 80%, and past 100% Google bills the project", strings.Join(spendFixes(d.cfg, n, threshold), "; "))
+		if ratio > cost.WarnAt {
+			return fail(detail+": past 80%, and past 100% Google bills the project", strings.Join(cost.Fixes(d.cfg, n, threshold), "; "))
 		}
 		return pass("%s", detail)
 	}}}

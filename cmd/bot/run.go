@@ -13,6 +13,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/audit"
+	"github.com/meetingbot/meetingbot/calendar/cost"
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/internal/clock"
 	"github.com/meetingbot/meetingbot/internal/logger"
@@ -107,8 +108,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	// so a rejected key stops the bot before the database or the port.
 	mon := monitor.New(monitor.Options{Subscriptions: cfg.Subscriptions, Interval: cfg.TickInterval})
 	late := accountsFor(cfg)
-	spent := newSpend(cfg, clock.New(), mon, log) // what Calendar calls cost (spend.go)
-	source, slack, err := clients(ctx, cfg, log, observers{calendar: spent.observe(mon.ObserveCalendar), slack: mon.ObserveSlack, quotaWait: mon.ObserveQuotaWait, quotaChanged: newUsageLimits(cfg, mon, log).changed}, late, h.http)
+	// What Calendar calls cost (package cost), of the calendars subscribed
+	// once the store is open.
+	var calendars func(ctx context.Context) ([]string, error)
+	spent := cost.NewSpend(cfg, func(ctx context.Context) ([]string, error) { return calendars(ctx) }, clock.New(), mon, log)
+	source, slack, err := clients(ctx, cfg, log, observers{calendar: spent.Observe(mon.ObserveCalendar), slack: mon.ObserveSlack, quotaWait: mon.ObserveQuotaWait, quotaChanged: cost.NewUsageLimits(cfg, mon, log).Changed}, late, h.http)
 	if err != nil {
 		return err
 	}
@@ -244,10 +248,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	}
 
 	// Said at start-up, and again when it changes side.
-	demand := &quotaDemand{cfg: cfg, source: source, calendars: subscribedCalendars(cfg, store, fromSlack != nil, extraCalendars), mon: mon, log: log}
-	demand.check(ctx)
-	spent.calendars = demand.calendars
-	spent.startUp(ctx)
+	calendars = subscribedCalendars(cfg, store, fromSlack != nil, extraCalendars)
+	demand := cost.NewDemand(cfg, source, calendars, mon, log)
+	demand.Check(ctx)
+	spent.StartUp(ctx)
 
 	bg, stopBG := context.WithCancel(ctx)
 	defer stopBG()
@@ -260,8 +264,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		sched.SweepCalendar(bg, calendarID)
 	})
 	var wg sync.WaitGroup
-	wg.Go(func() { demand.run(bg) })
-	wg.Go(func() { spent.run(bg) })
+	wg.Go(func() { demand.Run(bg) })
+	wg.Go(func() { spent.Run(bg) })
 	if fromSlack != nil {
 		fromSlack.mount(servers)
 		fromSlack.run(bg, &wg)

@@ -1,4 +1,4 @@
-package main
+package cost
 
 import (
 	"bytes"
@@ -109,9 +109,8 @@ func TestDailyProjectionFromTheConfiguration(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out syncedBuffer
 			mon := monitor.New(monitor.Options{})
-			s := newSpend(tt.cfg, clock.NewFake(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)), mon, slog.New(slog.NewJSONHandler(&out, nil)))
-			s.calendars = calendarIDs(tt.calendars)
-			s.startUp(t.Context())
+			s := NewSpend(tt.cfg, calendarIDs(tt.calendars), clock.NewFake(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)), mon, slog.New(slog.NewJSONHandler(&out, nil)))
+			s.StartUp(t.Context())
 			if got := gauge(t, mon, "meetingbot_calendar_daily_projection_requests"); got < tt.requests-1 || got > tt.requests+1 {
 				t.Errorf("meetingbot_calendar_daily_projection_requests = %.1f, want %.0f", got, tt.requests)
 			}
@@ -150,16 +149,15 @@ func TestDailyProjectionEveryHour(t *testing.T) {
 		Offsets: []time.Duration{10 * time.Minute}, CalendarDailyThreshold: 10_000}
 	var out syncedBuffer
 	mon := monitor.New(monitor.Options{})
-	s := newSpend(cfg, clk, mon, slog.New(slog.NewJSONHandler(&out, nil)))
-	s.calendars = calendarIDs(2)
+	s := NewSpend(cfg, calendarIDs(2), clk, mon, slog.New(slog.NewJSONHandler(&out, nil)))
 	var observed []string
-	observe := s.observe(func(call string, class retry.Class) { observed = append(observed, call) })
-	s.startUp(t.Context())
+	observe := s.Observe(func(call string, class retry.Class) { observed = append(observed, call) })
+	s.StartUp(t.Context())
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.run(ctx)
+		s.Run(ctx)
 	}()
 	defer func() {
 		cancel()

@@ -1,4 +1,4 @@
-package main
+package cost
 
 import (
 	"bytes"
@@ -65,9 +65,9 @@ func TestUsageLimitsAreSaidOnce(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			u := newUsageLimits(cfg, monitor.New(monitor.Options{}), slog.New(slog.NewJSONHandler(&out, nil)))
+			u := NewUsageLimits(cfg, monitor.New(monitor.Options{}), slog.New(slog.NewJSONHandler(&out, nil)))
 			for _, c := range tt.changes {
-				u.changed(c)
+				u.Changed(c)
 			}
 			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 			if len(lines) != len(tt.want) {

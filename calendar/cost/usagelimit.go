@@ -1,4 +1,4 @@
-package main
+package cost
 
 import (
 	"log/slog"
@@ -10,12 +10,12 @@ import (
 	"github.com/meetingbot/meetingbot/monitor"
 )
 
-// usageLimits tells mon and the log of the Calendar budgets the client
+// UsageLimits tells mon and the log of the Calendar budgets the client
 // lowered after Google answered a usage limit, and grew back. The log
 // says what was reached and the fix once, when a first budget is lowered
 // for that limit, not at each halving nor for each user; and once again
 // when every budget lowered for it is back at its quota's pace.
-type usageLimits struct {
+type UsageLimits struct {
 	cfg config.Config
 	mon *monitor.Monitor
 	log *slog.Logger
@@ -28,12 +28,13 @@ type usageLimits struct {
 	lowered map[string]string
 }
 
-func newUsageLimits(cfg config.Config, mon *monitor.Monitor, log *slog.Logger) *usageLimits {
-	return &usageLimits{cfg: cfg, mon: mon, log: log, down: map[string]map[string]bool{}, lowered: map[string]string{}}
+// NewUsageLimits returns the UsageLimits of a bot configured with cfg.
+func NewUsageLimits(cfg config.Config, mon *monitor.Monitor, log *slog.Logger) *UsageLimits {
+	return &UsageLimits{cfg: cfg, mon: mon, log: log, down: map[string]map[string]bool{}, lowered: map[string]string{}}
 }
 
-// changed fits calendar.Config.QuotaChanged.
-func (u *usageLimits) changed(c calendar.QuotaChange) {
+// Changed fits calendar.Config.QuotaChanged.
+func (u *UsageLimits) Changed(c calendar.QuotaChange) {
 	u.mon.QuotaChanged(c.Scope, c.Principal, c.PerMinute, c.Configured)
 	budget := c.Scope + "|" + c.Principal
 	u.mu.Lock()

@@ -1,4 +1,4 @@
-package main
+package cost
 
 import (
 	"context"
@@ -24,10 +24,10 @@ func quotaVar(scope string) string {
 // again, as people subscribe and unsubscribe.
 const demandEvery = time.Minute
 
-// quotaDemand says, at start-up and whenever it changes side, whether the
+// Demand says, at start-up and whenever it changes side, whether the
 // calendars subscribed need more Calendar calls than the quota gives, and
 // keeps mon's gauge of it, until ctx ends.
-type quotaDemand struct {
+type Demand struct {
 	cfg       config.Config
 	source    *calendar.Source
 	calendars func(ctx context.Context) ([]string, error)
@@ -36,9 +36,15 @@ type quotaDemand struct {
 	over      bool
 }
 
-// check counts the demand once, and says so when it passed the quota or
+// NewDemand returns the Demand of the calendars calendars lists, as source
+// reads them under cfg.
+func NewDemand(cfg config.Config, source *calendar.Source, calendars func(ctx context.Context) ([]string, error), mon *monitor.Monitor, log *slog.Logger) *Demand {
+	return &Demand{cfg: cfg, source: source, calendars: calendars, mon: mon, log: log}
+}
+
+// Check counts the demand once, and says so when it passed the quota or
 // came back within it.
-func (q *quotaDemand) check(ctx context.Context) {
+func (q *Demand) Check(ctx context.Context) {
 	cals, err := q.calendars(ctx)
 	if err != nil {
 		return // the store's trouble, said by its other readers; the gauge keeps its value
@@ -54,14 +60,14 @@ func (q *quotaDemand) check(ctx context.Context) {
 	q.over = d.Ratio() > 1
 }
 
-// run checks every demandEvery until ctx ends.
-func (q *quotaDemand) run(ctx context.Context) {
+// Run checks every demandEvery until ctx ends.
+func (q *Demand) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(demandEvery):
-			q.check(ctx)
+			q.Check(ctx)
 		}
 	}
 }
