@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/meetingbot/meetingbot"
 )
 
 // Paused is a person's connected account that stopped (the provider
@@ -25,8 +27,56 @@ type Paused struct {
 }
 
 // PausedReader lists the connections that stopped, and the subscriptions
-// each pauses (cmd/bot provides it from the store).
+// each pauses (PausedConnections reads them from the store).
 type PausedReader func(ctx context.Context) ([]Paused, error)
+
+// ConnectionsStore is what PausedConnections reads: people's connections
+// and the subscriptions they made in Slack.
+type ConnectionsStore interface {
+	Connections(ctx context.Context) ([]meetingbot.Connection, error)
+	SlackSubscriptions(ctx context.Context) ([]meetingbot.SlackSubscription, error)
+}
+
+// PausedConnections lists, for bot audit, the connections that stopped
+// and the subscriptions each pauses until its person reconnects: those on
+// a stopped Google account's calendar, the status one of a stopped Slack
+// user. st is the audit's store.
+func PausedConnections(st ConnectionsStore) PausedReader {
+	return func(ctx context.Context) ([]Paused, error) {
+		conns, err := st.Connections(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var subs []meetingbot.SlackSubscription
+		for _, c := range conns {
+			if c.Provider == meetingbot.ProviderGoogle && c.State == meetingbot.ConnectionBroken {
+				if subs, err = st.SlackSubscriptions(ctx); err != nil {
+					return nil, err
+				}
+				break
+			}
+		}
+		var out []Paused
+		for _, c := range conns {
+			if c.State != meetingbot.ConnectionBroken {
+				continue
+			}
+			p := Paused{Provider: string(c.Provider), Account: c.Account, UserID: c.UserID, Since: c.UpdatedAt.UTC(), Reason: c.Reason, Subscriptions: []string{}}
+			switch c.Provider {
+			case meetingbot.ProviderGoogle:
+				for _, s := range subs {
+					if strings.EqualFold(s.CalendarID, c.Account) {
+						p.Subscriptions = append(p.Subscriptions, s.ID)
+					}
+				}
+			case meetingbot.ProviderSlack:
+				p.Subscriptions = append(p.Subscriptions, meetingbot.StatusSubscription(c.UserID))
+			}
+			out = append(out, p)
+		}
+		return out, nil
+	}
+}
 
 // readPaused fills r's paused connections from p.Paused, or says why it
 // could not.

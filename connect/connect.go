@@ -42,6 +42,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/internal/keyring"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Lifetimes of the flow's steps.
@@ -127,16 +128,11 @@ type Config struct {
 	// HTTPClient carries token, refresh and revoke requests; a client with
 	// a 30s timeout by default.
 	HTTPClient *http.Client
-	// Connected is told of each connection made (a DM, the Home tab).
-	Connected func(ctx context.Context, c meetingbot.Connection)
-	// Broken is told, once across replicas, of each connection whose grant
-	// the provider refused.
-	Broken func(ctx context.Context, c meetingbot.Connection)
-	// Disconnecting is called before a connection's grant is revoked,
-	// while it still works: stop what was opened with it (push channels).
-	Disconnecting func(ctx context.Context, c meetingbot.Connection)
-	Now           func() time.Time
-	Logger        *slog.Logger
+	// Registerer, if set, gets the gauge of the connections by state,
+	// meetingbot_connections.
+	Registerer prometheus.Registerer
+	Now        func() time.Time
+	Logger     *slog.Logger
 	// ReadOnly makes Accounts change nothing stored, for bot audit, which
 	// reads the live bot's database: a token sealed under an old key is
 	// not sealed again, a refreshed token is kept in memory only (a Slack
@@ -161,7 +157,10 @@ type Accounts struct {
 	log       *slog.Logger
 	http      *http.Client
 
-	mu sync.Mutex
+	gauge *prometheus.GaugeVec // nil without Config.Registerer
+
+	mu    sync.Mutex
+	hooks []Hooks
 	// found caches, per calendar ID, the connection it is read with (nil
 	// for none) for lookupTTL; sources holds the token source of each
 	// connection in use, by its name.
@@ -202,6 +201,15 @@ func New(cfg Config) (*Accounts, error) {
 	a.cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, "/")
 	for _, p := range cfg.Providers {
 		a.providers[p.Name()] = p
+	}
+	if cfg.Registerer != nil {
+		a.gauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "meetingbot_connections",
+			Help: "People's own connected accounts, by state: active ones are read with, broken ones (a revoked or expired grant) wait for their person to reconnect.",
+		}, []string{"state"})
+		if err := cfg.Registerer.Register(a.gauge); err != nil {
+			return nil, fmt.Errorf("connect: %w", err)
+		}
 	}
 	return a, nil
 }
@@ -280,8 +288,8 @@ func (a *Accounts) Disconnect(ctx context.Context, provider meetingbot.Provider,
 	if err != nil || !ok {
 		return c, false, err
 	}
-	if c.State == meetingbot.ConnectionActive && a.cfg.Disconnecting != nil {
-		a.cfg.Disconnecting(ctx, c)
+	if c.State == meetingbot.ConnectionActive {
+		a.tell(ctx, c, func(h Hooks) func(context.Context, meetingbot.Connection) { return h.Disconnecting })
 	}
 	if tok, err := a.open(ctx, c); err != nil {
 		a.log.Warn("cannot read the token to revoke it", "provider", provider, "user", userID, "err", err)
@@ -384,6 +392,24 @@ func (a *Accounts) CheckKeys(ctx context.Context) (Readable, error) {
 		}
 	}
 	return r, nil
+}
+
+// CheckKeysAndSay checks the stored tokens against TOKEN_ENCRYPTION_KEY at
+// start-up (CheckKeys) and logs what it found: tokens no key opens at
+// ERROR with the fix, tokens sealed again or to be sealed again at INFO.
+func (a *Accounts) CheckKeysAndSay(ctx context.Context) {
+	r, err := a.CheckKeys(ctx)
+	switch {
+	case err != nil:
+		a.log.Warn("cannot check the stored tokens against TOKEN_ENCRYPTION_KEY", "err", err)
+	case r.Unreadable > 0:
+		a.log.Error(fmt.Sprintf("TOKEN_ENCRYPTION_KEY cannot decrypt %d of the %d stored connections: put the key they were sealed with back in TOKEN_ENCRYPTION_KEY, after the new one (e.g. TOKEN_ENCRYPTION_KEY=<new>,<old>), and restart; meanwhile each of them stops when the bot needs its token, and its person is asked to reconnect (one DM), their reminders read with the service account where it can, else paused", r.Unreadable, r.Connections),
+			"unreadable", r.Unreadable, "connections", r.Connections)
+	case r.Resealed > 0:
+		a.log.Info("connections sealed under an old key were sealed again under the first key of TOKEN_ENCRYPTION_KEY", "resealed", r.Resealed, "connections", r.Connections)
+	case r.Stale > 0:
+		a.log.Info("connections sealed under an old key of TOKEN_ENCRYPTION_KEY: the bot seals them again under the first at its start", "stale", r.Stale, "connections", r.Connections)
+	}
 }
 
 // Counts returns how many connections of each provider are in each state,

@@ -224,9 +224,8 @@ func (a *Accounts) callback(w http.ResponseWriter, r *http.Request, name meeting
 	}
 	a.drop(c)
 	a.log.Info("connected", "provider", name, "user", c.UserID, "account", c.Account)
-	if a.cfg.Connected != nil {
-		a.cfg.Connected(ctx, c)
-	}
+	a.tell(ctx, c, func(h Hooks) func(context.Context, meetingbot.Connection) { return h.Connected })
+	a.Count(ctx)
 	who := c.Account
 	if name == meetingbot.ProviderSlack {
 		who = "your Slack user"

@@ -138,11 +138,8 @@ func (r *rig) accounts(st *sqlite.Store, keys string, options ...func(*connect.C
 	}
 	cfg := connect.Config{
 		Store: st, Keyring: ring, PublicURL: r.front.URL, Providers: []connect.Provider{g, sl},
-		HTTPClient:    r.google.Client(),
-		Connected:     func(_ context.Context, c meetingbot.Connection) { r.connected <- c },
-		Broken:        func(_ context.Context, c meetingbot.Connection) { r.broken <- c },
-		Disconnecting: func(_ context.Context, c meetingbot.Connection) { r.stopped <- c },
-		Now:           r.clock.Now,
+		HTTPClient: r.google.Client(),
+		Now:        r.clock.Now,
 	}
 	for _, o := range options {
 		o(&cfg)
@@ -151,6 +148,11 @@ func (r *rig) accounts(st *sqlite.Store, keys string, options ...func(*connect.C
 	if err != nil {
 		t.Fatal(err)
 	}
+	a.Hook(connect.Hooks{
+		Connected:     func(_ context.Context, c meetingbot.Connection) { r.connected <- c },
+		Broken:        func(_ context.Context, c meetingbot.Connection) { r.broken <- c },
+		Disconnecting: func(_ context.Context, c meetingbot.Connection) { r.stopped <- c },
+	})
 	return a
 }
 

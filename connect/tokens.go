@@ -113,9 +113,8 @@ func (a *Accounts) breakConnection(ctx context.Context, c meetingbot.Connection,
 	if broke {
 		a.log.Warn("connection stopped: its person is asked to reconnect", "provider", c.Provider, "user", c.UserID, "account", c.Account, "reason", reason)
 		c.State, c.Reason = meetingbot.ConnectionBroken, reason
-		if a.cfg.Broken != nil {
-			a.cfg.Broken(ctx, c)
-		}
+		a.tell(ctx, c, func(h Hooks) func(context.Context, meetingbot.Connection) { return h.Broken })
+		a.Count(ctx)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -639,4 +640,34 @@ func random(n int, hexa bool) string {
 		return hex.EncodeToString(b)
 	}
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// StopChannels stops the push channels open on calendarID and forgets
+// them, while the identity that opened them can still stop them: Google
+// lets only that identity stop a channel. It is called before a person's
+// connection is revoked (connect.Hooks.Disconnecting); a channel that
+// cannot be stopped ends at its expiration.
+func (m *Mirror) StopChannels(ctx context.Context, calendarID string) {
+	if m.opts.Push == nil {
+		return
+	}
+	chs, err := m.store.Channels(ctx)
+	if err != nil {
+		m.log.Warn("cannot list the push channels to stop", "calendar", calendarID, "err", err)
+		return
+	}
+	for _, ch := range chs {
+		if !strings.EqualFold(ch.CalendarID, calendarID) {
+			continue
+		}
+		if err := m.opts.Push.StopChannel(ctx, ch); err != nil {
+			m.log.Warn("cannot stop a push channel of a calendar being disconnected; it ends at its expiration", "calendar", ch.CalendarID, "channel", ch.ID, "err", err)
+		}
+		if err := m.store.DeleteChannel(ctx, ch.ID); err != nil {
+			m.log.Warn("cannot forget a stopped push channel", "calendar", ch.CalendarID, "channel", ch.ID, "err", err)
+		}
+		m.mu.Lock()
+		delete(m.channels, ch.ID)
+		m.mu.Unlock()
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -93,16 +92,7 @@ func accountsFor(cfg config.Config) *lateAccounts {
 // connections is people's own accounts for a serving bot.
 type connections struct {
 	accounts *connect.Accounts
-	store    connectionStore
-	gauge    *prometheus.GaugeVec
-	log      *slog.Logger
-}
-
-// connectionStore is what the connections need of the bot's store.
-type connectionStore interface {
-	connect.Store
-	Channels(ctx context.Context) ([]meetingbot.PushChannel, error)
-	DeleteChannel(ctx context.Context, id string) error
+	store    connect.Store
 }
 
 // newConnections wires people's own Google accounts for cfg, or returns
@@ -120,7 +110,7 @@ func wireConnections(ctx context.Context, cfg config.Config, st store, source *c
 	if late == nil {
 		return nil, nil
 	}
-	cst, ok := st.(connectionStore)
+	cst, ok := st.(connect.Store)
 	if !ok {
 		return nil, errors.New("connect: the store keeps no connections")
 	}
@@ -135,51 +125,22 @@ func wireConnections(ctx context.Context, cfg config.Config, st store, source *c
 	if err != nil {
 		return nil, err
 	}
-	c := &connections{store: cst, log: log, gauge: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "meetingbot_connections",
-		Help: "People's own connected accounts, by state: active ones are read with, broken ones (a revoked or expired grant) wait for their person to reconnect.",
-	}, []string{"state"})}
-	if err := reg.Register(c.gauge); err != nil {
-		return nil, err
-	}
+	c := &connections{store: cst}
 	acfg := connect.Config{
 		Store: cst, Keyring: ring, PublicURL: cfg.PublicURL, Providers: providers,
 		HTTPClient: outbound.Client(&http.Client{Timeout: 30 * time.Second}),
+		Registerer: reg,
 		Logger:     log,
 		ReadOnly:   readOnly,
-	}
-	if !readOnly {
-		acfg.Disconnecting = func(ctx context.Context, conn meetingbot.Connection) {
-			stopChannels(ctx, cst, source, conn.Account, log)
-		}
-	}
-	if fromSlack != nil && !readOnly {
-		acfg.Connected = func(ctx context.Context, conn meetingbot.Connection) {
-			fromSlack.app.Connected(ctx, conn)
-			c.count(ctx)
-		}
-		acfg.Broken = func(ctx context.Context, conn meetingbot.Connection) {
-			fromSlack.app.Broken(ctx, conn)
-			c.count(ctx)
-		}
 	}
 	if c.accounts, err = connect.New(acfg); err != nil {
 		return nil, err
 	}
-	late.set(c.accounts)
-	r, err := c.accounts.CheckKeys(ctx)
-	switch {
-	case err != nil:
-		log.Warn("cannot check the stored tokens against TOKEN_ENCRYPTION_KEY", "err", err)
-	case r.Unreadable > 0:
-		log.Error(fmt.Sprintf("TOKEN_ENCRYPTION_KEY cannot decrypt %d of the %d stored connections: put the key they were sealed with back in TOKEN_ENCRYPTION_KEY, after the new one (e.g. TOKEN_ENCRYPTION_KEY=<new>,<old>), and restart; meanwhile each of them stops when the bot needs its token, and its person is asked to reconnect (one DM), their reminders read with the service account where it can, else paused", r.Unreadable, r.Connections),
-			"unreadable", r.Unreadable, "connections", r.Connections)
-	case r.Resealed > 0:
-		log.Info("connections sealed under an old key were sealed again under the first key of TOKEN_ENCRYPTION_KEY", "resealed", r.Resealed, "connections", r.Connections)
-	case r.Stale > 0:
-		log.Info("connections sealed under an old key of TOKEN_ENCRYPTION_KEY: the bot seals them again under the first at its start", "stale", r.Stale, "connections", r.Connections)
+	if fromSlack != nil && !readOnly {
+		c.accounts.Hook(connect.Hooks{Connected: fromSlack.app.Connected, Broken: fromSlack.app.Broken})
 	}
-	c.count(ctx)
+	late.set(c.accounts)
+	c.accounts.CheckKeysAndSay(ctx)
 	return c, nil
 }
 
@@ -242,39 +203,6 @@ func providersFor(ctx context.Context, cfg config.Config, api *slack.Client, log
 	return out, nil
 }
 
-// count refreshes the gauge from the store.
-func (c *connections) count(ctx context.Context) {
-	counts, err := c.accounts.Counts(ctx)
-	if err != nil {
-		c.log.Warn("cannot count the connections", "err", err)
-		return
-	}
-	totals := map[meetingbot.ConnectionState]int{meetingbot.ConnectionActive: 0, meetingbot.ConnectionBroken: 0}
-	for _, byState := range counts {
-		for s, n := range byState {
-			totals[s] += n
-		}
-	}
-	for s, n := range totals {
-		c.gauge.WithLabelValues(string(s)).Set(float64(n))
-	}
-}
-
-// run refreshes the gauge every interval until ctx ends: another replica
-// may have connected or lost some.
-func (c *connections) run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			c.count(ctx)
-		}
-	}
-}
-
 // mount serves the flow, GET /google/oauth/start and /callback, on the
 // HTTP_ADDR server (the first of servers).
 func (c *connections) mount(servers []*httpServer) {
@@ -288,72 +216,6 @@ func (c *connections) mount(servers []*httpServer) {
 	}
 	mux.Handle("/", srv.srv.Handler)
 	srv.srv.Handler = mux
-}
-
-// stopChannels stops the push channels open on calendarID, with the
-// token that opened them (the person's, still connected), and forgets
-// them: Google lets only the identity that opened a channel stop it.
-func stopChannels(ctx context.Context, st connectionStore, source *calendar.Source, calendarID string, log *slog.Logger) {
-	chs, err := st.Channels(ctx)
-	if err != nil {
-		log.Warn("cannot list the push channels to stop", "calendar", calendarID, "err", err)
-		return
-	}
-	for _, ch := range chs {
-		if !strings.EqualFold(ch.CalendarID, calendarID) {
-			continue
-		}
-		if err := source.StopChannel(ctx, ch.CalendarID, ch.ID, ch.ResourceID); err != nil {
-			log.Warn("cannot stop a push channel of a calendar being disconnected; it ends at its expiration", "calendar", ch.CalendarID, "channel", ch.ID, "err", err)
-		}
-		if err := st.DeleteChannel(ctx, ch.ID); err != nil {
-			log.Warn("cannot forget a stopped push channel", "calendar", ch.CalendarID, "channel", ch.ID, "err", err)
-		}
-	}
-}
-
-// pausedConnections lists, for bot audit, the connections that stopped
-// and the subscriptions each pauses until its person reconnects: those on
-// a stopped Google account's calendar, the status one of a stopped Slack
-// user. st is the audit's store.
-func pausedConnections(st interface {
-	Connections(ctx context.Context) ([]meetingbot.Connection, error)
-	SlackSubscriptions(ctx context.Context) ([]meetingbot.SlackSubscription, error)
-}) audit.PausedReader {
-	return func(ctx context.Context) ([]audit.Paused, error) {
-		conns, err := st.Connections(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var subs []meetingbot.SlackSubscription
-		for _, c := range conns {
-			if c.Provider == meetingbot.ProviderGoogle && c.State == meetingbot.ConnectionBroken {
-				if subs, err = st.SlackSubscriptions(ctx); err != nil {
-					return nil, err
-				}
-				break
-			}
-		}
-		var out []audit.Paused
-		for _, c := range conns {
-			if c.State != meetingbot.ConnectionBroken {
-				continue
-			}
-			p := audit.Paused{Provider: string(c.Provider), Account: c.Account, UserID: c.UserID, Since: c.UpdatedAt.UTC(), Reason: c.Reason, Subscriptions: []string{}}
-			switch c.Provider {
-			case meetingbot.ProviderGoogle:
-				for _, s := range subs {
-					if strings.EqualFold(s.CalendarID, c.Account) {
-						p.Subscriptions = append(p.Subscriptions, s.ID)
-					}
-				}
-			case meetingbot.ProviderSlack:
-				p.Subscriptions = append(p.Subscriptions, meetingbot.StatusSubscription(c.UserID))
-			}
-			out = append(out, p)
-		}
-		return out, nil
-	}
 }
 
 // Enabled says which providers cfg turned on, before the accounts are.
@@ -404,7 +266,7 @@ func auditConnections(ctx context.Context, cfg config.Config, ledger any, source
 	if !ok {
 		return nil, nil
 	}
-	return pausedConnections(ps), nil
+	return audit.PausedConnections(ps), nil
 }
 
 func (l *lateAccounts) Forget(ctx context.Context, p meetingbot.Provider, userID string) (bool, error) {
@@ -419,4 +281,37 @@ func (l *lateAccounts) ForgetAll(ctx context.Context, p meetingbot.Provider) (in
 		return a.ForgetAll(ctx, p)
 	}
 	return 0, nil
+}
+
+// sweptSubscriptions returns the subscriptions the scheduler sweeps with
+// people's own accounts on: those made in Slack (made, nil for none) and
+// the status ones (stat, nil for none), less those pauses leaves out. It
+// tells mon every subscription swept, fixed (CALENDARS) included.
+func sweptSubscriptions(made func(ctx context.Context) ([]meetingbot.Subscription, error), stat *statuses, pauses *connect.Pauses,
+	fixed []meetingbot.Subscription, mon interface {
+		Sweeping([]meetingbot.Subscription)
+	}) func(ctx context.Context) ([]meetingbot.Subscription, error) {
+	return func(ctx context.Context) ([]meetingbot.Subscription, error) {
+		var subs []meetingbot.Subscription
+		if made != nil {
+			got, err := made(ctx)
+			if err != nil {
+				return nil, err
+			}
+			subs = got
+		}
+		if stat != nil {
+			got, err := stat.subscriptions(ctx)
+			if err != nil {
+				return nil, err
+			}
+			subs = append(subs, got...)
+		}
+		out, err := pauses.Swept(ctx, subs)
+		if err != nil {
+			return nil, err
+		}
+		mon.Sweeping(append(append([]meetingbot.Subscription{}, fixed...), out...))
+		return out, nil
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/calendar/cost"
 	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/connect"
 	"github.com/meetingbot/meetingbot/internal/clock"
 	"github.com/meetingbot/meetingbot/internal/logger"
 	"github.com/meetingbot/meetingbot/mirror"
@@ -189,11 +190,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		extraCalendars = stat.calendars
 	}
 	if conns != nil {
-		var sa *serviceReads
+		var access connect.Access
 		if cfg.HasServiceAccount() {
-			sa = &serviceReads{access: source.Access, now: time.Now, checked: map[string]accessCheck{}}
+			access = source.Access
 		}
-		opts.Subscriptions = sweptSubscriptions(opts.Subscriptions, stat, conns, cfg.HasServiceAccount(), sa, cfg.Subscriptions, mon)
+		opts.Subscriptions = sweptSubscriptions(opts.Subscriptions, stat, connect.NewPauses(conns.store, access, time.Now), cfg.Subscriptions, mon)
 	}
 	// Notices of new invitations read the calendars of the people who
 	// turned them on through the mirror, which keeps those calendars too.
@@ -218,6 +219,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		func(ctx context.Context, calendarID string) { sched.SweepCalendar(ctx, calendarID) }, extraCalendars, changed, held)
 	if err != nil {
 		return err
+	}
+	if conns != nil {
+		// A connection about to be revoked stops the push channels it
+		// opened, while it still can.
+		conns.accounts.Hook(connect.Hooks{Disconnecting: func(ctx context.Context, c meetingbot.Connection) { mir.StopChannels(ctx, c.Account) }})
 	}
 	if held != nil {
 		held.first = mir.MaintainNow // the channels of what it holds, once it knows
@@ -275,7 +281,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	}
 	if conns != nil {
 		conns.mount(servers)
-		wg.Go(func() { conns.run(bg, ledgerRefresh) })
+		wg.Go(func() { conns.accounts.Run(bg) })
 	}
 	if stat != nil {
 		wg.Go(func() { stat.keep(bg, store, setter) })
