@@ -590,3 +590,16 @@ func (m *Mirror) observe(kind string) {
 func (m *Mirror) Handler() http.Handler {
 	return http.HandlerFunc(m.serveNotify)
 }
+
+// Reading returns calendarID's meetings as the last sync wrote them to the
+// store, within its window, without reading the calendar; false when no
+// sync of it has completed. It fits snooze.Reading: the catch-up of a move
+// a process wrote to the mirror and died before following.
+func (m *Mirror) Reading(ctx context.Context, calendarID string) ([]meetingbot.Meeting, bool, error) {
+	st, ok, err := m.store.CalendarSync(ctx, calendarID)
+	if err != nil || !ok || st.Token == "" {
+		return nil, false, err
+	}
+	ms, err := m.store.Mirrored(ctx, calendarID, st.From, st.Horizon)
+	return ms, err == nil, err
+}

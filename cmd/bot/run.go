@@ -213,7 +213,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	var sched *scheduler.Scheduler
 	var changed func(ctx context.Context, calendarID string, ms []meetingbot.Meeting)
 	if snoozes != nil {
-		changed = snoozes.changed // "at start" follows a meeting that moves
+		changed = snoozes.service.Changed // "at start" follows a meeting that moves
 	}
 	mir, err = newMirror(cfg, source, store, fromSlack != nil, mon, log,
 		func(ctx context.Context, calendarID string) { sched.SweepCalendar(ctx, calendarID) }, extraCalendars, changed, held)
@@ -303,7 +303,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		wg.Go(func() { _ = agendas.Run(ctx) })
 	}
 	if snoozes != nil {
-		snoozes.run(ctx, &wg) // as the agendas
+		snoozes.run(ctx, &wg, mir.Reading) // as the agendas
 	}
 	if notices != nil {
 		wg.Go(func() { _ = notices.Run(ctx) }) // as the agendas

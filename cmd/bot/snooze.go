@@ -39,9 +39,7 @@ type snoozeStore interface {
 	snooze.Store
 	snooze.Ledger
 	SlackSubscription(ctx context.Context, id string) (meetingbot.SlackSubscription, bool, error)
-	PruneTimers(ctx context.Context, before time.Time) (int64, error)
-	CalendarSync(ctx context.Context, calendarID string) (meetingbot.CalendarSync, bool, error)
-	Mirrored(ctx context.Context, calendarID string, from, to time.Time) ([]meetingbot.Meeting, error)
+	snooze.Pruner
 }
 
 // snoozes are "Remind me at start" and "In 5 min" on reminders (package
@@ -55,9 +53,6 @@ type snoozes struct {
 	fixed   []meetingbot.Subscription // CALENDARS
 	log     *slog.Logger
 }
-
-// timerRetention is how long an ended timer is kept, for bot audit.
-const timerRetention = 30 * 24 * time.Hour
 
 // newSnoozes builds the snoozes for cfg, or returns nil when self-service
 // is off. The meeting a snooze waits for is read through the mirror, set
@@ -101,72 +96,12 @@ func (s *snoozes) subscription(ctx context.Context, id string) (meetingbot.Subsc
 	return made.Subscription(), true, nil
 }
 
-// followEvery is how often the "at start" snoozes are compared with the
-// mirror, besides each change the mirror tells of (changed).
-const followEvery = 10 * time.Minute
-
-// changed follows the meetings a sync of calendarID wrote to the mirror:
-// the "at start" snoozes of a meeting that moved move with it. It is the
-// mirror's Options.Changed.
-func (s *snoozes) changed(ctx context.Context, calendarID string, ms []meetingbot.Meeting) {
-	if _, err := s.service.Follow(ctx, calendarID, ms); err != nil && ctx.Err() == nil {
-		s.log.Warn("snoozes could not follow their meetings' moves; they are compared with the mirror again within "+followEvery.String(),
-			"calendar", calendarID, "err", err)
-	}
-}
-
-// catchUp compares the "at start" snoozes with the mirror's reading of
-// their calendars: a move a process wrote to the mirror and died before
-// following, which no later sync tells of again.
-func (s *snoozes) catchUp(ctx context.Context) {
-	n, err := s.service.FollowAll(ctx, func(ctx context.Context, calendarID string) ([]meetingbot.Meeting, bool, error) {
-		st, ok, err := s.store.CalendarSync(ctx, calendarID)
-		if err != nil || !ok || st.Token == "" {
-			return nil, false, err
-		}
-		ms, err := s.store.Mirrored(ctx, calendarID, st.From, st.Horizon)
-		return ms, err == nil, err
-	})
-	switch {
-	case err != nil && ctx.Err() == nil:
-		s.log.Warn("compare the snoozes with the mirror", "err", err)
-	case n > 0:
-		s.log.Info("snoozes moved with meetings the mirror had seen move", "snoozes", n)
-	}
-}
-
 // run fires the snoozes until ctx ends, a send in flight finished and
-// recorded; compares the "at start" snoozes with the mirror at once and
-// every followEvery; and prunes the timers ended past the retention every
-// hour.
-func (s *snoozes) run(ctx context.Context, wg *sync.WaitGroup) {
+// recorded, and keeps them (snooze.Service.Keep) reading the mirror's
+// stored readings through read.
+func (s *snoozes) run(ctx context.Context, wg *sync.WaitGroup, read snooze.Reading) {
 	wg.Go(func() { _ = s.engine.Run(ctx) })
-	wg.Go(func() {
-		for {
-			s.catchUp(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(followEvery):
-			}
-		}
-	})
-	wg.Go(func() {
-		for {
-			n, err := s.store.PruneTimers(ctx, time.Now().Add(-timerRetention))
-			switch {
-			case err != nil && ctx.Err() == nil:
-				s.log.Warn("prune ended timers", "err", err)
-			case n > 0:
-				s.log.Info("pruned ended timers", "rows", n, "older_than", timerRetention)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Hour):
-			}
-		}
-	})
+	wg.Go(func() { s.service.Keep(ctx, read, s.store) })
 }
 
 // lateSource is the snoozes' Source, the mirror, which is built after
