@@ -120,6 +120,14 @@ var forbidden = map[string]map[string]string{
 		module + "/selfservice":    "self-service consumes the answers, not the other way",
 		module + "/scheduler":      "answers and notices are beside the scheduler, not inside it",
 	},
+	"status": {
+		"modernc.org/sqlite":       "the statuses read connections and settings through interfaces of their own",
+		pgx:                        "the statuses read connections and settings through interfaces of their own",
+		module + "/storage/sqlite": "the statuses declare what they consume; adapters provide it",
+		module + "/notify":         "the statuses declare what they consume (a Keeper); the notifier provides it",
+		module + "/calendar":       "the statuses declare what they consume; adapters provide it",
+		module + "/scheduler":      "the statuses are swept by the scheduler, not inside it",
+	},
 	"monitor": {
 		"modernc.org/sqlite": "health and metrics are told, not read from a database",
 		pgx:                  "health and metrics are told, not read from a database",

@@ -32,6 +32,10 @@ const (
 // status:<user>.
 func StatusSubscription(user string) string { return "status:" + user }
 
+// StatusDestination returns the destination of user's status subscription,
+// and the channel its ledger entries record: status:<user>.
+func StatusDestination(user string) string { return "status:" + user }
+
 // Subscription is one calendar read for one Slack destination with a set of
 // reminder offsets, e.g. alice@example.com -> DM to Alice at 10m and 1m.
 type Subscription struct {

@@ -24,7 +24,8 @@ import (
 // status during meetings"), set with each person's own user token (a bot
 // token cannot: users.profile.set takes a user token with
 // users.profile:write). A status is one more kind of reminder: a
-// subscription per person whose destination is StatusDestination(user),
+// subscription per person whose destination is
+// meetingbot.StatusDestination(user),
 // offset 0, so that it goes through the scheduler's timers, claims and
 // ledger, exactly once through crashes and replicas, and at most
 // meetingbot.StartGrace late.
@@ -38,19 +39,13 @@ const (
 	OutOfOfficeText  = "Out of office"
 )
 
-// statusPrefix starts the destination of a status subscription.
-const statusPrefix = "status:"
-
-// StatusDestination is the destination of userID's status subscription.
-func StatusDestination(userID string) string { return statusPrefix + userID }
-
 // StatusUser reports whether sub is a status subscription (its Kind says
 // so), and whose: the user its destination, StatusDestination(user), names.
 func StatusUser(sub meetingbot.Subscription) (userID string, ok bool) {
 	if sub.Kind != meetingbot.KindStatus {
 		return "", false
 	}
-	return strings.TrimPrefix(sub.Destination, statusPrefix), true
+	return strings.TrimPrefix(sub.Destination, meetingbot.StatusDestination("")), true
 }
 
 // ownStatus is the receipt of a status left alone: the person had set one
@@ -65,6 +60,10 @@ const recordedSpan = 24 * time.Hour
 // (sqlite.Store and postgres.Store provide it).
 type StatusLedger interface {
 	Range(ctx context.Context, subscription string, from, to time.Time) ([]meetingbot.Entry, error)
+	// Claim and Record write the entry of a status moved to follow its
+	// meetings (Keep).
+	Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error)
+	Record(ctx context.Context, e meetingbot.Entry, now time.Time) error
 }
 
 // StatusConfig configures Status.
@@ -128,6 +127,11 @@ type Status struct {
 	// already, by subscription and key, and when: a turn not used within
 	// pacedFor (the send stopped) is forgotten.
 	turns map[string]time.Time
+	// kept is, by subscription, what the last Reconsider of Keep found of
+	// the status an entry set, so that a status Slack shows as the
+	// calendar says, or that is not the bot's, is not read again at every
+	// Keep.
+	kept map[string]keptStatus
 }
 
 // pacedFor is how long a turn Pace waited for is kept for its send.
@@ -152,6 +156,7 @@ func NewStatus(cfg StatusConfig) *Status {
 		log:   cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 		pace:  rate.NewLimiter(every, burst),
 		turns: map[string]time.Time{},
+		kept:  map[string]keptStatus{},
 	}
 }
 
@@ -391,7 +396,7 @@ func (s *Status) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (me
 	if err != nil {
 		return meetingbot.Receipt{}, s.classify(ctx, user, "users.profile.get", err)
 	}
-	receipt := meetingbot.Receipt{Channel: StatusDestination(user)}
+	receipt := meetingbot.Receipt{Channel: meetingbot.StatusDestination(user)}
 	if current := profileStatus(p); !current.empty() {
 		if !s.ours(ctx, user, r.Subscription, current, s.cfg.Now(), ends...) {
 			s.log.Info("status left alone: the person set their own", "user", user, "key", r.Key)
@@ -498,7 +503,7 @@ func (s *Status) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingb
 	}
 	current := profileStatus(p)
 	if current.emoji == want.emoji && s.ours(ctx, user, r.Subscription, current, s.cfg.Now(), ends...) && !current.until.Before(r.Meeting.End) {
-		return meetingbot.Receipt{Channel: StatusDestination(user), TS: strconv.FormatInt(current.until.Unix(), 10)}, true, nil
+		return meetingbot.Receipt{Channel: meetingbot.StatusDestination(user), TS: strconv.FormatInt(current.until.Unix(), 10)}, true, nil
 	}
 	return meetingbot.Receipt{}, false, nil
 }

@@ -61,7 +61,7 @@ func newStatusRig(t *testing.T) *statusRig {
 	}
 	t.Cleanup(func() { st.Close() })
 	r := &statusRig{t: t, srv: srv, cal: &calendarOf{}, store: st,
-		sub: meetingbot.Subscription{ID: "status:U1", Kind: meetingbot.KindStatus, Destination: notify.StatusDestination("U1"), Offsets: []time.Duration{0}}}
+		sub: meetingbot.Subscription{ID: "status:U1", Kind: meetingbot.KindStatus, Destination: meetingbot.StatusDestination("U1"), Offsets: []time.Duration{0}}}
 	r.set = notify.NewStatus(notify.StatusConfig{
 		APIURL: srv.URL(), Token: func(context.Context, string) (string, error) { return tok, nil },
 		Meetings: r.cal.meetings, Ledger: st,

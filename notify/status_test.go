@@ -33,7 +33,7 @@ func TestStatusSetKeptAndRevoked(t *testing.T) {
 	})
 	start := time.Now().Truncate(time.Second)
 	m := meetingbot.Meeting{ID: "m", Start: start, End: start.Add(30 * time.Minute)}
-	sub := meetingbot.Subscription{ID: "status:U1", Kind: meetingbot.KindStatus, Destination: notify.StatusDestination("U1"), Offsets: []time.Duration{0}}
+	sub := meetingbot.Subscription{ID: "status:U1", Kind: meetingbot.KindStatus, Destination: meetingbot.StatusDestination("U1"), Offsets: []time.Duration{0}}
 	r := meetingbot.Reminder{Key: "m:0s", Subscription: sub, Meeting: m}
 
 	if _, ok, err := set.Delivered(t.Context(), r); ok || err != nil {
@@ -91,7 +91,7 @@ func TestStatusTitles(t *testing.T) {
 		Titles: func(context.Context, string) bool { return true },
 	})
 	start := time.Now().Truncate(time.Second)
-	sub := meetingbot.Subscription{ID: "status:U1", Kind: meetingbot.KindStatus, Destination: notify.StatusDestination("U1"), Offsets: []time.Duration{0}}
+	sub := meetingbot.Subscription{ID: "status:U1", Kind: meetingbot.KindStatus, Destination: meetingbot.StatusDestination("U1"), Offsets: []time.Duration{0}}
 	for _, tt := range []struct {
 		m    meetingbot.Meeting
 		want string
@@ -132,7 +132,7 @@ func TestStatusPaced(t *testing.T) {
 	done := make(chan error, people)
 	for u := range tokens {
 		go func() {
-			sub := meetingbot.Subscription{ID: "status:" + u, Kind: meetingbot.KindStatus, Destination: notify.StatusDestination(u), Offsets: []time.Duration{0}}
+			sub := meetingbot.Subscription{ID: "status:" + u, Kind: meetingbot.KindStatus, Destination: meetingbot.StatusDestination(u), Offsets: []time.Duration{0}}
 			_, err := set.Notify(t.Context(), meetingbot.Reminder{Key: "m", Subscription: sub, Meeting: meetingbot.Meeting{ID: "m", Start: start, End: start.Add(time.Hour)}})
 			done <- err
 		}()

@@ -21,6 +21,7 @@ import (
 	"github.com/meetingbot/meetingbot/internal/keyring"
 	"github.com/meetingbot/meetingbot/internal/outbound"
 	"github.com/meetingbot/meetingbot/selfservice"
+	"github.com/meetingbot/meetingbot/status"
 	"github.com/meetingbot/meetingbot/storage/postgres"
 	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
@@ -287,7 +288,7 @@ func (l *lateAccounts) ForgetAll(ctx context.Context, p meetingbot.Provider) (in
 // people's own accounts on: those made in Slack (made, nil for none) and
 // the status ones (stat, nil for none), less those pauses leaves out. It
 // tells mon every subscription swept, fixed (CALENDARS) included.
-func sweptSubscriptions(made func(ctx context.Context) ([]meetingbot.Subscription, error), stat *statuses, pauses *connect.Pauses,
+func sweptSubscriptions(made func(ctx context.Context) ([]meetingbot.Subscription, error), stat *status.Engine, pauses *connect.Pauses,
 	fixed []meetingbot.Subscription, mon interface {
 		Sweeping([]meetingbot.Subscription)
 	}) func(ctx context.Context) ([]meetingbot.Subscription, error) {
@@ -301,7 +302,7 @@ func sweptSubscriptions(made func(ctx context.Context) ([]meetingbot.Subscriptio
 			subs = got
 		}
 		if stat != nil {
-			got, err := stat.subscriptions(ctx)
+			got, err := stat.Subscriptions(ctx)
 			if err != nil {
 				return nil, err
 			}

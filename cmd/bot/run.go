@@ -186,8 +186,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	var notifier scheduler.Notifier = slack
 	var extraCalendars func(ctx context.Context) ([]string, error)
 	if stat != nil {
-		notifier = routed{slack: slack, status: setter}
-		extraCalendars = stat.calendars
+		notifier = scheduler.ByKind{meetingbot.KindReminder: slack, meetingbot.KindStatus: setter}
+		extraCalendars = stat.Calendars
 	}
 	if conns != nil {
 		var access connect.Access
@@ -284,7 +284,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 		wg.Go(func() { conns.accounts.Run(bg) })
 	}
 	if stat != nil {
-		wg.Go(func() { stat.keep(bg, store, setter) })
+		wg.Go(func() { stat.Keep(bg, setter) })
 	}
 	for _, s := range servers {
 		wg.Go(func() {

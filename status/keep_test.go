@@ -1,4 +1,4 @@
-package main
+package status_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
+	"github.com/meetingbot/meetingbot/status"
 	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
@@ -76,8 +77,9 @@ func TestKeepFollowsMeetings(t *testing.T) {
 	now := start
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	srv.SetClock(clock)
-	s := newStatusSubscriptions(st, statusSettings(st), func(context.Context, string) (string, error) { return "u1@example.com", nil }, clock, slog.New(slog.DiscardHandler))
-	subs, err := s.subscriptions(ctx)
+	s := status.New(status.Config{Connections: st, Settings: st, Email: func(context.Context, string) (string, error) { return "u1@example.com", nil },
+		Now: clock, Logger: slog.New(slog.DiscardHandler)})
+	subs, err := s.Subscriptions(ctx)
 	if err != nil || len(subs) != 1 {
 		t.Fatalf("subscriptions = %v, %v; want U1's", subs, err)
 	}
@@ -116,7 +118,7 @@ func TestKeepFollowsMeetings(t *testing.T) {
 		now = start.Add(step.after)
 		mu.Unlock()
 		cal.set(step.cal...)
-		s.keepTick(ctx, st, set, clock())
+		s.KeepOnce(ctx, set)
 		if got := srv.StatusOf("U1"); !got.Expiration.Equal(step.want) || step.want.IsZero() != (got == slacktest.Status{}) {
 			t.Errorf("%s: status = %+v, want until %v", step.name, got, step.want)
 		}

@@ -1,4 +1,4 @@
-package main
+package status_test
 
 import (
 	"context"
@@ -153,7 +153,7 @@ func TestStatusesPacedAtNine(t *testing.T) {
 		user, email := fmt.Sprintf("U%07d", i), fmt.Sprintf("p%d@example.com", i)
 		tokens[user] = srv.GrantUserToken(user)
 		cal[email] = meetingbot.Meeting{ID: fmt.Sprintf("standup%d", i), Title: "Standup", Start: nine, End: nine.Add(15 * time.Minute)}
-		subs = append(subs, meetingbot.Subscription{ID: "status:" + user, Kind: meetingbot.KindStatus, CalendarID: email, Destination: notify.StatusDestination(user), Offsets: []time.Duration{0}})
+		subs = append(subs, meetingbot.Subscription{ID: "status:" + user, Kind: meetingbot.KindStatus, CalendarID: email, Destination: meetingbot.StatusDestination(user), Offsets: []time.Duration{0}})
 	}
 	for i := range reminded {
 		user, email := fmt.Sprintf("W%07d", i), fmt.Sprintf("r%d@example.com", i)
@@ -166,7 +166,7 @@ func TestStatusesPacedAtNine(t *testing.T) {
 		Meetings: cal.Meetings, Ledger: st, Now: sim.Now, Sleep: sim.Sleep,
 	})
 	slack := notify.New(notify.Config{Token: slacktest.Token, APIURL: srv.URL(), Now: sim.Now, Sleep: sim.Sleep})
-	sched, err := scheduler.New(subs, cal, routed{slack: slack, status: set}, st, scheduler.Options{
+	sched, err := scheduler.New(subs, cal, scheduler.ByKind{meetingbot.KindReminder: slack, meetingbot.KindStatus: set}, st, scheduler.Options{
 		// Fewer send slots than statuses or reminders, as a company larger
 		// than the default 256 has.
 		Clock: sim, Interval: time.Minute, MaxSends: 64, Logger: slog.New(slog.DiscardHandler),
