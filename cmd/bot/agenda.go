@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/meetingbot/meetingbot/agenda"
@@ -31,7 +29,7 @@ func newAgenda(cfg config.Config, st store, source *calendar.Source, slack *noti
 	if !cfg.SelfService() {
 		return nil, nil
 	}
-	return agenda.New(st, &profiles{slack: slack, now: time.Now, ttl: profileTTL}, source, slack, st, agenda.Options{
+	return agenda.New(st, agenda.NewProfiles(slack.Profile, time.Now), source, slack, st, agenda.Options{
 		Interval: cfg.TickInterval,
 		Logger:   log,
 		Observer: mon,
@@ -45,49 +43,4 @@ func auditAgendas(cfg config.Config, st agenda.Settings, source *calendar.Source
 		return nil
 	}
 	return &audit.AgendaDeps{Settings: st, Slack: slack, Source: source}
-}
-
-// profileTTL is how long a Slack profile read for the agenda is reused:
-// a zone changed in Slack is seen within it, well before the next day's
-// agenda.
-const profileTTL = 10 * time.Minute
-
-// profiles reads people's Slack profiles (users.info) for the agenda,
-// each kept ttl, so that a pass every tick does not call Slack for
-// everyone every time.
-type profiles struct {
-	slack *notify.Slack
-	now   func() time.Time
-	ttl   time.Duration
-
-	mu    sync.Mutex
-	cache map[string]cachedProfile
-}
-
-type cachedProfile struct {
-	p  agenda.Person
-	at time.Time
-}
-
-// Person returns the user's profile email and zone.
-func (p *profiles) Person(ctx context.Context, userID string) (agenda.Person, error) {
-	now := p.now()
-	p.mu.Lock()
-	c, ok := p.cache[userID]
-	p.mu.Unlock()
-	if ok && now.Sub(c.at) < p.ttl {
-		return c.p, nil
-	}
-	email, tz, err := p.slack.Profile(ctx, userID)
-	if err != nil {
-		return agenda.Person{}, err
-	}
-	person := agenda.Person{Email: email, TZ: tz}
-	p.mu.Lock()
-	if p.cache == nil {
-		p.cache = map[string]cachedProfile{}
-	}
-	p.cache[userID] = cachedProfile{p: person, at: now}
-	p.mu.Unlock()
-	return person, nil
 }

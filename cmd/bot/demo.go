@@ -290,7 +290,7 @@ func (d *demoScript) play(ctx context.Context) {
 func (d *demoScript) bobTurnsOn() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	reply, err := typeCommand(ctx, d.slack, d.addr, d.secret, demoBobSlackID, "bob", demoDM(demoBobSlackID), "directmessage", demoBobCommand)
+	reply, err := d.slack.Type(ctx, d.addr, d.secret, demoBobSlackID, "bob", demoDM(demoBobSlackID), "directmessage", demoBobCommand)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func TestWrongSigningSecretIsNamedInTheLog(t *testing.T) {
 	addr := p.ready()
 	form := "command=%2Fmeetingbot&text=on&user_id=" + bobID + "&team_id=" + slacktest.TeamID + "&api_app_id=" + slacktest.AppID
 	for range 3 {
-		status, _, err := postSigned(context.Background(), "http://"+addr+"/slack/commands", "application/x-www-form-urlencoded", []byte(form), "another-apps-signing-secret")
+		status, _, err := slacktest.PostSigned(context.Background(), "http://"+addr+"/slack/commands", "application/x-www-form-urlencoded", []byte(form), "another-apps-signing-secret")
 		if err != nil || status != 401 {
 			t.Fatalf("POST /slack/commands signed with another secret = %d, %v; want 401", status, err)
 		}

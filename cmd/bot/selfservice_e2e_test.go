@@ -55,7 +55,7 @@ func (w *world) slash(t *testing.T, addr, user, channel, text string) string {
 	if channel == engID {
 		name = "eng"
 	}
-	reply, err := typeCommand(ctx, w.slack, addr, signingSecret, user, strings.ToLower(user), channel, name, text)
+	reply, err := w.slack.Type(ctx, addr, signingSecret, user, strings.ToLower(user), channel, name, text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func sendEvent(t *testing.T, addr, eventID string, ev map[string]any) {
 		"token": "XXYYZZ", "team_id": slacktest.TeamID, "api_app_id": slacktest.AppID, "event": ev,
 		"type": "event_callback", "event_id": eventID, "event_time": time.Now().Unix(),
 	})
-	status, answer, err := postSigned(context.Background(), "http://"+addr+"/slack/events", "application/json", body, signingSecret)
+	status, answer, err := slacktest.PostSigned(context.Background(), "http://"+addr+"/slack/events", "application/json", body, signingSecret)
 	if err != nil {
 		t.Fatalf("POST /slack/events: %v", err)
 	}
@@ -244,7 +244,7 @@ func TestAppHomeAndMuteThisSeries(t *testing.T) {
 	addr := p.ready()
 
 	unsigned, err := http.Post("http://"+addr+"/slack/commands", "application/x-www-form-urlencoded",
-		strings.NewReader(slashCommand(bobID, "bob", bobDM, "directmessage", "on", w.slack.ResponseURL()).Encode()))
+		strings.NewReader(slacktest.SlashCommand(bobID, "bob", bobDM, "directmessage", "on", w.slack.ResponseURL()).Encode()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestAppHomeAndMuteThisSeries(t *testing.T) {
 		}},
 	})
 	body := []byte(url.Values{"payload": {string(payload)}}.Encode())
-	if status, answer, err := postSigned(context.Background(), "http://"+addr+"/slack/interactivity", "application/x-www-form-urlencoded", body, signingSecret); err != nil || status != http.StatusOK {
+	if status, answer, err := slacktest.PostSigned(context.Background(), "http://"+addr+"/slack/interactivity", "application/x-www-form-urlencoded", body, signingSecret); err != nil || status != http.StatusOK {
 		t.Fatalf("POST /slack/interactivity = %d %s %v, want 200", status, answer, err)
 	}
 	eventually(t, 10*time.Second, "the answer to the click", func() bool {
@@ -336,7 +336,7 @@ func TestSelfServiceOverSocketMode(t *testing.T) {
 
 	begins := at(12 * time.Second)
 	w.meetingIn(t, bob, "standup", "Socket standup", begins)
-	cmd := slashCommand(bobID, "bob", bobDM, "directmessage", "on", w.slack.ResponseURL())
+	cmd := slacktest.SlashCommand(bobID, "bob", bobDM, "directmessage", "on", w.slack.ResponseURL())
 	payload := map[string]any{}
 	for k := range cmd {
 		payload[k] = cmd.Get(k)

@@ -18,7 +18,7 @@ func TestForgedSlackRequestsAreCountedNotLoggedEach(t *testing.T) {
 	w := newWorld(t)
 	p := start(t, w.dir, w.selfServiceEnv())
 	addr := p.ready()
-	body := []byte(slashCommand(bobID, "bob", bobDM, "directmessage", "on", w.slack.ResponseURL()).Encode())
+	body := []byte(slacktest.SlashCommand(bobID, "bob", bobDM, "directmessage", "on", w.slack.ResponseURL()).Encode())
 	for range 20 {
 		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/slack/commands", bytes.NewReader(body))
 		if err != nil {

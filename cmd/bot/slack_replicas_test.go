@@ -23,7 +23,7 @@ func TestReplicasRefuseARequestTheOtherTook(t *testing.T) {
 	a, b := start(t, w.dir, env), start(t, w.dir, env)
 	addrA, addrB := a.ready(), b.ready()
 
-	body := []byte(slashCommand(bobID, "bob", bobDM, "directmessage", "on", w.slack.ResponseURL()).Encode())
+	body := []byte(slacktest.SlashCommand(bobID, "bob", bobDM, "directmessage", "on", w.slack.ResponseURL()).Encode())
 	header := http.Header{}
 	slacktest.Sign(header, body, signingSecret, time.Now())
 	post := func(addr string, h http.Header) (int, string) {

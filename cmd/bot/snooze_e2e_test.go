@@ -78,7 +78,7 @@ func clickBody(m slacktest.Message, channel, actionID, value, actionTS, respURL 
 func click(t *testing.T, addr string, body []byte) {
 	t.Helper()
 	began := time.Now()
-	status, answer, err := postSigned(context.Background(), "http://"+addr+"/slack/interactivity", "application/x-www-form-urlencoded", body, signingSecret)
+	status, answer, err := slacktest.PostSigned(context.Background(), "http://"+addr+"/slack/interactivity", "application/x-www-form-urlencoded", body, signingSecret)
 	if err != nil || status != http.StatusOK {
 		t.Fatalf("POST /slack/interactivity = %d %s %v, want 200", status, answer, err)
 	}

@@ -1,4 +1,4 @@
-package main
+package slacktest
 
 import (
 	"bytes"
@@ -10,37 +10,35 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/meetingbot/meetingbot/notify/slacktest"
 )
 
-// What Slack sends the bot's request URLs, built as Slack builds it: the
+// What Slack sends an app's request URLs, built as Slack builds it: the
 // demo and the tests act as Slack with these, against the bot's own
 // /slack/commands, /slack/interactivity and /slack/events.
 
-// slashCommand is the form Slack posts when user types "/meetingbot text"
+// SlashCommand is the form Slack posts when user types "/meetingbot text"
 // in channel (https://api.slack.com/interactivity/slash-commands), with
 // responseURL as the URL the reply may follow on.
-func slashCommand(user, userName, channel, channelName, text, responseURL string) url.Values {
+func SlashCommand(user, userName, channel, channelName, text, responseURL string) url.Values {
 	return url.Values{
-		"token": {"gIkuvaNzQIHg97ATvDxqgjtO"}, "team_id": {slacktest.TeamID}, "team_domain": {"example"},
+		"token": {"gIkuvaNzQIHg97ATvDxqgjtO"}, "team_id": {TeamID}, "team_domain": {"example"},
 		"channel_id": {channel}, "channel_name": {channelName}, "user_id": {user}, "user_name": {userName},
-		"command": {"/meetingbot"}, "text": {text}, "api_app_id": {slacktest.AppID},
+		"command": {"/meetingbot"}, "text": {text}, "api_app_id": {AppID},
 		"is_enterprise_install": {"false"}, "response_url": {responseURL},
 		"trigger_id": {"13345224609.738474920.8088930838d88f008e0"},
 	}
 }
 
-// postSigned posts body to url as Slack does: with X-Slack-Request-Timestamp
+// PostSigned posts body to url as Slack does: with X-Slack-Request-Timestamp
 // and X-Slack-Signature under secret, and returns the answer's status and
 // body.
-func postSigned(ctx context.Context, url, contentType string, body []byte, secret string) (int, []byte, error) {
+func PostSigned(ctx context.Context, url, contentType string, body []byte, secret string) (int, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", contentType)
-	slacktest.Sign(req.Header, body, secret, time.Now())
+	Sign(req.Header, body, secret, time.Now())
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	if err != nil {
 		return 0, nil, err
@@ -50,14 +48,14 @@ func postSigned(ctx context.Context, url, contentType string, body []byte, secre
 	return resp.StatusCode, b, err
 }
 
-// typeCommand types "/meetingbot text" as user in channel against the bot
-// at addr (host:port) and returns the reply the person sees: the answer's
-// text, or the message that followed on the response_url when the answer
-// was "One moment…".
-func typeCommand(ctx context.Context, slack *slacktest.Server, addr, secret, user, userName, channel, channelName, text string) (string, error) {
-	respURL := slack.ResponseURL()
-	form := slashCommand(user, userName, channel, channelName, text, respURL)
-	status, body, err := postSigned(ctx, "http://"+addr+"/slack/commands", "application/x-www-form-urlencoded", []byte(form.Encode()), secret)
+// Type types "/meetingbot text" as user in channel against the bot at addr
+// (host:port), signed with secret, and returns the reply the person sees:
+// the answer's text, or the message that followed on s's response_url when
+// the answer was "One moment…".
+func (s *Server) Type(ctx context.Context, addr, secret, user, userName, channel, channelName, text string) (string, error) {
+	respURL := s.ResponseURL()
+	form := SlashCommand(user, userName, channel, channelName, text, respURL)
+	status, body, err := PostSigned(ctx, "http://"+addr+"/slack/commands", "application/x-www-form-urlencoded", []byte(form.Encode()), secret)
 	if err != nil {
 		return "", fmt.Errorf("/meetingbot %s: %w", text, err)
 	}
@@ -72,7 +70,7 @@ func typeCommand(ctx context.Context, slack *slacktest.Server, addr, secret, use
 		return reply.Text, nil
 	}
 	for {
-		for _, r := range slack.Responses() {
+		for _, r := range s.Responses() {
 			if r.URL == respURL {
 				return r.Text, nil
 			}
