@@ -115,15 +115,6 @@ type Options struct {
 	// calendars no longer subscribed are stopped by any replica. Nil:
 	// every calendar subscribed (one replica).
 	Watch func(calendarID string) bool
-	// Wake is called after a notification's sync of a calendar, to plan
-	// its subscriptions' changes at once.
-	Wake func(ctx context.Context, calendarID string)
-	// Changed, if set, is called after each sync that wrote meetings new
-	// or changed to the mirror (every one of a full sync), with them,
-	// before the sync returns, whoever asked for the sync (a sweep, the
-	// check before a reminder, a push notification): how the waits that
-	// follow a meeting (a snooze "at start") learn that it moved.
-	Changed func(ctx context.Context, calendarID string, changed []meetingbot.Meeting)
 	// Maintain is how often Run looks at the channels and the calendars
 	// subscribed; DefaultMaintain by default.
 	Maintain time.Duration
@@ -147,13 +138,15 @@ type Mirror struct {
 	log   *slog.Logger
 
 	mu       sync.Mutex
-	cals     map[string]*calendarState         // per calendar
-	channels map[string]meetingbot.PushChannel // by ID: every channel known, the store's and those being opened
-	reloaded time.Duration                     // on the elapsed clock: when channels were last read from the store
-	pending  map[string]bool                   // calendars notified and not synced yet
-	renewal  map[string]bool                   // channels opened to replace a live one, until their first notification
-	watched  map[string]time.Time              // by calendar: the latest expiration of its channels opened (zero: none)
-	kick     chan struct{}                     // wakes Run for pending
+	onWake   []func(ctx context.Context, calendarID string)                               // OnWake
+	onChange []func(ctx context.Context, calendarID string, changed []meetingbot.Meeting) // OnChange
+	cals     map[string]*calendarState                                                    // per calendar
+	channels map[string]meetingbot.PushChannel                                            // by ID: every channel known, the store's and those being opened
+	reloaded time.Duration                                                                // on the elapsed clock: when channels were last read from the store
+	pending  map[string]bool                                                              // calendars notified and not synced yet
+	renewal  map[string]bool                                                              // channels opened to replace a live one, until their first notification
+	watched  map[string]time.Time                                                         // by calendar: the latest expiration of its channels opened (zero: none)
+	kick     chan struct{}                                                                // wakes Run for pending
 	// maintainNow wakes Run for its maintenance (MaintainNow).
 	maintainNow chan struct{}
 	// opened holds, per channel this process opened (not renewed), when
@@ -538,10 +531,17 @@ func (m *Mirror) clean(calendarID string) {
 	m.mu.Unlock()
 }
 
-// changed tells Options.Changed of the meetings a sync wrote.
+// changed tells those registered with OnChange of the meetings a sync
+// wrote.
 func (m *Mirror) changed(ctx context.Context, calendarID string, ms []meetingbot.Meeting) {
-	if m.opts.Changed != nil && len(ms) > 0 {
-		m.opts.Changed(ctx, calendarID, ms)
+	if len(ms) == 0 {
+		return
+	}
+	m.mu.Lock()
+	hear := m.onChange
+	m.mu.Unlock()
+	for _, f := range hear {
+		f(ctx, calendarID, ms)
 	}
 }
 
@@ -602,4 +602,25 @@ func (m *Mirror) Reading(ctx context.Context, calendarID string) ([]meetingbot.M
 	}
 	ms, err := m.store.Mirrored(ctx, calendarID, st.From, st.Horizon)
 	return ms, err == nil, err
+}
+
+// OnWake registers f, called after a notification's sync of a calendar to
+// plan its subscriptions' changes at once (the scheduler's SweepCalendar),
+// after those registered before it. Parts built after the mirror register
+// before it runs.
+func (m *Mirror) OnWake(f func(ctx context.Context, calendarID string)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.onWake = append(m.onWake, f)
+}
+
+// OnChange registers f, called after each sync that wrote meetings new or
+// changed to the mirror (every one of a full sync), with them, before the
+// sync returns, whoever asked for the sync (a sweep, the check before a
+// reminder, a push notification): how the waits that follow a meeting (a
+// snooze "at start") learn that it moved.
+func (m *Mirror) OnChange(f func(ctx context.Context, calendarID string, changed []meetingbot.Meeting)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.onChange = append(m.onChange, f)
 }

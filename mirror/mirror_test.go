@@ -399,7 +399,7 @@ func TestIdleCalendarSyncsOncePerInterval(t *testing.T) {
 	}
 }
 
-// changes records what Options.Changed is told.
+// changes records what a hook registered with OnChange is told.
 type changes struct {
 	mu   sync.Mutex
 	told []string // "calendar: id hh:mm, …" per call
@@ -419,7 +419,7 @@ func (c *changes) take() []string {
 	return out
 }
 
-// Options.Changed is told of what each sync wrote (how a snooze "at start"
+// OnChange's hooks are told of what each sync wrote (how a snooze "at start"
 // learns that its meeting moved): every meeting of the full sync, then the
 // meeting that moved; a sync that finds nothing new tells nothing.
 func TestChangedTellsOfTheMeetingsEachSyncWrote(t *testing.T) {
@@ -427,7 +427,8 @@ func TestChangedTellsOfTheMeetingsEachSyncWrote(t *testing.T) {
 	w.put("a", at(1))
 	w.put("b", at(2))
 	var c changes
-	m := w.mirror(mirror.Options{Changed: c.changed})
+	m := w.mirror(mirror.Options{})
+	m.OnChange(c.changed)
 	s := sub("alice", alice)
 
 	w.meetings(m, s, start, at(24))

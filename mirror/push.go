@@ -417,8 +417,11 @@ func (m *Mirror) pushed(ctx context.Context, calendarID string) {
 		}
 		return
 	}
-	if m.opts.Wake != nil {
-		m.opts.Wake(ctx, calendarID)
+	m.mu.Lock()
+	woken := m.onWake
+	m.mu.Unlock()
+	for _, f := range woken {
+		f(ctx, calendarID)
 	}
 }
 

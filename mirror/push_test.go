@@ -30,6 +30,8 @@ type pushWorld struct {
 	woken  chan string
 	opts   mirror.Options
 	handle http.Handler
+	// changed, if set, hears each sync's changes (Mirror.OnChange).
+	changed func(ctx context.Context, calendarID string, ms []meetingbot.Meeting)
 	// watches records, for each watch, whether it renewed a live channel
 	// (meetingbot.Renewal).
 	watches []bool
@@ -53,10 +55,24 @@ func newPushWorld(t *testing.T, opts mirror.Options) *pushWorld {
 	return newPushWorldOn(t, newWorld(t), opts)
 }
 
+// newPushWorldHearing is newPushWorld whose mirrors tell changed of each
+// sync's changes (Mirror.OnChange).
+func newPushWorldHearing(t *testing.T, changed func(ctx context.Context, calendarID string, ms []meetingbot.Meeting)) *pushWorld {
+	t.Helper()
+	return newPushWorldWith(t, newWorld(t), mirror.Options{}, changed)
+}
+
 // newPushWorldOn is newPushWorld on w.
 func newPushWorldOn(t *testing.T, w *world, opts mirror.Options) *pushWorld {
 	t.Helper()
-	p := &pushWorld{world: w, cals: []string{alice}, woken: make(chan string, 100), opts: opts}
+	return newPushWorldWith(t, w, opts, nil)
+}
+
+// newPushWorldWith is newPushWorldOn whose mirrors tell changed, if set,
+// of each sync's changes.
+func newPushWorldWith(t *testing.T, w *world, opts mirror.Options, changed func(ctx context.Context, calendarID string, ms []meetingbot.Meeting)) *pushWorld {
+	t.Helper()
+	p := &pushWorld{world: w, cals: []string{alice}, woken: make(chan string, 100), opts: opts, changed: changed}
 	p.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p.world.held != nil {
 			<-p.world.held
@@ -84,8 +100,11 @@ func (p *pushWorld) start() {
 		defer p.mu.Unlock()
 		return append([]string(nil), p.cals...), nil
 	}
-	opts.Wake = func(_ context.Context, cal string) { p.woken <- cal }
 	p.m = p.mirror(opts)
+	p.m.OnWake(func(_ context.Context, cal string) { p.woken <- cal })
+	if p.changed != nil {
+		p.m.OnChange(p.changed)
+	}
 	p.mu.Lock()
 	p.handle = p.m.Handler()
 	p.mu.Unlock()
@@ -328,11 +347,11 @@ func TestReplayedMessageNumberChangesNothing(t *testing.T) {
 	assert.Equal(t, lists+1, p.lists(), "a notification numbered above the last one syncs")
 }
 
-// A change pushed by the emulator reaches Options.Changed with the sync
+// A change pushed by the emulator reaches the OnChange hooks with the sync
 // the notification makes, before the scheduler is woken.
 func TestNotificationTellsChanged(t *testing.T) {
 	var c changes
-	p := newPushWorld(t, mirror.Options{Changed: c.changed})
+	p := newPushWorldHearing(t, c.changed)
 	p.settle()
 	c.take()
 

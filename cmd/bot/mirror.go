@@ -38,18 +38,24 @@ func newMirror(cfg config.Config, source *calendar.Source, st store, selfService
 	if held != nil {
 		watch = held.watch
 	}
-	return mirror.New(g, st, mirror.Options{
+	m, err := mirror.New(g, st, mirror.Options{
 		Resync:    cfg.ResyncInterval,
 		Tick:      cfg.TickInterval,
 		Push:      g,
 		Address:   cfg.NotifyURL(),
 		Calendars: calendars,
 		Watch:     watch,
-		Wake:      wake,
-		Changed:   changed,
 		Logger:    log,
 		Observer:  mon,
 	})
+	if err != nil {
+		return nil, err
+	}
+	m.OnWake(wake)
+	if changed != nil {
+		m.OnChange(changed)
+	}
+	return m, nil
 }
 
 // subscribedCalendars returns the calendars subscribed now: those of
