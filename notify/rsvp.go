@@ -56,10 +56,20 @@ func reminderAnswer(r meetingbot.Reminder) []slack.Block {
 	return answerBlocks(action.RSVP{Calendar: r.Subscription.CalendarID, Event: r.Meeting.ID}, r.Meeting.Response)
 }
 
+// AnswerFor makes the DM reminders of the calendars f says can be
+// answered from Slack (their owner connected their Google account, and
+// self-service hears the clicks) carry Going / Maybe / No. The bot is
+// built with it once people's accounts exist, before any reminder goes
+// out; until then, and without it, nobody can answer.
+func (s *Slack) AnswerFor(f func(ctx context.Context, calendarID string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.canAnswer = f
+}
+
 // answerable returns blocks without their answer buttons unless the
-// owner of calendarID can answer from Slack (Config.Answerable: they
-// connected their Google account, and self-service hears the clicks);
-// the line saying their answer stays.
+// owner of calendarID can answer from Slack (AnswerFor); the line saying
+// their answer stays.
 func (s *Slack) answerable(ctx context.Context, calendarID string, blocks []slack.Block) []slack.Block {
 	has := false
 	for _, b := range blocks {
@@ -67,7 +77,10 @@ func (s *Slack) answerable(ctx context.Context, calendarID string, blocks []slac
 			has = true
 		}
 	}
-	if !has || (s.cfg.Answerable != nil && s.cfg.Answerable(ctx, calendarID)) {
+	s.mu.Lock()
+	can := s.canAnswer
+	s.mu.Unlock()
+	if !has || (can != nil && can(ctx, calendarID)) {
 		return blocks
 	}
 	out := make([]slack.Block, 0, len(blocks))

@@ -87,7 +87,7 @@ func TestAnswerButtonsOnRemindersOfInvitations(t *testing.T) {
 }
 
 // TestAnswerButtonsOnlyForPeopleWhoCanAnswer: Notify keeps the buttons
-// when the calendar's owner can answer from Slack (Config.Answerable)
+// when the calendar's owner can answer from Slack (AnswerFor)
 // and drops them, keeping the answer line, when they cannot.
 func TestAnswerButtonsOnlyForPeopleWhoCanAnswer(t *testing.T) {
 	for _, tt := range []struct {
@@ -100,7 +100,10 @@ func TestAnswerButtonsOnlyForPeopleWhoCanAnswer(t *testing.T) {
 		{"nothing hears the clicks", nil, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, func(c *notify.Config) { c.Answerable = tt.answerable })
+			e := newEnv(t)
+			if tt.answerable != nil {
+				e.slack.AnswerFor(tt.answerable)
+			}
 			m := meeting()
 			m.Response = meetingbot.ResponseNeedsAction
 			r := reminder(meetingbot.Subscription{ID: "alice", CalendarID: "alice@example.com"}, m, 10*time.Minute)
@@ -127,7 +130,8 @@ func TestAnswerButtonsOnlyForPeopleWhoCanAnswer(t *testing.T) {
 // time, and keeps the answer buttons to change their mind; in a channel
 // it says the calendar's owner declined.
 func TestEditDeclinedSaysYouDeclined(t *testing.T) {
-	e := newEnv(t, func(c *notify.Config) { c.Answerable = func(context.Context, string) bool { return true } })
+	e := newEnv(t)
+	e.slack.AnswerFor(func(context.Context, string) bool { return true })
 	m := meeting()
 	m.Response = meetingbot.ResponseAccepted
 	dm := meetingbot.Subscription{ID: "alice", CalendarID: "alice@example.com"}

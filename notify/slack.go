@@ -74,11 +74,6 @@ type Config struct {
 	// on reminders: on when something answers their clicks (self-service
 	// with snoozes wired).
 	Snooze bool
-	// Answerable reports whether the owner of a calendar can answer its
-	// invitations from Slack (they connected their Google account, and
-	// self-service hears the clicks): their DM reminders then carry Going
-	// / Maybe / No (see rsvp.go). Nil: nobody can.
-	Answerable func(ctx context.Context, calendarID string) bool
 }
 
 // Slack posts reminders to Slack. It is safe for concurrent use.
@@ -91,6 +86,9 @@ type Slack struct {
 	mu    sync.Mutex
 	names names                   // channels by name, see names.go
 	self  *slack.AuthTestResponse // the bot, from auth.test
+	// canAnswer, set by AnswerFor, reports whether a calendar's owner
+	// can answer its invitations from Slack; nil: nobody can.
+	canAnswer func(ctx context.Context, calendarID string) bool
 }
 
 // New returns a Slack notifier for cfg. It makes no call; use Check to test

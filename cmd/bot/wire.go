@@ -94,12 +94,12 @@ func clients(ctx context.Context, cfg config.Config, log *slog.Logger, obs obser
 		// Self-service answers the snooze buttons' clicks.
 		Snooze: cfg.SelfService(),
 	}
+	slack := notify.New(ncfg)
 	if late != nil && cfg.GoogleConnect() && cfg.SelfService() {
 		// Going / Maybe / No for people who connected their Google
 		// account; self-service answers the clicks (rsvp.go).
-		ncfg.Answerable = late.answerable
+		slack.AnswerFor(late.answerable)
 	}
-	slack := notify.New(ncfg)
 	check, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	if err := slack.Check(check); err != nil {
