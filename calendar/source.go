@@ -162,6 +162,14 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	return s, nil
 }
 
+// CheckCredentials reads cfg's credentials and builds the client they
+// read with, as New does, making no request: a key that cannot be used
+// stops the bot before anything starts. Its errors are New's.
+func CheckCredentials(ctx context.Context, cfg Config) error {
+	_, err := New(ctx, cfg)
+	return err
+}
+
 // ServiceAccountEmail returns the service account's client_email, or ""
 // for authorized-user credentials. Calendars are shared with this address.
 func (s *Source) ServiceAccountEmail() string { return s.creds.clientEmail }

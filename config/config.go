@@ -164,11 +164,24 @@ func (e *Error) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// IsConfig reports whether err is, or wraps, a configuration *Error.
+// IsConfig reports whether err is, or wraps, a configuration *Error or
+// a configuration Rejected.
 func IsConfig(err error) bool {
 	var e *Error
-	return errors.As(err, &e)
+	var r rejected
+	return errors.As(err, &e) || errors.As(err, &r)
 }
+
+// Rejected marks err, a client's refusal of configuration that parsed (a
+// credentials JSON without a usable private key, a TOKEN_ENCRYPTION_KEY
+// that is not a key), as the operator's to fix before anything starts:
+// IsConfig reports true for it, and the bot exits 2 with its text.
+func Rejected(err error) error { return rejected{err} }
+
+type rejected struct{ err error }
+
+func (e rejected) Error() string { return e.err.Error() }
+func (e rejected) Unwrap() error { return e.err }
 
 // Parse reads the configuration through getenv (os.Getenv in production).
 // An empty value counts as unset. It returns an *Error listing every

@@ -118,13 +118,26 @@ func (e *Engine) Run(ctx context.Context) error {
 // whose Google account is connected: the mirror keeps them (and their
 // push channels) as it keeps the subscribed ones.
 func (e *Engine) Calendars(ctx context.Context) ([]string, error) {
-	sets, err := e.settings.InviteSettingsOn(ctx)
+	return Calendars(e.settings, e.people)(ctx)
+}
+
+// Calendars lists the calendars whose notices settings and people say are
+// on, as Engine.Calendars does, for the mirror, which is made before the
+// Engine that reads through it.
+func Calendars(settings Settings, people Connections) func(ctx context.Context) ([]string, error) {
+	return func(ctx context.Context) ([]string, error) {
+		return calendarsOn(ctx, settings, people)
+	}
+}
+
+func calendarsOn(ctx context.Context, settings Settings, people Connections) ([]string, error) {
+	sets, err := settings.InviteSettingsOn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, set := range sets {
-		c, ok, err := e.people.Connection(ctx, meetingbot.ProviderGoogle, set.UserID)
+		c, ok, err := people.Connection(ctx, meetingbot.ProviderGoogle, set.UserID)
 		if err != nil {
 			return nil, err
 		}

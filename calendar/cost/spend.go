@@ -100,11 +100,10 @@ func Estimate(cfg config.Config, n int, push bool) Day {
 // log, which warns once when the projection passes WarnAt of the
 // threshold and says so again when it falls back.
 type Spend struct {
-	cfg       config.Config
-	clock     clock.Clock
-	calendars func(ctx context.Context) ([]string, error)
-	mon       *monitor.Monitor
-	log       *slog.Logger
+	cfg   config.Config
+	clock clock.Clock
+	mon   *monitor.Monitor
+	log   *slog.Logger
 
 	made atomic.Int64 // Calendar requests since start
 
@@ -115,12 +114,16 @@ type Spend struct {
 	over      bool
 }
 
-// NewSpend returns a Spend counting from now, of the calendars subscribed
-// as calendars lists them.
-func NewSpend(cfg config.Config, calendars func(ctx context.Context) ([]string, error), clk clock.Clock, mon *monitor.Monitor, log *slog.Logger) *Spend {
+// NewSpend returns a Spend counting from now. It is made before the
+// Calendar client, whose calls it counts (Observe); the calendars it
+// projects for are given to StartUp and Run.
+func NewSpend(cfg config.Config, clk clock.Clock, mon *monitor.Monitor, log *slog.Logger) *Spend {
 	now := clk.Elapsed()
-	return &Spend{cfg: cfg, calendars: calendars, clock: clk, mon: mon, log: log, began: now, hourBegan: now}
+	return &Spend{cfg: cfg, clock: clk, mon: mon, log: log, began: now, hourBegan: now}
 }
+
+// Calendars lists the calendars subscribed now.
+type Calendars func(ctx context.Context) ([]string, error)
 
 // Observe counts one Calendar API attempt, whatever its outcome: Google
 // counts the requests it answers. It fits calendar.Config.Observe, and
@@ -136,8 +139,8 @@ func (s *Spend) Observe(next func(call string, class retry.Class)) func(call str
 
 // StartUp projects the day from the configuration and the calendars
 // subscribed now.
-func (s *Spend) StartUp(ctx context.Context) {
-	cals, err := s.calendars(ctx)
+func (s *Spend) StartUp(ctx context.Context, calendars Calendars) {
+	cals, err := calendars(ctx)
 	if err != nil {
 		return // the store's trouble, said by its other readers
 	}
@@ -164,7 +167,7 @@ func Breakdown(c Day) string {
 
 // measure projects the day from the requests made: the last hour's, or
 // the average since start, whichever is more, times a day.
-func (s *Spend) measure(ctx context.Context) {
+func (s *Spend) measure(ctx context.Context, calendars Calendars) {
 	made := s.made.Load()
 	now := s.clock.Elapsed()
 	s.mu.Lock()
@@ -178,7 +181,7 @@ func (s *Spend) measure(ctx context.Context) {
 	day := float64(24 * time.Hour)
 	recent := float64(hour) * day / float64(hourSpan)
 	average := float64(total) * day / float64(span)
-	cals, err := s.calendars(ctx)
+	cals, err := calendars(ctx)
 	if err != nil {
 		cals = nil
 	}
@@ -251,7 +254,7 @@ func fitResync(cfg config.Config, n int, threshold float64) (time.Duration, bool
 }
 
 // Run projects the day every projectEvery until ctx ends.
-func (s *Spend) Run(ctx context.Context) {
+func (s *Spend) Run(ctx context.Context, calendars Calendars) {
 	var mu sync.Mutex
 	var t clock.Timer
 	var next func()
@@ -259,7 +262,7 @@ func (s *Spend) Run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		s.measure(ctx)
+		s.measure(ctx, calendars)
 		mu.Lock()
 		defer mu.Unlock()
 		t = s.clock.AfterFunc(projectEvery, next)

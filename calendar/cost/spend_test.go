@@ -109,8 +109,8 @@ func TestDailyProjectionFromTheConfiguration(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out syncedBuffer
 			mon := monitor.New(monitor.Options{})
-			s := NewSpend(tt.cfg, calendarIDs(tt.calendars), clock.NewFake(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)), mon, slog.New(slog.NewJSONHandler(&out, nil)))
-			s.StartUp(t.Context())
+			s := NewSpend(tt.cfg, clock.NewFake(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)), mon, slog.New(slog.NewJSONHandler(&out, nil)))
+			s.StartUp(t.Context(), calendarIDs(tt.calendars))
 			if got := gauge(t, mon, "meetingbot_calendar_daily_projection_requests"); got < tt.requests-1 || got > tt.requests+1 {
 				t.Errorf("meetingbot_calendar_daily_projection_requests = %.1f, want %.0f", got, tt.requests)
 			}
@@ -149,15 +149,15 @@ func TestDailyProjectionEveryHour(t *testing.T) {
 		Offsets: []time.Duration{10 * time.Minute}, CalendarDailyThreshold: 10_000}
 	var out syncedBuffer
 	mon := monitor.New(monitor.Options{})
-	s := NewSpend(cfg, calendarIDs(2), clk, mon, slog.New(slog.NewJSONHandler(&out, nil)))
+	s := NewSpend(cfg, clk, mon, slog.New(slog.NewJSONHandler(&out, nil)))
 	var observed []string
 	observe := s.Observe(func(call string, class retry.Class) { observed = append(observed, call) })
-	s.StartUp(t.Context())
+	s.StartUp(t.Context(), calendarIDs(2))
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.Run(ctx)
+		s.Run(ctx, calendarIDs(2))
 	}()
 	defer func() {
 		cancel()

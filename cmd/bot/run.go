@@ -111,8 +111,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	late := accountsFor(cfg)
 	// What Calendar calls cost (package cost), of the calendars subscribed
 	// once the store is open.
-	var calendars func(ctx context.Context) ([]string, error)
-	spent := cost.NewSpend(cfg, func(ctx context.Context) ([]string, error) { return calendars(ctx) }, clock.New(), mon, log)
+	spent := cost.NewSpend(cfg, clock.New(), mon, log)
 	source, slack, err := clients(ctx, cfg, log, observers{calendar: spent.Observe(mon.ObserveCalendar), slack: mon.ObserveSlack, quotaWait: mon.ObserveQuotaWait, quotaChanged: cost.NewUsageLimits(cfg, mon, log).Changed}, late, h.http)
 	if err != nil {
 		return err
@@ -254,10 +253,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	}
 
 	// Said at start-up, and again when it changes side.
-	calendars = subscribedCalendars(cfg, store, fromSlack != nil, extraCalendars)
+	calendars := subscribedCalendars(cfg, store, fromSlack != nil, extraCalendars)
 	demand := cost.NewDemand(cfg, source, calendars, mon, log)
 	demand.Check(ctx)
-	spent.StartUp(ctx)
+	spent.StartUp(ctx, calendars)
 
 	bg, stopBG := context.WithCancel(ctx)
 	defer stopBG()
@@ -271,7 +270,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, h hooks) er
 	})
 	var wg sync.WaitGroup
 	wg.Go(func() { demand.Run(bg) })
-	wg.Go(func() { spent.Run(bg) })
+	wg.Go(func() { spent.Run(bg, calendars) })
 	if fromSlack != nil {
 		fromSlack.mount(servers)
 		fromSlack.run(bg, &wg)
