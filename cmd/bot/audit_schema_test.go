@@ -18,7 +18,7 @@ func TestAuditRefusesAnOlderSchema(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	env := w.env()
-	init, err := os.ReadFile(filepath.Join("..", "..", "storage", "migrations", "001_init.sql"))
+	init, err := os.ReadFile(filepath.Join("..", "..", "storage", "sqlite", "migrations", "001_init.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/daemon"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 )
 
@@ -180,10 +181,18 @@ func runDay(t testing.TB, cfg dayConfig) dayResult {
 	}
 	served := make(chan error, 1)
 	go func() {
-		served <- serve(ctx, conf, log, hooks{
-			listen: ln.listen,
-			http:   httpClients{calendar: &http.Client{Transport: seen}, slack: &http.Client{Transport: slackCalls}},
+		b, err := daemon.New(ctx, conf, daemon.Options{
+			Logger:       log,
+			Listen:       ln.listen,
+			CalendarHTTP: &http.Client{Transport: seen},
+			SlackHTTP:    &http.Client{Transport: slackCalls},
 		})
+		if err != nil {
+			served <- err
+			return
+		}
+		defer b.Close()
+		served <- b.Run(ctx)
 	}()
 
 	var r dayResult

@@ -17,6 +17,7 @@ import (
 
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/daemon"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 )
 
@@ -102,15 +103,22 @@ func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Wri
 	stop, cancel := context.WithCancel(ctx)
 	defer cancel()
 	script.finish = cancel
-	err = serve(stop, cfg, log, hooks{listening: func(addr string) {
-		script.addr = addr
-		out.banner(addr, cfg.DatabasePath, script)
-		wg.Go(func() { script.play(stop) })
-	}})
+	b, err := daemon.New(stop, cfg, daemon.Options{Logger: log, Version: version()})
+	if err != nil {
+		if stop.Err() != nil {
+			return nil // stopped before the bot listened: nothing to sum up
+		}
+		return err
+	}
+	script.addr = b.Addr()
+	out.banner(script.addr, cfg.DatabasePath, script)
+	wg.Go(func() { script.play(stop) })
+	err = b.Run(stop)
+	b.Close()
 	cancel()
 	wg.Wait()
-	if err != nil || script.addr == "" {
-		return err // stopped before the bot listened: nothing to sum up
+	if err != nil {
+		return err
 	}
 	// What the bot recorded, read once it has stopped, from the first
 	// trigger it could have met to the last reminder's.

@@ -170,7 +170,7 @@ func TestDockerignoreKeepsSecretsOut(t *testing.T) {
 			t.Errorf(".dockerignore lets %s into the build context", secret)
 		}
 	}
-	for _, source := range []string{"go.mod", "go.sum", "cmd/bot/main.go", "storage/migrations/0001_init.sql", "deploy/entrypoint.sh"} {
+	for _, source := range []string{"go.mod", "go.sum", "cmd/bot/main.go", "storage/sqlite/migrations/001_init.sql", "deploy/entrypoint.sh"} {
 		if ignored(source) {
 			t.Errorf(".dockerignore keeps %s, which the build needs, out of the build context", source)
 		}

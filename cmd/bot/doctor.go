@@ -123,7 +123,7 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 			Logger:          d.log,
 		})
 		if err != nil {
-			return rejectedConfig{err}
+			return config.Rejected(err)
 		}
 	}
 	d.slack = notify.New(notify.Config{Token: cfg.SlackToken, APIURL: cfg.SlackAPIURL, Logger: d.log})

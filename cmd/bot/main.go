@@ -40,7 +40,7 @@ func exitCode(err error, stderr io.Writer) int {
 		return 0
 	case errors.As(err, &status):
 		return int(status) // the subcommand has said why
-	case config.IsConfig(err), errors.As(err, new(usageError)), errors.As(err, new(rejectedConfig)):
+	case config.IsConfig(err), errors.As(err, new(usageError)):
 		fmt.Fprintln(stderr, err)
 		return 2
 	default:

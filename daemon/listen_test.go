@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bufio"
@@ -40,7 +40,7 @@ func TestListeners(t *testing.T) {
 
 	t.Run("one listener", func(t *testing.T) {
 		mon := monitor.New(monitor.Options{Subscriptions: subs, Interval: 10 * time.Second, Now: clock})
-		servers, err := listen(config.Config{HTTPAddr: "127.0.0.1:0"}, mon, log, net.Listen)
+		servers, err := listeners(config.Config{HTTPAddr: "127.0.0.1:0"}, mon.Handler(), mon.PublicHandler(), log, net.Listen)
 		if err != nil || len(servers) != 1 {
 			t.Fatalf("listen(HTTP_ADDR) = %d servers, %v; want 1", len(servers), err)
 		}
@@ -56,7 +56,7 @@ func TestListeners(t *testing.T) {
 
 	t.Run("private metrics listener", func(t *testing.T) {
 		mon := monitor.New(monitor.Options{Subscriptions: subs, Interval: 10 * time.Second, Now: clock})
-		servers, err := listen(config.Config{HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0"}, mon, log, net.Listen)
+		servers, err := listeners(config.Config{HTTPAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0"}, mon.Handler(), mon.PublicHandler(), log, net.Listen)
 		if err != nil || len(servers) != 2 {
 			t.Fatalf("listen(HTTP_ADDR, METRICS_ADDR) = %d servers, %v; want 2", len(servers), err)
 		}
@@ -130,4 +130,17 @@ func TestServerClosesIdleAndSlowConnections(t *testing.T) {
 		io.WriteString(c, "POST /healthz HTTP/1.1\r\nHost: bot\r\nContent-Length: 1000\r\n\r\nthe rest never comes")
 		closedWithin(t, c, bufio.NewReader(c), 2*time.Second)
 	})
+}
+
+// httpGet GETs url and returns the status and the body; 0 and the error
+// when it gets no answer.
+func httpGet(url string) (int, string) {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func TestReplicaShare(t *testing.T) {
 	var quotas quotaShares
 	held := &heldCalendars{}
 	firsts := 0
-	held.first = func() { firsts++ }
+	held.onFirst(func() { firsts++ })
 	wrapped := replicaShare(share, &quotas, held)
 
 	assert.False(t, held.watch("alice@example.com"), "a channel kept before the first share")

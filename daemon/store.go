@@ -1,45 +1,61 @@
-package main
+package daemon
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"time"
 
-	"github.com/meetingbot/meetingbot/agenda"
-
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/agenda"
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/config"
+	"github.com/meetingbot/meetingbot/connect"
 	"github.com/meetingbot/meetingbot/mirror"
 	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/meetingbot/meetingbot/notify"
+	"github.com/meetingbot/meetingbot/rsvp"
 	"github.com/meetingbot/meetingbot/scheduler"
 	"github.com/meetingbot/meetingbot/selfservice"
+	"github.com/meetingbot/meetingbot/snooze"
+	"github.com/meetingbot/meetingbot/status"
 	"github.com/meetingbot/meetingbot/storage/postgres"
 	"github.com/meetingbot/meetingbot/storage/sqlite"
+	"github.com/meetingbot/meetingbot/timer"
 )
 
-// store is where the bot keeps its state: one machine's SQLite file
+// Store is where the bot keeps its state: one machine's SQLite file
 // (DATABASE_PATH), or a PostgreSQL database several replicas share
-// (DATABASE_URL).
-type store interface {
+// (DATABASE_URL). It is every part's store at once.
+type Store interface {
 	scheduler.Ledger
 	audit.Ledger
+	audit.Timers
+	audit.Notices
+	audit.ConnectionsStore
 	monitor.Counter
 	selfservice.Store
+	selfservice.StatusSettings
+	selfservice.InviteStore
 	agenda.Settings
 	mirror.Store
-	snoozeStore
+	timer.Store
+	snooze.Store
+	snooze.Ledger
+	snooze.Pruner
+	connect.Store
+	status.Settings
+	rsvp.Settings
+	rsvp.Ledger
 	notify.ChannelNames
+	notify.StatusLedger
 	Close() error
 }
 
 // Both stores provide everything the bot reads and writes; PostgreSQL's
 // claims are held by its replicas' heartbeats.
 var (
-	_ store            = (*sqlite.Store)(nil)
-	_ store            = (*postgres.Store)(nil)
+	_ Store            = (*sqlite.Store)(nil)
+	_ Store            = (*postgres.Store)(nil)
 	_ scheduler.Holder = (*postgres.Store)(nil)
 )
 
@@ -47,32 +63,39 @@ var (
 // scheduler.Options.Share asks for it.
 type shareFunc = func(ctx context.Context, subs []meetingbot.Subscription) ([]meetingbot.Subscription, error)
 
-// openStore opens the state cfg names. With PostgreSQL it also returns
-// the replica's share, which tells mon what the replica holds at every
-// round; with SQLite the share is nil: one machine sweeps everything.
-func openStore(ctx context.Context, cfg config.Config, mon *monitor.Monitor, log *slog.Logger) (store, shareFunc, error) {
-	if cfg.DatabaseURL == "" {
-		s, err := sqlite.Open(ctx, cfg.DatabasePath)
-		return s, nil, err
+// openStore opens the state cfg names. With PostgreSQL it waits while the
+// database cannot be reached (postgres.OpenWaiting), and keeps the
+// replica's share, which tells the monitor what the replica holds at
+// every round; with SQLite one machine sweeps everything.
+func (b *Bot) openStore(ctx context.Context) error {
+	if b.cfg.DatabaseURL == "" {
+		s, err := sqlite.Open(ctx, b.cfg.DatabasePath)
+		if err != nil {
+			return err
+		}
+		b.store = s
+		return nil
 	}
-	s, err := openPostgres(ctx, cfg, log)
+	s, err := postgres.OpenWaiting(ctx, b.cfg.DatabaseURL, postgres.Options{Interval: b.cfg.TickInterval}, b.log, postgres.Waits{})
 	if err != nil || s == nil {
-		return nil, nil, err
+		return err // nil: stopped while waiting for the database
 	}
-	log.Info("state in PostgreSQL: the subscriptions are shared with the other replicas there",
-		"db", config.RedactURL(cfg.DatabaseURL), "replica", s.Owner(), "lease", postgres.LeaseTicks*cfg.TickInterval)
-	share := func(ctx context.Context, subs []meetingbot.Subscription) ([]meetingbot.Subscription, error) {
+	b.store = s
+	b.log.Info("state in PostgreSQL: the subscriptions are shared with the other replicas there",
+		"db", config.RedactURL(b.cfg.DatabaseURL), "replica", s.Owner(), "lease", postgres.LeaseTicks*b.cfg.TickInterval)
+	b.held = &heldCalendars{}
+	b.share = func(ctx context.Context, subs []meetingbot.Subscription) ([]meetingbot.Subscription, error) {
 		mine, err := s.Share(ctx, subs)
 		ids := make([]string, len(mine))
 		for i, sub := range mine {
 			ids[i] = sub.ID
 		}
 		if err == nil || ctx.Err() == nil {
-			mon.Leases(ids, len(subs), err)
+			b.mon.Leases(ids, len(subs), err)
 		}
 		return mine, err
 	}
-	return s, share, nil
+	return nil
 }
 
 // minQuotaShare is the least share of the project's Calendar quotas a
@@ -121,6 +144,13 @@ func (h *heldCalendars) watch(calendarID string) bool {
 	return h.known && (h.held[calendarID] || !h.shared[calendarID])
 }
 
+// onFirst registers f, called once the first share is known.
+func (h *heldCalendars) onFirst(f func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.first = f
+}
+
 // set records the calendars of mine, out of those of subs.
 func (h *heldCalendars) set(subs, mine []meetingbot.Subscription) {
 	held, shared := map[string]bool{}, map[string]bool{}
@@ -155,27 +185,4 @@ func claimLease(cfg config.Config) time.Duration {
 		return 0
 	}
 	return cfg.TickInterval
-}
-
-// openPostgres opens the PostgreSQL store, waiting while the database
-// cannot be reached (postgres.OpenWaiting). It returns nil, nil when ctx
-// ends first.
-func openPostgres(ctx context.Context, cfg config.Config, log *slog.Logger) (*postgres.Store, error) {
-	return postgres.OpenWaiting(ctx, cfg.DatabaseURL, postgres.Options{Interval: cfg.TickInterval}, log, postgres.Waits{})
-}
-
-// openAuditLedger opens the ledger for bot audit. A database the bot has
-// never run on, or has run on with an older binary, is refused, not
-// migrated: auditing must neither create an empty ledger where the bot's
-// is not nor change the schema under the bot that runs on it.
-func openAuditLedger(ctx context.Context, cfg config.Config) (interface {
-	audit.Ledger
-	audit.Timers
-	agenda.Settings
-	Close() error
-}, error) {
-	if cfg.DatabaseURL != "" {
-		return postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{Interval: cfg.TickInterval, Existing: true})
-	}
-	return sqlite.OpenExisting(ctx, cfg.DatabasePath)
 }
