@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meetingbot/meetingbot/doctor"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
 	"github.com/meetingbot/meetingbot/storage/sqlite"
@@ -26,7 +27,7 @@ const serviceAccount = "bot@meetingbot-test.iam.gserviceaccount.com"
 
 // doctor runs `bot doctor args…` with env and returns its exit status and
 // output lines.
-func doctor(t *testing.T, w *world, env map[string]string, args ...string) (int, []string) {
+func doctorOf(t *testing.T, w *world, env map[string]string, args ...string) (int, []string) {
 	t.Helper()
 	p := start(t, w.dir, env, append([]string{"doctor"}, args...)...)
 	code, _ := p.wait(2 * time.Minute)
@@ -55,7 +56,7 @@ func TestDoctorPasses(t *testing.T) {
 	w.cal.Share(team, serviceAccount)
 	env := w.env("CALENDARS=" + alice + "," + teamID + ",room@example.com=" + engID)
 	w.cal.AddCalendar("room@example.com")
-	code, lines := doctor(t, w, env)
+	code, lines := doctorOf(t, w, env)
 	if code != 0 {
 		t.Fatalf("bot doctor = exit %d, want 0:\n%s", code, strings.Join(lines, "\n"))
 	}
@@ -160,7 +161,7 @@ func TestDoctorFindsWhatIsWrong(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(w, env)
 			}
-			code, lines := doctor(t, w, env)
+			code, lines := doctorOf(t, w, env)
 			l := line(lines, tt.check)
 			if code != 1 || !strings.HasPrefix(l, tt.want) || !strings.Contains(l, "; fix: ") || !strings.Contains(l[strings.Index(l, "; fix: "):], tt.wantFix) {
 				t.Fatalf("bot doctor = exit %d, check %q = %q; want exit 1 and a line starting %q whose fix says %q; all:\n%s",
@@ -189,7 +190,7 @@ func TestDoctorDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	code, lines := doctor(t, w, env)
+	code, lines := doctorOf(t, w, env)
 	if want := "✓ database: SQLite at " + env["DATABASE_PATH"] + ": writable and migrated"; code != 0 || line(lines, "database") != want {
 		t.Errorf("bot doctor on a migrated SQLite file = exit %d, %q; want 0 and %q", code, line(lines, "database"), want)
 	}
@@ -199,13 +200,13 @@ func TestDoctorDatabase(t *testing.T) {
 
 	base := pgtest.Server(t)
 	pg := pgtest.URL(t)
-	code, lines = doctor(t, w, w.env("DATABASE_PATH=", "DATABASE_URL="+pg))
+	code, lines = doctorOf(t, w, w.env("DATABASE_PATH=", "DATABASE_URL="+pg))
 	if l := line(lines, "database"); code != 0 || !strings.HasPrefix(l, "✓ database: PostgreSQL") || !strings.Contains(l, "the bot creates its tables") {
 		t.Errorf("bot doctor on an empty PostgreSQL schema = exit %d, %q; want 0 and the tables made at start", code, l)
 	}
 	u, _ := url.Parse(base)
 	u.Path = "/meetingbot_no_such_database"
-	code, lines = doctor(t, w, w.env("DATABASE_PATH=", "DATABASE_URL="+u.String()))
+	code, lines = doctorOf(t, w, w.env("DATABASE_PATH=", "DATABASE_URL="+u.String()))
 	if l := line(lines, "database"); code != 1 || !strings.HasPrefix(l, "✗ database: the database does not exist") || !strings.Contains(l, "createdb") {
 		t.Errorf("bot doctor on a database that does not exist = exit %d, %q; want 1 and createdb", code, l)
 	}
@@ -266,7 +267,7 @@ func TestDoctorPublicURL(t *testing.T) {
 		{other.URL, "✗ PUBLIC_URL: " + other.URL + "/healthz answered 404 Not Found, not this bot's /healthz; fix: PUBLIC_URL must be the base URL that reaches HTTP_ADDR", 1},
 	} {
 		env := w.env("PUBLIC_URL="+tt.url, "SSL_CERT_FILE="+certFile, "DATABASE_PATH="+filepath.Join(t.TempDir(), "doctor.db"))
-		code, lines := doctor(t, w, env)
+		code, lines := doctorOf(t, w, env)
 		if l := line(lines, "PUBLIC_URL"); code != tt.code || !strings.HasPrefix(l, tt.want) {
 			t.Errorf("bot doctor with PUBLIC_URL=%s = exit %d, %q; want %d and a line starting %q", tt.url, code, l, tt.code, tt.want)
 		}
@@ -276,10 +277,7 @@ func TestDoctorPublicURL(t *testing.T) {
 // TestDoctorScopesAreTheManifests keeps doctor's table of scopes, and the
 // emulator's default grant, the manifests' bot scopes.
 func TestDoctorScopesAreTheManifests(t *testing.T) {
-	var names []string
-	for _, s := range slackScopes {
-		names = append(names, s.name)
-	}
+	names := doctor.Scopes()
 	for _, path := range []string{manifestRequestURLs, manifestSocketMode} {
 		m, _ := readManifest(t, path)
 		if !slices.Equal(names, m.OAuth.Scopes.Bot) {
@@ -300,13 +298,13 @@ func TestDoctorGoogleOAuthClient(t *testing.T) {
 	addr := freeAddr(t)
 	front := httpsFront(t, addr)
 	env := w.connectEnv(front, addr)
-	code, lines := doctor(t, w, env)
+	code, lines := doctorOf(t, w, env)
 	want := "✓ Google OAuth client: client "
 	if l := line(lines, "Google OAuth client"); !strings.HasPrefix(l, want) || !strings.HasSuffix(l, "lists the redirect URI "+front.URL+"/google/oauth/callback") {
 		t.Errorf("bot doctor, connect on: %q (exit %d); want a line starting %q:\n%s", l, code, want, strings.Join(lines, "\n"))
 	}
 	env["GOOGLE_OAUTH_CLIENT_JSON"] = string(w.cal.OAuthClientJSON("https://elsewhere.example.com/google/oauth/callback"))
-	code, lines = doctor(t, w, env)
+	code, lines = doctorOf(t, w, env)
 	l := line(lines, "Google OAuth client")
 	if code != 1 || !strings.HasPrefix(l, "✗ Google OAuth client: ") || !strings.Contains(l, "does not list the redirect URI "+front.URL+"/google/oauth/callback") ||
 		!strings.Contains(l, "fix: add "+front.URL+"/google/oauth/callback under Authorized redirect URIs") {
@@ -325,14 +323,14 @@ func TestDoctorSlackOAuthClient(t *testing.T) {
 	front := httpsFront(t, addr)
 	env := w.connectEnv(front, addr, "SLACK_CLIENT_ID="+slacktest.ClientID, "SLACK_CLIENT_SECRET="+slacktest.ClientSecret)
 	uri := front.URL + "/slack/oauth/callback"
-	code, lines := doctor(t, w, env)
+	code, lines := doctorOf(t, w, env)
 	l := line(lines, "Slack OAuth client")
 	if !strings.HasPrefix(l, "✗ Slack OAuth client: Slack's authorization page refuses client "+slacktest.ClientID+" with the redirect URL "+uri) ||
 		!strings.Contains(l, "fix: list "+uri+" under the app's Redirect URLs") || code != 1 {
 		t.Errorf("bot doctor, the redirect URL not in the app = exit %d, %q; want 1 and where to list it:\n%s", code, l, strings.Join(lines, "\n"))
 	}
 	w.slack.RegisterRedirect(uri)
-	_, lines = doctor(t, w, env)
+	_, lines = doctorOf(t, w, env)
 	if l, want := line(lines, "Slack OAuth client"), "✓ Slack OAuth client: Slack's authorization page takes client "+slacktest.ClientID+" with the redirect URL "+uri; l != want {
 		t.Errorf("bot doctor, the redirect URL in the app: %q, want %q", l, want)
 	}

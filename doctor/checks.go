@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"bufio"
@@ -67,6 +67,17 @@ var slackScopes = []slackScope{
 		return k[kindUser] || k[kindEmail] || cfg.SelfService()
 	}},
 	{"commands", "the /meetingbot command", func(cfg config.Config, _ map[string]bool) bool { return cfg.SelfService() }},
+}
+
+// Scopes lists the bot scopes doctor knows what needs, in the manifests'
+// order: a test keeps them the manifests' and the Slack emulator's
+// default grant.
+func Scopes() []string {
+	names := make([]string, len(slackScopes))
+	for i, s := range slackScopes {
+		names[i] = s.name
+	}
+	return names
 }
 
 // destinationKinds returns the kinds of destination cfg's CALENDARS has.
