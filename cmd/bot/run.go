@@ -9,6 +9,7 @@ import (
 
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/daemon"
+	"github.com/meetingbot/meetingbot/demo"
 	"github.com/meetingbot/meetingbot/internal/logger"
 )
 
@@ -46,14 +47,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return usageError{fmt.Sprintf("unexpected argument %q: configuration comes from environment variables (see bot -h)", args[1])}
 	}
 	if cmd == "demo" {
-		return demo(ctx, getenv, stdout, stderr)
+		return demo.Run(ctx, getenv, stdout, stderr, version())
 	}
 	cfg, err := config.Parse(getenv)
 	if err != nil {
 		return err
 	}
 	if cfg.Demo {
-		return demo(ctx, getenv, stdout, stderr)
+		return demo.Run(ctx, getenv, stdout, stderr, version())
 	}
 	return serve(ctx, cfg, newLogger(cfg, stderr))
 }

@@ -1,4 +1,9 @@
-package main
+// Package demo is the bot's built-in demo: the bot built exactly as in
+// production (package daemon) against a local Calendar emulator and a
+// local Slack emulator, a script of meetings added, moved and cancelled
+// and a slash command typed as Slack would, each message printed as Slack
+// would show it, and at the end a summary read from the ledger.
+package demo
 
 import (
 	"context"
@@ -18,6 +23,7 @@ import (
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/daemon"
+	"github.com/meetingbot/meetingbot/internal/logger"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
 )
 
@@ -37,13 +43,13 @@ const (
 	demoBobCommand = "on 1m,0"
 )
 
-// demo runs the bot exactly as in production, against a local Calendar
+// Run runs the bot exactly as in production, against a local Calendar
 // emulator and a local Slack emulator, and prints each reminder as Slack
 // would show it. The operator's DATABASE_PATH, HTTP_ADDR, LOG_LEVEL and
 // LOG_FORMAT are honoured (a temporary database, a free loopback port, warn
 // and text otherwise); Slack, Google, CALENDARS, offsets and tick are the
-// demo's own.
-func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
+// demo's own. version is the build's, for the start-up line.
+func Run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, version string) error {
 	// Check the operator's variables before starting anything.
 	placeholder := map[string]string{
 		"SLACK_BOT_TOKEN": "xoxb-demo", "GOOGLE_CREDENTIALS_JSON": `{"type":"service_account"}`,
@@ -89,7 +95,7 @@ func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg, stderr)
+	log := logger.New(cfg.LogLevel, cfg.LogFormat, stderr)
 
 	out := &demoPrinter{w: stdout}
 	slack.OnMessage(out.message)
@@ -103,7 +109,7 @@ func demo(ctx context.Context, getenv func(string) string, stdout, stderr io.Wri
 	stop, cancel := context.WithCancel(ctx)
 	defer cancel()
 	script.finish = cancel
-	b, err := daemon.New(stop, cfg, daemon.Options{Logger: log, Version: version()})
+	b, err := daemon.New(stop, cfg, daemon.Options{Logger: log, Version: version})
 	if err != nil {
 		if stop.Err() != nil {
 			return nil // stopped before the bot listened: nothing to sum up
