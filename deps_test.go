@@ -2,6 +2,7 @@ package meetingbot_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -184,6 +185,38 @@ func TestDependencies(t *testing.T) {
 		for dep, why := range bad {
 			if deps[dep] {
 				t.Errorf("%s depends on %s: %s", path, dep, why)
+			}
+		}
+	}
+}
+
+// builders are the packages that build the whole bot or run it as a
+// subcommand, and those that may import them: cmd/ only parses flags and
+// starts what one builder package builds.
+var builders = map[string][]string{
+	module + "/daemon": {module + "/cmd/bot", module + "/demo"},
+	module + "/demo":   {module + "/cmd/bot"},
+	module + "/doctor": {module + "/cmd/bot"},
+}
+
+// TestOnlyTheBinaryBuildsTheBot fails when a part of the bot depends on
+// the package that builds it all (or on a subcommand's): the builder
+// depends on the parts, never the other way.
+func TestOnlyTheBinaryBuildsTheBot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, deps := fields[0], fields[1:]
+		for _, dep := range deps {
+			allowed, ok := builders[dep]
+			if ok && !slices.Contains(allowed, pkg) {
+				t.Errorf("%s depends on %s, which only %v may import", pkg, dep, allowed)
 			}
 		}
 	}

@@ -1,65 +1,25 @@
 package main
 
 import (
-	"flag"
+	"context"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/config"
 )
-
-var update = flag.Bool("update", false, "rewrite the configuration table in docs/configuration.md from config.Vars")
-
-const (
-	tableStart = "<!-- config table: generated from config.Vars; rewrite with go test ./cmd/bot -run Readme -update -->\n"
-	tableEnd   = "<!-- end config table -->"
-)
-
-// TestReadmeConfigurationTable keeps the configuration table of
-// docs/configuration.md the one `bot -h` prints: both come from config.Vars.
-func TestReadmeConfigurationTable(t *testing.T) {
-	const path = "../../docs/configuration.md"
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	i := strings.Index(readme, tableStart)
-	j := strings.Index(readme, tableEnd)
-	if i < 0 || j < i {
-		t.Fatalf("%s lacks the configuration table markers %q … %q", path, tableStart, tableEnd)
-	}
-	got := readme[i+len(tableStart) : j]
-	want := config.Markdown()
-	if *update {
-		if err := os.WriteFile(path, []byte(readme[:i+len(tableStart)]+want+readme[j:]), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if got != want {
-		t.Errorf("%s configuration table = \n%s\nwant (go test ./cmd/bot -run Readme -update)\n%s", path, got, want)
-	}
-	for _, v := range config.Vars {
-		if !strings.Contains(got, "`"+v.Name+"`") {
-			t.Errorf("%s configuration table lacks %s", path, v.Name)
-		}
-	}
-}
 
 // TestHelpAndReadmeAgreeOnTheDemo checks that `bot -h` and the README say
 // the same about when the demo runs, and that the setup page gives the
 // gcloud command Google still allows for the personal route, the one the
 // bot's own hints give.
 func TestHelpAndReadmeAgreeOnTheDemo(t *testing.T) {
-	p := start(t, t.TempDir(), nil, "-h")
-	if code, _ := p.wait(30 * time.Second); code != 0 {
-		t.Fatalf("bot -h: exit %d", code)
+	var stdout, stderr strings.Builder
+	if err := run(context.Background(), []string{"-h"}, environ(), &stdout, &stderr); err != nil {
+		t.Fatalf("bot -h: %v", err)
 	}
-	help := strings.Join(strings.Fields(p.out.String()), " ")
+	help := strings.Join(strings.Fields(stdout.String()), " ")
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-// Package storage keeps the bot's state in one SQLite file: per-subscription
+// Package sqlite keeps the bot's state in one SQLite file: per-subscription
 // cursors and the ledger of reminder keys with their outcomes.
 //
 // The ledger is what makes delivery exactly-once: a key is claimed (outcome
