@@ -40,9 +40,9 @@ func zone(t *testing.T, name string) *time.Location {
 
 // profiles reads Slack profiles through the notifier, uncached, so that a
 // zone changed in Slack shows at the next pass.
-type profiles struct{ slack *notify.Slack }
+type slackPeople struct{ slack *notify.Slack }
 
-func (p profiles) Person(ctx context.Context, user string) (agenda.Person, error) {
+func (p slackPeople) Person(ctx context.Context, user string) (agenda.Person, error) {
 	email, tz, err := p.slack.Profile(ctx, user)
 	return agenda.Person{Email: email, TZ: tz}, err
 }
@@ -127,7 +127,7 @@ func (e *env) open() (*agenda.Engine, testStore, *observed) {
 		Token: slacktest.Token, APIURL: e.slack.URL(), Now: e.clock.Now, Sleep: e.clock.Sleep, CallTimeout: 2 * time.Second,
 	})
 	obs := &observed{}
-	engine, err := agenda.New(store, profiles{slack}, source, slack, store, agenda.Options{
+	engine, err := agenda.New(store, slackPeople{slack}, source, slack, store, agenda.Options{
 		Interval: interval, Clock: e.clock, Observer: obs,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})

@@ -18,13 +18,13 @@ import (
 )
 
 // accounts is Accounts over people's grants obtained from the emulator.
-type accounts struct {
+type fakeAccounts struct {
 	mu      sync.Mutex
 	sources map[string]oauth2.TokenSource // by calendar ID
 	refused []string
 }
 
-func (a *accounts) Account(_ context.Context, calendarID string) (oauth2.TokenSource, string, error) {
+func (a *fakeAccounts) Account(_ context.Context, calendarID string) (oauth2.TokenSource, string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ts := a.sources[calendarID]
@@ -34,9 +34,9 @@ func (a *accounts) Account(_ context.Context, calendarID string) (oauth2.TokenSo
 	return ts, "conn:" + calendarID, nil
 }
 
-func (a *accounts) Renew(string) {} // the token sources are the library's: they refresh once expired
+func (a *fakeAccounts) Renew(string) {} // the token sources are the library's: they refresh once expired
 
-func (a *accounts) Refused(_ context.Context, connection string, _ error) {
+func (a *fakeAccounts) Refused(_ context.Context, connection string, _ error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.refused = append(a.refused, connection)
@@ -79,7 +79,7 @@ func TestConnectedAccountsReadTheirOwnCalendar(t *testing.T) {
 	put(t, srv, "bob@example.com", "b1", start, 30*time.Minute)
 	srv.Share("alice@example.com", "nobody@example.com") // not the service account
 	srv.Share("bob@example.com", srv.ServiceAccountEmail())
-	acc := &accounts{sources: map[string]oauth2.TokenSource{"alice@example.com": grant(t, srv, "alice@example.com")}}
+	acc := &fakeAccounts{sources: map[string]oauth2.TokenSource{"alice@example.com": grant(t, srv, "alice@example.com")}}
 
 	src, _ := newSource(t, srv, func(c *calendar.Config) { c.Accounts = acc })
 	for _, cal := range []string{"alice@example.com", "bob@example.com"} {
@@ -110,7 +110,7 @@ func TestConnectedAccountsReadTheirOwnCalendar(t *testing.T) {
 func TestRefusedTokenStopsTheConnection(t *testing.T) {
 	srv := newServer(t)
 	srv.AddCalendar("alice@example.com")
-	acc := &accounts{sources: map[string]oauth2.TokenSource{"alice@example.com": grant(t, srv, "alice@example.com")}}
+	acc := &fakeAccounts{sources: map[string]oauth2.TokenSource{"alice@example.com": grant(t, srv, "alice@example.com")}}
 	src, _ := newSource(t, srv, func(c *calendar.Config) { c.Accounts = acc })
 	srv.QueueFaults("alice@example.com", calendartest.Unauthorized, calendartest.Unauthorized)
 	_, err := src.Meetings(t.Context(), sub("alice@example.com"), time.Now(), time.Now().Add(time.Hour))

@@ -30,7 +30,7 @@ func TestEveryCallIsObservedByKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok := srv.Grant(alice, gcal.CalendarEventsReadonlyScope, meetingbot.ScopeCalendarEvents)
-	acc := &accounts{sources: map[string]oauth2.TokenSource{alice: oauth2.StaticTokenSource(tok)}}
+	acc := &fakeAccounts{sources: map[string]oauth2.TokenSource{alice: oauth2.StaticTokenSource(tok)}}
 	src, rec := newSource(t, srv, func(c *calendar.Config) { c.Accounts = acc })
 	rcv := newNotifyReceiver(t, srv)
 	ctx := t.Context()

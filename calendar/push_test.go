@@ -96,7 +96,7 @@ func TestWatchNotifiesAChange(t *testing.T) {
 	srv.AddCalendar(alice)
 	src, rec := newSource(t, srv, nil)
 	rcv := newNotifyReceiver(t, srv)
-	m := &mirror{t: t, src: src, cal: alice, w: syncWindow(8)}
+	m := &fakeMirror{t: t, src: src, cal: alice, w: syncWindow(8)}
 	m.sync()
 
 	before := time.Now()

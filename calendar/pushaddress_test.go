@@ -23,7 +23,7 @@ func TestWatchOfAnUnverifiedDomain(t *testing.T) {
 	srv.AddCalendar(alice)
 	srv.AddCalendar("carol@example.com")
 	srv.RequireVerifiedDomains("verified.example.com")
-	acc := &accounts{sources: map[string]oauth2.TokenSource{"carol@example.com": grant(t, srv, "carol@example.com")}}
+	acc := &fakeAccounts{sources: map[string]oauth2.TokenSource{"carol@example.com": grant(t, srv, "carol@example.com")}}
 	src, _ := newSource(t, srv, func(c *calendar.Config) { c.Accounts = acc })
 	const address = "https://bot.example.com/google/notify"
 

@@ -38,7 +38,7 @@ func invite(t *testing.T, srv *calendartest.Server, id string, start time.Time) 
 func answering(t *testing.T, srv *calendartest.Server, scopes ...string) *calendar.Source {
 	t.Helper()
 	tok := srv.Grant("alice@example.com", scopes...)
-	acc := &accounts{sources: map[string]oauth2.TokenSource{"alice@example.com": oauth2.StaticTokenSource(tok)}}
+	acc := &fakeAccounts{sources: map[string]oauth2.TokenSource{"alice@example.com": oauth2.StaticTokenSource(tok)}}
 	src, _ := newSource(t, srv, func(c *calendar.Config) { c.Accounts = acc })
 	return src
 }
@@ -137,7 +137,7 @@ func TestRespondErrors(t *testing.T) {
 	}
 	readOnly := answering(t, srv, gcal.CalendarEventsReadonlyScope)
 	writer := answering(t, srv, meetingbot.ScopeCalendarEvents)
-	nobody, _ := newSource(t, srv, func(c *calendar.Config) { c.Accounts = &accounts{} })
+	nobody, _ := newSource(t, srv, func(c *calendar.Config) { c.Accounts = &fakeAccounts{} })
 	cases := []struct {
 		name  string
 		src   *calendar.Source
@@ -166,7 +166,7 @@ func TestRespondErrors(t *testing.T) {
 	}
 	srv.Share("carol@example.com", "alice@example.com")
 	tok := srv.Grant("alice@example.com", meetingbot.ScopeCalendarEvents)
-	both := &accounts{sources: map[string]oauth2.TokenSource{"carol@example.com": oauth2.StaticTokenSource(tok)}}
+	both := &fakeAccounts{sources: map[string]oauth2.TokenSource{"carol@example.com": oauth2.StaticTokenSource(tok)}}
 	shared, _ := newSource(t, srv, func(c *calendar.Config) { c.Accounts = both })
 	if _, err := shared.Respond(context.Background(), "carol@example.com", "plan1", meetingbot.ResponseAccepted); !errors.Is(err, meetingbot.ErrCannotEdit) || !meetingbot.IsPermanent(err) {
 		t.Errorf("Respond on a calendar shared read-only: %v, want ErrCannotEdit", err)

@@ -85,7 +85,7 @@ func TestSyncNamesTheSeriesItTouches(t *testing.T) {
 			putSeries(t, srv, "daily", at(1), "RRULE:FREQ=DAILY;COUNT=4")
 			put(t, srv, alice, "single", at(2), time.Hour)
 			src, _ := newSource(t, srv, nil)
-			m := &mirror{t: t, src: src, cal: alice, w: syncWindow(8)}
+			m := &fakeMirror{t: t, src: src, cal: alice, w: syncWindow(8)}
 			if res := m.sync(); len(res.Series) != 0 || len(res.Changes) != 5 {
 				t.Fatalf("full Sync() = series %q, %q; want no series and 5 meetings", res.Series, changes(res))
 			}

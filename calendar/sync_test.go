@@ -19,7 +19,7 @@ import (
 
 // mirror is what a caller keeps of a calendar: its meetings by instance
 // ID, and the token of the last sync.
-type mirror struct {
+type fakeMirror struct {
 	t        *testing.T
 	src      *calendar.Source
 	cal      string
@@ -30,7 +30,7 @@ type mirror struct {
 
 // sync syncs m as the engine will: incrementally with its token, or in
 // full when it has none, applying what comes back.
-func (m *mirror) sync() calendar.SyncResult {
+func (m *fakeMirror) sync() calendar.SyncResult {
 	m.t.Helper()
 	res, err := m.src.Sync(context.Background(), m.cal, m.token, m.w)
 	if err != nil {
@@ -40,7 +40,7 @@ func (m *mirror) sync() calendar.SyncResult {
 	return res
 }
 
-func (m *mirror) apply(res calendar.SyncResult) {
+func (m *fakeMirror) apply(res calendar.SyncResult) {
 	if res.Full || m.meetings == nil {
 		m.meetings = map[string]meetingbot.Meeting{}
 	}
@@ -55,7 +55,7 @@ func (m *mirror) apply(res calendar.SyncResult) {
 }
 
 // show lists the mirror as "KeyID Title HH:MM" lines, by start.
-func (m *mirror) show() []string {
+func (m *fakeMirror) show() []string {
 	ms := slices.Collect(maps.Values(m.meetings))
 	slices.SortFunc(ms, func(a, b meetingbot.Meeting) int { return a.Start.Compare(b.Start) })
 	var out []string
@@ -104,7 +104,7 @@ func TestSyncFullThenChanges(t *testing.T) {
 		}
 	}
 	src, rec := newSource(t, srv, nil)
-	m := &mirror{t: t, src: src, cal: alice, w: syncWindow(8)}
+	m := &fakeMirror{t: t, src: src, cal: alice, w: syncWindow(8)}
 
 	res := m.sync()
 	if got, want := changes(res), []string{"a Meeting a 09:00", "b Meeting b 10:00", "declineme Meeting declineme 11:00", "oof Out of office 12:00"}; !res.Full || !slices.Equal(got, want) || res.Token == "" {
@@ -173,7 +173,7 @@ func TestSyncTokenGone(t *testing.T) {
 	srv := newServer(t)
 	put(t, srv, alice, "a", syncStart.Add(time.Hour), time.Hour)
 	src, rec := newSource(t, srv, nil)
-	m := &mirror{t: t, src: src, cal: alice, w: syncWindow(8)}
+	m := &fakeMirror{t: t, src: src, cal: alice, w: syncWindow(8)}
 	m.sync()
 	srv.ExpireSyncTokens(alice)
 	put(t, srv, alice, "b", syncStart.Add(2*time.Hour), time.Hour)
@@ -204,7 +204,7 @@ func TestSyncFollowsEveryPage(t *testing.T) {
 	srv.SetPageSize(2)
 	srv.QueueEmptyPages(alice, 1)
 	src, _ := newSource(t, srv, nil)
-	m := &mirror{t: t, src: src, cal: alice, w: syncWindow(8)}
+	m := &fakeMirror{t: t, src: src, cal: alice, w: syncWindow(8)}
 	m.sync()
 	if n := srv.Requests(alice); n != 4 || len(m.meetings) != 5 {
 		t.Fatalf("full sync: %d requests, %d meetings; want 4 (an empty page, then 3 of at most 2) and 5", n, len(m.meetings))
@@ -234,7 +234,7 @@ func TestSyncSplitSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	src, _ := newSource(t, srv, nil)
-	m := &mirror{t: t, src: src, cal: alice, w: syncWindow(8)}
+	m := &fakeMirror{t: t, src: src, cal: alice, w: syncWindow(8)}
 	m.sync()
 	want := []string{
 		"standup_20261130T090000Z Standup Nov 30 09:00", "standup_20261201T090000Z Standup Dec 1 09:00",
@@ -281,7 +281,7 @@ func TestSyncHorizon(t *testing.T) {
 		t.Fatal(err)
 	}
 	src, _ := newSource(t, srv, nil)
-	m := &mirror{t: t, src: src, cal: alice, w: syncWindow(3)}
+	m := &fakeMirror{t: t, src: src, cal: alice, w: syncWindow(3)}
 	m.sync()
 	if len(m.meetings) != 3 {
 		t.Fatalf("mirror after the full sync = %q, want the 3 instances of the window", m.show())

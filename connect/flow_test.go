@@ -79,8 +79,8 @@ func TestFlowRefusals(t *testing.T) {
 	}{
 		{"expired link", func() (int, string) {
 			l := r.link("U1")
-			r.clock.Advance(11 * time.Minute)
-			defer r.clock.Advance(-11 * time.Minute)
+			r.fakeClock.Advance(11 * time.Minute)
+			defer r.fakeClock.Advance(-11 * time.Minute)
 			return visit(t, r.browser(), l)
 		}, 400, "expired"},
 		{"forged ticket", func() (int, string) { return visit(t, r.browser(), r.front.URL+"/google/oauth/start?t=forged") }, 400, "used already"},
@@ -115,8 +115,8 @@ func TestFlowRefusals(t *testing.T) {
 		{"expired consent", func() (int, string) {
 			b := r.browser()
 			cb := callbackOf(b, "U1")
-			r.clock.Advance(11 * time.Minute)
-			defer r.clock.Advance(-11 * time.Minute)
+			r.fakeClock.Advance(11 * time.Minute)
+			defer r.fakeClock.Advance(-11 * time.Minute)
 			return visit(t, b, cb)
 		}, 400, "took too long"},
 		{"denied consent", func() (int, string) {

@@ -30,15 +30,15 @@ var emails = map[string]string{"U1": "Alice@Example.com", "U2": "bob@example.com
 // rig is one bot's accounts over a real SQLite file, behind an https
 // front, with Google's OAuth server emulated.
 type rig struct {
-	t       *testing.T
-	google  *calendartest.Server
-	slack   *slacktest.Server
-	path    string
-	key     string
-	front   *httptest.Server
-	clock   *clock
-	replica []*connect.Accounts
-	stores  []*sqlite.Store
+	t         *testing.T
+	google    *calendartest.Server
+	slack     *slacktest.Server
+	path      string
+	key       string
+	front     *httptest.Server
+	fakeClock *fakeClock
+	replica   []*connect.Accounts
+	stores    []*sqlite.Store
 	// turn picks the replica the front sends the next request to.
 	turn      atomic.Int64
 	mu        sync.Mutex
@@ -54,13 +54,13 @@ type served struct {
 	path    string
 }
 
-type clock struct {
+type fakeClock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
@@ -77,7 +77,7 @@ func newKey() string {
 func newRig(t *testing.T, n int) *rig {
 	t.Helper()
 	r := &rig{t: t, google: calendartest.NewServer(), path: filepath.Join(t.TempDir(), "bot.db"), key: newKey(),
-		clock: &clock{now: time.Now()}, connected: make(chan meetingbot.Connection, 10), broken: make(chan meetingbot.Connection, 10), stopped: make(chan meetingbot.Connection, 10)}
+		fakeClock: &fakeClock{now: time.Now()}, connected: make(chan meetingbot.Connection, 10), broken: make(chan meetingbot.Connection, 10), stopped: make(chan meetingbot.Connection, 10)}
 	t.Cleanup(r.google.Close)
 	r.slack = slacktest.NewServer()
 	t.Cleanup(r.slack.Close)
@@ -124,14 +124,14 @@ func (r *rig) accounts(st *sqlite.Store, keys string, options ...func(*connect.C
 		Email: func(ctx context.Context, userID string) (string, error) {
 			return emails[userID], nil
 		},
-		Now: r.clock.Now,
+		Now: r.fakeClock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sl, err := connect.NewSlack(connect.SlackConfig{
 		ClientID: slacktest.ClientID, ClientSecret: slacktest.ClientSecret, APIURL: r.slack.URL(),
-		RedirectURI: connect.RedirectURI(r.front.URL, meetingbot.ProviderSlack), TeamID: slacktest.TeamID, Now: r.clock.Now,
+		RedirectURI: connect.RedirectURI(r.front.URL, meetingbot.ProviderSlack), TeamID: slacktest.TeamID, Now: r.fakeClock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func (r *rig) accounts(st *sqlite.Store, keys string, options ...func(*connect.C
 	cfg := connect.Config{
 		Store: st, Keyring: ring, PublicURL: r.front.URL, Providers: []connect.Provider{g, sl},
 		HTTPClient: r.google.Client(),
-		Now:        r.clock.Now,
+		Now:        r.fakeClock.Now,
 	}
 	for _, o := range options {
 		o(&cfg)

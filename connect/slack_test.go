@@ -48,16 +48,16 @@ func TestConnectSlack(t *testing.T) {
 	if err != nil || !strings.HasPrefix(first.AccessToken, "xoxe.xoxp-") {
 		t.Fatalf("Token = %v, %v; want the rotating user token", first, err)
 	}
-	r.clock.Advance(13 * time.Hour) // past its expiry: refreshed
-	defer r.clock.Advance(-13 * time.Hour)
+	r.fakeClock.Advance(13 * time.Hour) // past its expiry: refreshed
+	defer r.fakeClock.Advance(-13 * time.Hour)
 	second, err := ts.Token()
 	if err != nil || second.AccessToken == first.AccessToken {
 		t.Fatalf("Token after expiry = %v, %v; want a refreshed token", second, err)
 	}
 
 	r.slack.RevokeUserTokens("U1")
-	r.clock.Advance(13 * time.Hour) // expired again: its refresh is refused
-	defer r.clock.Advance(-13 * time.Hour)
+	r.fakeClock.Advance(13 * time.Hour) // expired again: its refresh is refused
+	defer r.fakeClock.Advance(-13 * time.Hour)
 	third, err := ts.Token()
 	if err == nil {
 		t.Fatalf("Token after revocation = %v, want an error", third)
@@ -161,7 +161,7 @@ func TestSlackTokenRotation(t *testing.T) {
 		t.Errorf("refreshes of a valid token = %d, want 0", n)
 	}
 
-	r.clock.Advance(12*time.Hour - 30*time.Second) // within a minute of its expiry
+	r.fakeClock.Advance(12*time.Hour - 30*time.Second) // within a minute of its expiry
 	second := token(r.replica[0])
 	if second == first || refreshes(r) != 1 {
 		t.Fatalf("Token a minute before expiry = %s after %d refreshes, want a new token after 1", second, refreshes(r))
@@ -172,12 +172,12 @@ func TestSlackTokenRotation(t *testing.T) {
 
 	// Expired again. B reads the store, and its refresh reaches Slack only
 	// after A used the same refresh token.
-	r.clock.Advance(12 * time.Hour)
+	r.fakeClock.Advance(12 * time.Hour)
 	g := gate{arrived: make(chan struct{}), release: make(chan struct{})}
 	b := r.accounts(r.stores[0], r.key, func(c *connect.Config) {
 		sl, err := connect.NewSlack(connect.SlackConfig{
 			ClientID: slacktest.ClientID, ClientSecret: slacktest.ClientSecret, APIURL: r.slack.URL(),
-			RedirectURI: connect.RedirectURI(r.front.URL, meetingbot.ProviderSlack), TeamID: slacktest.TeamID, Now: r.clock.Now,
+			RedirectURI: connect.RedirectURI(r.front.URL, meetingbot.ProviderSlack), TeamID: slacktest.TeamID, Now: r.fakeClock.Now,
 			HTTPClient: &http.Client{Transport: g},
 		})
 		if err != nil {
@@ -236,7 +236,7 @@ func TestConnectSlackWorkspace(t *testing.T) {
 	unknown := r.accounts(r.stores[0], r.key, func(c *connect.Config) {
 		sl, err := connect.NewSlack(connect.SlackConfig{
 			ClientID: slacktest.ClientID, ClientSecret: slacktest.ClientSecret, APIURL: r.slack.URL(),
-			RedirectURI: connect.RedirectURI(r.front.URL, meetingbot.ProviderSlack), Now: r.clock.Now,
+			RedirectURI: connect.RedirectURI(r.front.URL, meetingbot.ProviderSlack), Now: r.fakeClock.Now,
 			Team: func(context.Context) (string, error) {
 				if !answers.Load() {
 					return "", errors.New("auth.test: connection refused")

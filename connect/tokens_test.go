@@ -215,8 +215,8 @@ func TestReadOnlyChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.clock.Advance(13 * time.Hour) // U2's rotating token expires: only the bot refreshes it
-	defer r.clock.Advance(-13 * time.Hour)
+	r.fakeClock.Advance(13 * time.Hour) // U2's rotating token expires: only the bot refreshes it
+	defer r.fakeClock.Advance(-13 * time.Hour)
 	if tok, err := slackTS.Token(); err == nil {
 		t.Errorf("read-only Token of an expired Slack token = %v, want an error (its refresh token works once)", tok)
 	}

@@ -25,7 +25,7 @@ import (
 // with which scopes, each with its grant at the emulator. They serve
 // the calendar source (Account, by calendar) and the answers
 // (Connection, LinkScopes, by person).
-type people struct {
+type fakeAccounts struct {
 	mu     sync.Mutex
 	srv    *calendartest.Server
 	conns  map[string]meetingbot.Connection // by Slack user
@@ -33,19 +33,19 @@ type people struct {
 	links  [][]string                       // the scopes each link asked for
 }
 
-func newPeople(srv *calendartest.Server) *people {
-	return &people{srv: srv, conns: map[string]meetingbot.Connection{}, tokens: map[string]oauth2.TokenSource{}}
+func newPeople(srv *calendartest.Server) *fakeAccounts {
+	return &fakeAccounts{srv: srv, conns: map[string]meetingbot.Connection{}, tokens: map[string]oauth2.TokenSource{}}
 }
 
 // connect records user's connection of account, granted scopes.
-func (p *people) connect(user, account string, state meetingbot.ConnectionState, scopes ...string) {
+func (p *fakeAccounts) connect(user, account string, state meetingbot.ConnectionState, scopes ...string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.conns[user] = meetingbot.Connection{Provider: meetingbot.ProviderGoogle, UserID: user, Account: account, Scopes: scopes, State: state}
 	p.tokens[account] = oauth2.StaticTokenSource(p.srv.Grant(account, scopes...))
 }
 
-func (p *people) Account(_ context.Context, calendarID string) (oauth2.TokenSource, string, error) {
+func (p *fakeAccounts) Account(_ context.Context, calendarID string) (oauth2.TokenSource, string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ts := p.tokens[strings.ToLower(calendarID)]
@@ -55,18 +55,18 @@ func (p *people) Account(_ context.Context, calendarID string) (oauth2.TokenSour
 	return ts, "conn:" + calendarID, nil
 }
 
-func (p *people) Refused(context.Context, string, error) {}
+func (p *fakeAccounts) Refused(context.Context, string, error) {}
 
-func (p *people) Renew(string) {}
+func (p *fakeAccounts) Renew(string) {}
 
-func (p *people) Connection(_ context.Context, _ meetingbot.Provider, user string) (meetingbot.Connection, bool, error) {
+func (p *fakeAccounts) Connection(_ context.Context, _ meetingbot.Provider, user string) (meetingbot.Connection, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c, ok := p.conns[user]
 	return c, ok, nil
 }
 
-func (p *people) LinkScopes(_ context.Context, _ meetingbot.Provider, user string, scopes []string) (string, error) {
+func (p *fakeAccounts) LinkScopes(_ context.Context, _ meetingbot.Provider, user string, scopes []string) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.links = append(p.links, scopes)
@@ -85,7 +85,7 @@ func (refused) Token() (*oauth2.Token, error) {
 // connection stops (as package connect stops it on invalid_grant), and
 // the error on its way back names only the token endpoint's answer.
 type revokedNow struct {
-	p    *people
+	p    *fakeAccounts
 	user string
 }
 
@@ -101,10 +101,10 @@ func (r revokedNow) Token() (*oauth2.Token, error) {
 // world is Bob's meeting on his and Alice's calendars, Alice and Carol
 // invited, read and written through the real calendar client.
 type world struct {
-	srv    *calendartest.Server
-	people *people
-	svc    *rsvp.Service
-	synced []string
+	srv          *calendartest.Server
+	fakeAccounts *fakeAccounts
+	svc          *rsvp.Service
+	synced       []string
 }
 
 func newWorld(t *testing.T) *world {
@@ -128,14 +128,14 @@ func newWorld(t *testing.T) *world {
 	if err := os.WriteFile(key, srv.ServiceAccountJSON(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w := &world{srv: srv, people: newPeople(srv)}
-	src, err := calendar.New(t.Context(), calendar.Config{CredentialsFile: key, Endpoint: srv.Endpoint(), HTTPClient: srv.Client(), Accounts: w.people,
+	w := &world{srv: srv, fakeAccounts: newPeople(srv)}
+	src, err := calendar.New(t.Context(), calendar.Config{CredentialsFile: key, Endpoint: srv.Endpoint(), HTTPClient: srv.Client(), Accounts: w.fakeAccounts,
 		Sleep: func(context.Context, time.Duration) error { return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	w.svc, err = rsvp.NewService(src, w.people, func(_ context.Context, cal string) {
+	w.svc, err = rsvp.NewService(src, w.fakeAccounts, func(_ context.Context, cal string) {
 		mu.Lock()
 		defer mu.Unlock()
 		w.synced = append(w.synced, cal)
@@ -151,7 +151,7 @@ func newWorld(t *testing.T) *world {
 // calendar in another case is hers too; Refresh reads that calendar.
 func TestAnswerWritesTheClickersOwnAnswer(t *testing.T) {
 	w := newWorld(t)
-	w.people.connect("UALICE", "alice@example.com", meetingbot.ConnectionActive, gcal.CalendarEventsReadonlyScope, meetingbot.ScopeCalendarEvents)
+	w.fakeAccounts.connect("UALICE", "alice@example.com", meetingbot.ConnectionActive, gcal.CalendarEventsReadonlyScope, meetingbot.ScopeCalendarEvents)
 	got, err := w.svc.Answer(t.Context(), "UALICE", "Alice@Example.com", "plan1", meetingbot.ResponseDeclined)
 	if err != nil {
 		t.Fatalf("Answer = %v", err)
@@ -176,38 +176,38 @@ func TestAnswerWritesTheClickersOwnAnswer(t *testing.T) {
 func TestAnswerRefusals(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
-		connect func(p *people)
+		connect func(p *fakeAccounts)
 		target  target
 		want    error
 	}{
-		{"someone else's calendar", func(p *people) {
+		{"someone else's calendar", func(p *fakeAccounts) {
 			p.connect("UALICE", "alice@example.com", meetingbot.ConnectionActive, meetingbot.ScopeCalendarEvents)
 		}, target{calendar: "bob@example.com", event: "plan1"}, meetingbot.ErrNotYourCalendar},
-		{"read-only grant", func(p *people) {
+		{"read-only grant", func(p *fakeAccounts) {
 			p.connect("UALICE", "alice@example.com", meetingbot.ConnectionActive, gcal.CalendarEventsReadonlyScope)
 		}, target{event: "plan1"}, meetingbot.ErrNeedsWrite},
-		{"not connected", func(p *people) {}, target{event: "plan1"}, meetingbot.ErrNotConnected},
-		{"connection stopped", func(p *people) {
+		{"not connected", func(p *fakeAccounts) {}, target{event: "plan1"}, meetingbot.ErrNotConnected},
+		{"connection stopped", func(p *fakeAccounts) {
 			p.connect("UALICE", "alice@example.com", meetingbot.ConnectionBroken, meetingbot.ScopeCalendarEvents)
 		}, target{event: "plan1"}, meetingbot.ErrConnectionBroken},
-		{"grant refused meanwhile", func(p *people) {
+		{"grant refused meanwhile", func(p *fakeAccounts) {
 			p.connect("UALICE", "alice@example.com", meetingbot.ConnectionActive, meetingbot.ScopeCalendarEvents)
 			p.tokens["alice@example.com"] = refused{}
 		}, target{event: "plan1"}, meetingbot.ErrConnectionBroken},
-		{"grant refused, said by the token endpoint alone", func(p *people) {
+		{"grant refused, said by the token endpoint alone", func(p *fakeAccounts) {
 			p.connect("UALICE", "alice@example.com", meetingbot.ConnectionActive, meetingbot.ScopeCalendarEvents)
 			p.tokens["alice@example.com"] = revokedNow{p: p, user: "UALICE"}
 		}, target{event: "plan1"}, meetingbot.ErrConnectionBroken},
-		{"an event she organises", func(p *people) {
+		{"an event she organises", func(p *fakeAccounts) {
 			p.connect("UBOB", "bob@example.com", meetingbot.ConnectionActive, meetingbot.ScopeCalendarEvents)
 		}, target{event: "plan1"}, meetingbot.ErrNotInvited},
-		{"a deleted event", func(p *people) {
+		{"a deleted event", func(p *fakeAccounts) {
 			p.connect("UALICE", "alice@example.com", meetingbot.ConnectionActive, meetingbot.ScopeCalendarEvents)
 		}, target{event: "gone1"}, meetingbot.ErrGone},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
-			tt.connect(w.people)
+			tt.connect(w.fakeAccounts)
 			user := "UALICE"
 			if tt.name == "an event she organises" {
 				user = "UBOB"
@@ -230,8 +230,8 @@ func TestConsentLinkAsksForTheEventsScope(t *testing.T) {
 	if _, err := w.svc.ConsentLink(t.Context(), "UALICE"); err != nil {
 		t.Fatal(err)
 	}
-	if len(w.people.links) != 1 || !slices.Equal(w.people.links[0], []string{meetingbot.ScopeCalendarEvents}) {
-		t.Errorf("links asked for scopes %v, want [%s]", w.people.links, meetingbot.ScopeCalendarEvents)
+	if len(w.fakeAccounts.links) != 1 || !slices.Equal(w.fakeAccounts.links[0], []string{meetingbot.ScopeCalendarEvents}) {
+		t.Errorf("links asked for scopes %v, want [%s]", w.fakeAccounts.links, meetingbot.ScopeCalendarEvents)
 	}
 }
 

@@ -24,7 +24,7 @@ const aliceID = "U0ALICE001"
 var t0 = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 
 // mirror is an in-memory reading of calendars, as the mirror answers.
-type mirror struct {
+type fakeMirror struct {
 	mu    sync.Mutex
 	cals  map[string][]meetingbot.Meeting
 	reads int
@@ -34,7 +34,7 @@ type mirror struct {
 	stale *meetingbot.StaleReading
 }
 
-func (m *mirror) Meetings(_ context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
+func (m *fakeMirror) Meetings(_ context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.reads++
@@ -50,7 +50,7 @@ func (m *mirror) Meetings(_ context.Context, sub meetingbot.Subscription, from, 
 	return out, nil
 }
 
-func (m *mirror) put(cal string, ms ...meetingbot.Meeting) {
+func (m *fakeMirror) put(cal string, ms ...meetingbot.Meeting) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.cals[cal] = append(m.cals[cal], ms...)
@@ -65,23 +65,23 @@ func invite(id, title string, start, updated time.Time) meetingbot.Meeting {
 // noticeEnv is the notices of one workspace: a Slack emulator, a real
 // SQLite file, the mirror's reading, Alice connected.
 type noticeEnv struct {
-	t      *testing.T
-	clock  *clock.Fake
-	slack  *slacktest.Server
-	path   string
-	store  *sqlite.Store
-	mirror *mirror
-	people *people
+	t            *testing.T
+	clock        *clock.Fake
+	slack        *slacktest.Server
+	path         string
+	store        *sqlite.Store
+	fakeMirror   *fakeMirror
+	fakeAccounts *fakeAccounts
 }
 
 func newNoticeEnv(t *testing.T) *noticeEnv {
 	t.Helper()
 	e := &noticeEnv{t: t, clock: clock.NewFake(t0), slack: slacktest.NewServer(), path: filepath.Join(t.TempDir(), "bot.db"),
-		mirror: &mirror{cals: map[string][]meetingbot.Meeting{}}, people: newPeople(nil)}
+		fakeMirror: &fakeMirror{cals: map[string][]meetingbot.Meeting{}}, fakeAccounts: newPeople(nil)}
 	t.Cleanup(e.slack.Close)
 	e.slack.SetClock(e.clock.Now)
 	e.slack.AddUser(slacktest.User{ID: aliceID, Name: "alice", Email: "alice@example.com"})
-	e.people.conns[aliceID] = meetingbot.Connection{Provider: meetingbot.ProviderGoogle, UserID: aliceID, Account: "alice@example.com",
+	e.fakeAccounts.conns[aliceID] = meetingbot.Connection{Provider: meetingbot.ProviderGoogle, UserID: aliceID, Account: "alice@example.com",
 		State: meetingbot.ConnectionActive, Scopes: []string{meetingbot.ScopeCalendarEvents}}
 	e.store = e.open()
 	return e
@@ -102,7 +102,7 @@ func (e *noticeEnv) open() *sqlite.Store {
 func (e *noticeEnv) engine(st *sqlite.Store) *rsvp.Engine {
 	e.t.Helper()
 	slack := notify.New(notify.Config{Token: slacktest.Token, APIURL: e.slack.URL(), Now: e.clock.Now, Sleep: e.clock.Sleep, CallTimeout: 2 * time.Second})
-	eng, err := rsvp.New(st, e.people, e.mirror, slack, st, rsvp.Options{Clock: e.clock, Interval: time.Second})
+	eng, err := rsvp.New(st, e.fakeAccounts, e.fakeMirror, slack, st, rsvp.Options{Clock: e.clock, Interval: time.Second})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestNoticeOfEachNewInvitationOnce(t *testing.T) {
 	organised.Response = meetingbot.ResponseNone
 	weekly1, weekly2 := invite("weekly_20261201T090000Z", "Weekly", t0.Add(25*time.Hour), made), invite("weekly_20261208T090000Z", "Weekly", t0.Add(7*24*time.Hour-time.Hour), made)
 	weekly1.RecurringEventID, weekly2.RecurringEventID = "weekly", "weekly"
-	e.mirror.put("alice@example.com",
+	e.fakeMirror.put("alice@example.com",
 		invite("plan1", "Planning", t0.Add(time.Hour), made),
 		answered, organised, weekly2, weekly1,
 		invite("old1", "Old", t0.Add(3*time.Hour), t0.Add(-2*time.Hour)),
@@ -207,20 +207,20 @@ func TestNoticeOfEachNewInvitationOnce(t *testing.T) {
 // her Google account connected, Alice gets nothing and no pass fails.
 func TestNoticesNeedAConnectionAndNoticesOn(t *testing.T) {
 	e := newNoticeEnv(t)
-	e.mirror.put("alice@example.com", invite("plan1", "Planning", t0.Add(time.Hour), t0))
+	e.fakeMirror.put("alice@example.com", invite("plan1", "Planning", t0.Add(time.Hour), t0))
 	eng := e.engine(e.store)
 	if err := eng.Tick(t.Context()); err != nil || len(e.dms()) != 0 {
 		t.Fatalf("Tick with notices off = %v, %d notices; want none", err, len(e.dms()))
 	}
 	e.turnOn(t0.Add(-time.Hour))
-	e.people.conns[aliceID] = meetingbot.Connection{Provider: meetingbot.ProviderGoogle, UserID: aliceID, Account: "alice@example.com", State: meetingbot.ConnectionBroken}
+	e.fakeAccounts.conns[aliceID] = meetingbot.Connection{Provider: meetingbot.ProviderGoogle, UserID: aliceID, Account: "alice@example.com", State: meetingbot.ConnectionBroken}
 	if err := eng.Tick(t.Context()); err != nil || len(e.dms()) != 0 {
 		t.Fatalf("Tick with her connection stopped = %v, %d notices; want none", err, len(e.dms()))
 	}
 	if cals, err := eng.Calendars(t.Context()); err != nil || len(cals) != 0 {
 		t.Errorf("Calendars = %v, %v; want none while her connection is stopped", cals, err)
 	}
-	e.people.conns[aliceID] = meetingbot.Connection{Provider: meetingbot.ProviderGoogle, UserID: aliceID, Account: "alice@example.com", State: meetingbot.ConnectionActive}
+	e.fakeAccounts.conns[aliceID] = meetingbot.Connection{Provider: meetingbot.ProviderGoogle, UserID: aliceID, Account: "alice@example.com", State: meetingbot.ConnectionActive}
 	if err := eng.Tick(t.Context()); err != nil || len(e.dms()) != 1 {
 		t.Fatalf("Tick once connected = %v, %d notices; want 1", err, len(e.dms()))
 	}
@@ -239,7 +239,7 @@ func TestFloodOfInvitationsIsOneDigest(t *testing.T) {
 		id := "list" + string(rune('a'+i/26)) + string(rune('a'+i%26))
 		m := invite(id, "Lecture "+id, t0.Add(time.Duration(i+1)*3*time.Hour), t0.Add(-time.Minute))
 		m.Organizer = "lectures@example.com"
-		e.mirror.put("alice@example.com", m)
+		e.fakeMirror.put("alice@example.com", m)
 		keys = append(keys, meetingbot.InviteKey(aliceID, id))
 	}
 	eng := e.engine(e.store)
@@ -269,7 +269,7 @@ func TestInterruptedNoticeIsLookedUpFirst(t *testing.T) {
 	e.turnOn(t0.Add(-time.Hour))
 	posted := invite("posted1", "Posted", t0.Add(time.Hour), t0)
 	lost := invite("lost1", "Lost", t0.Add(2*time.Hour), t0)
-	e.mirror.put("alice@example.com", posted, lost)
+	e.fakeMirror.put("alice@example.com", posted, lost)
 	dead := e.open()
 	slack := notify.New(notify.Config{Token: slacktest.Token, APIURL: e.slack.URL(), Now: e.clock.Now, Sleep: e.clock.Sleep})
 	for _, m := range []meetingbot.Meeting{posted, lost} {
@@ -309,7 +309,7 @@ func TestInterruptedNoticeIsLookedUpFirst(t *testing.T) {
 
 	// A notice interrupted, then notices turned off: skipped, not sent.
 	off := invite("off1", "Off", t0.Add(3*time.Hour), t0)
-	e.mirror.put("alice@example.com", off)
+	e.fakeMirror.put("alice@example.com", off)
 	dead = e.open()
 	if _, _, err := dead.Claim(t.Context(), meetingbot.Entry{Subscription: meetingbot.InviteSubscription(aliceID), Kind: meetingbot.KindInvite, Key: meetingbot.InviteKey(aliceID, "off1"), EventID: "off1",
 		Start: off.Start, TriggerAt: e.clock.Now()}, e.clock.Now(), e.clock.Now().Add(2*time.Minute)); err != nil {
@@ -337,7 +337,7 @@ func TestTwoProcessesNoticeOnce(t *testing.T) {
 	e.turnOn(t0.Add(-time.Hour))
 	for i := range 8 {
 		id := "many" + string(rune('a'+i))
-		e.mirror.put("alice@example.com", invite(id, "Many "+id, t0.Add(time.Duration(i+1)*time.Hour), t0))
+		e.fakeMirror.put("alice@example.com", invite(id, "Many "+id, t0.Add(time.Duration(i+1)*time.Hour), t0))
 	}
 	a, b := e.engine(e.store), e.engine(e.open())
 	var wg sync.WaitGroup
@@ -376,15 +376,15 @@ func TestTwoProcessesNoticeOnce(t *testing.T) {
 func TestNoticesWaitForAFreshReading(t *testing.T) {
 	e := newNoticeEnv(t)
 	e.turnOn(t0.Add(-time.Hour))
-	e.mirror.put("alice@example.com", invite("plan1", "Planning", t0.Add(time.Hour), t0))
-	e.mirror.stale = &meetingbot.StaleReading{CalendarID: "alice@example.com", ReadAt: t0.Add(-time.Hour), Why: meetingbot.StaleUnavailable, Err: errors.New("503")}
+	e.fakeMirror.put("alice@example.com", invite("plan1", "Planning", t0.Add(time.Hour), t0))
+	e.fakeMirror.stale = &meetingbot.StaleReading{CalendarID: "alice@example.com", ReadAt: t0.Add(-time.Hour), Why: meetingbot.StaleUnavailable, Err: errors.New("503")}
 	eng := e.engine(e.store)
 	if err := eng.Tick(t.Context()); err != nil || len(e.dms()) != 0 {
 		t.Fatalf("Tick on an old reading = %v, %d notices; want nil and none", err, len(e.dms()))
 	}
-	e.mirror.mu.Lock()
-	e.mirror.stale = nil
-	e.mirror.mu.Unlock()
+	e.fakeMirror.mu.Lock()
+	e.fakeMirror.stale = nil
+	e.fakeMirror.mu.Unlock()
 	if err := eng.Tick(t.Context()); err != nil || len(e.dms()) != 1 {
 		t.Fatalf("Tick once the calendar answers = %v, %d notices; want 1", err, len(e.dms()))
 	}

@@ -21,7 +21,7 @@ func (e *env) second(opts scheduler.Options) *scheduler.Scheduler {
 	st, err := sqlite.Open(context.Background(), e.path)
 	require.NoError(e.t, err)
 	e.t.Cleanup(func() { st.Close() })
-	s, err := scheduler.New(e.subs, e.cal, e.slack, st, opts)
+	s, err := scheduler.New(e.subs, e.cal, e.fakeSlack, st, opts)
 	require.NoError(e.t, err)
 	return s
 }
@@ -44,7 +44,7 @@ func TestLiveClaimNotTakenOverMidSend(t *testing.T) {
 	}
 	b := e.second(e.opts)
 	sends := 0
-	e.slack.before = func(r meetingbot.Reminder) {
+	e.fakeSlack.before = func(r meetingbot.Reminder) {
 		sends++
 		if sends == 3 {
 			e.clock.Set(at("08:52:15"))
@@ -53,12 +53,12 @@ func TestLiveClaimNotTakenOverMidSend(t *testing.T) {
 		e.clock.Set(e.clock.Now().Add(45 * time.Second)) // a slow Slack
 	}
 	e.tickAt(at("08:50"))
-	e.slack.before = nil
+	e.fakeSlack.before = nil
 
-	for k, n := range countKeys(e.slack.Deliveries()) {
+	for k, n := range countKeys(e.fakeSlack.Deliveries()) {
 		assert.Equal(t, 1, n, "deliveries of %s", k)
 	}
-	assert.Len(t, e.slack.Deliveries(), 3)
+	assert.Len(t, e.fakeSlack.Deliveries(), 3)
 	for _, row := range e.ledger() {
 		assert.Equal(t, meetingbot.Sent, row.Outcome, "%s", row.Key)
 	}
@@ -75,7 +75,7 @@ func TestClaimOfLiveOwnerPastLeaseIsBusy(t *testing.T) {
 	// A stalls after its claim: its Slack call hangs until released.
 	release := make(chan struct{})
 	entered := make(chan struct{})
-	e.slack.before = func(meetingbot.Reminder) {
+	e.fakeSlack.before = func(meetingbot.Reminder) {
 		close(entered)
 		<-release
 	}
@@ -83,13 +83,13 @@ func TestClaimOfLiveOwnerPastLeaseIsBusy(t *testing.T) {
 	e.clock.Set(at("08:50"))
 	go func() { done <- e.sched.Tick(context.Background()) }()
 	<-entered
-	e.slack.before = nil
+	e.fakeSlack.before = nil
 	e.clock.Set(at("08:55")) // far past A's lease
 	require.NoError(t, b.Tick(context.Background()))
-	assert.Empty(t, e.slack.Deliveries(), "B sent while A, alive, held the claim")
+	assert.Empty(t, e.fakeSlack.Deliveries(), "B sent while A, alive, held the claim")
 	close(release)
 	require.NoError(t, <-done)
-	assert.Len(t, e.slack.Deliveries(), 1)
+	assert.Len(t, e.fakeSlack.Deliveries(), 1)
 }
 
 // A send that ended ambiguously (Slack may hold the message) keeps the
@@ -112,24 +112,24 @@ func TestUnconfirmedSendLooksBeforeResending(t *testing.T) {
 			ambiguous := fmt.Errorf("slack: 503 after posting: %w", meetingbot.ErrUnconfirmed)
 			if tt.accepted {
 				// Slack keeps the post, but the answer is lost.
-				e.slack.before = func(r meetingbot.Reminder) {
-					e.slack.before = nil
-					e.slack.Notify(context.Background(), r)
-					e.slack.FailNext("alice", ambiguous)
+				e.fakeSlack.before = func(r meetingbot.Reminder) {
+					e.fakeSlack.before = nil
+					e.fakeSlack.Notify(context.Background(), r)
+					e.fakeSlack.FailNext("alice", ambiguous)
 				}
 			} else {
-				e.slack.FailNext("alice", ambiguous)
+				e.fakeSlack.FailNext("alice", ambiguous)
 			}
-			e.slack.lookupFail = tt.lookups
+			e.fakeSlack.lookupFail = tt.lookups
 			e.tickEvery(at("08:50"), at("08:55"), 30*time.Second)
 
-			assert.Len(t, e.slack.Deliveries(), tt.want, "deliveries")
+			assert.Len(t, e.fakeSlack.Deliveries(), tt.want, "deliveries")
 			rows := e.ledger()
 			require.Len(t, rows, 1)
 			assert.Equal(t, meetingbot.Sent, rows[0].Outcome)
 			e.restart()
 			e.tickEvery(at("08:56"), at("09:05"), time.Minute)
-			assert.Len(t, e.slack.Deliveries(), tt.want, "deliveries after a restart")
+			assert.Len(t, e.fakeSlack.Deliveries(), tt.want, "deliveries after a restart")
 		})
 	}
 }
@@ -150,7 +150,7 @@ func TestClockJumpForwardLosesNothing(t *testing.T) {
 	e.clock.Jump(time.Hour) // 09:45:30 on the wall, 30 s after the last tick
 	e.tickAt(e.clock.Now().Add(30 * time.Second))
 	e.tickAt(e.clock.Now().Add(30 * time.Second))
-	assert.Empty(t, e.slack.Deliveries(), "deliveries while the clock is an hour fast")
+	assert.Empty(t, e.fakeSlack.Deliveries(), "deliveries while the clock is an hour fast")
 	assert.Empty(t, e.ledger(), "ledger rows while the clock is an hour fast")
 	cur, err := e.store.Cursors(context.Background())
 	require.NoError(t, err)
@@ -159,7 +159,7 @@ func TestClockJumpForwardLosesNothing(t *testing.T) {
 
 	e.clock.Jump(-time.Hour) // corrected: 08:46:30
 	e.tickEvery(at("08:47"), at("09:35"), 30*time.Second)
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 2, "deliveries after the correction")
 	assert.Equal(t, at("08:50"), got[0].At)
 	assert.Equal(t, at("09:20"), got[1].At)
@@ -178,7 +178,7 @@ func TestClockJumpForwardBelievedWhenItHolds(t *testing.T) {
 	for range 5 {
 		e.tickAt(e.clock.Now().Add(30 * time.Second))
 	}
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 1, "deliveries once the jump is believed")
 	assert.Equal(t, "tenten", got[0].Meeting.ID)
 	assert.Equal(t, at("10:02:30"), got[0].At, "sent at the first tick JumpConfirm after the jump was seen (10:00:30)")
@@ -210,7 +210,7 @@ func TestRemovedSubscriptionsClaimsAreSettled(t *testing.T) {
 	require.Len(t, rows, 1)
 	assert.Equal(t, meetingbot.Skipped, rows[0].Outcome)
 	assert.Contains(t, rows[0].Reason, "subscription removed")
-	assert.Empty(t, e.slack.Deliveries())
+	assert.Empty(t, e.fakeSlack.Deliveries())
 }
 
 // An interrupted agenda send is the agenda engine's to look up: the
@@ -242,16 +242,16 @@ func TestAgendaClaimsAreLeftToTheAgenda(t *testing.T) {
 func TestSendEndsWellBeforeItsLease(t *testing.T) {
 	e := newEnv(t)
 	e.meeting(cal, "sync", at("09:00"))
-	e.slack.FailNext("alice", fmt.Errorf("slack: 503 after posting: %w", meetingbot.ErrUnconfirmed))
+	e.fakeSlack.FailNext("alice", fmt.Errorf("slack: 503 after posting: %w", meetingbot.ErrUnconfirmed))
 	e.tickAt(at("08:50"))    // unconfirmed: released, looked up first next time
 	lease := 2 * time.Minute // the default
-	e.slack.beforeLookup = func(meetingbot.Reminder) {
-		e.slack.beforeLookup = nil
+	e.fakeSlack.beforeLookup = func(meetingbot.Reminder) {
+		e.fakeSlack.beforeLookup = nil
 		e.clock.Set(e.clock.Now().Add(lease / 2)) // a slow lookup: the default send timeout
 	}
 	var margin time.Duration
 	sent := false
-	e.slack.sending = func(ctx context.Context, r meetingbot.Reminder) {
+	e.fakeSlack.sending = func(ctx context.Context, r meetingbot.Reminder) {
 		deadline, ok := ctx.Deadline()
 		require.True(t, ok, "the send has a deadline")
 		rows, err := e.store.Entries(context.Background(), "alice", []string{r.Key})
@@ -262,7 +262,7 @@ func TestSendEndsWellBeforeItsLease(t *testing.T) {
 	e.tickAt(at("08:51"))
 	require.True(t, sent, "the reminder was sent again after the lookup")
 	assert.GreaterOrEqual(t, margin, lease/4, "time between the send's deadline and its lease's end")
-	assert.Len(t, e.slack.Deliveries(), 1)
+	assert.Len(t, e.fakeSlack.Deliveries(), 1)
 }
 
 // An interrupted snooze send is the timers' to look up: the scheduler,
@@ -318,22 +318,22 @@ func TestHeldSendOutlastsItsLease(t *testing.T) {
 	e.restart()
 	e.meeting(cal, "sync", at("09:00"))
 	var left time.Duration
-	e.slack.sending = func(ctx context.Context, r meetingbot.Reminder) {
+	e.fakeSlack.sending = func(ctx context.Context, r meetingbot.Reminder) {
 		deadline, _ := ctx.Deadline()
 		left = time.Until(deadline)
 	}
 	e.tickAt(at("08:50"))
 	assert.Greater(t, left, 30*time.Second, "time the send had, with a lease of 6s")
-	require.Len(t, e.slack.Deliveries(), 1)
+	require.Len(t, e.fakeSlack.Deliveries(), 1)
 
 	e.meeting(cal, "retro", at("09:10"))
-	e.slack.sending = func(ctx context.Context, r meetingbot.Reminder) {
+	e.fakeSlack.sending = func(ctx context.Context, r meetingbot.Reminder) {
 		close(lapsed)
 		<-ctx.Done() // the heartbeat lapsed mid-send
 	}
-	e.slack.FailNext("alice", fmt.Errorf("slack: cut: %w", meetingbot.ErrUnconfirmed))
+	e.fakeSlack.FailNext("alice", fmt.Errorf("slack: cut: %w", meetingbot.ErrUnconfirmed))
 	e.tickAt(at("09:00"))
-	e.slack.sending = nil
+	e.fakeSlack.sending = nil
 	rows, err := e.store.Entries(context.Background(), "alice", []string{meetingbot.Key("retro", 10*time.Minute, at("09:10"))})
 	require.NoError(t, err)
 	for _, row := range rows {
@@ -369,9 +369,9 @@ func TestBusyClaimIsAskedForAgainWhenItMayBeFree(t *testing.T) {
 	e.restart()
 	e.meeting(cal, "sync", at("09:00"))
 	e.tickAt(at("08:59:51")) // due at 08:59:50, claimed by a dead replica until 08:59:54
-	require.Empty(t, e.slack.Deliveries())
+	require.Empty(t, e.fakeSlack.Deliveries())
 	e.clock.Set(at("08:59:55"))
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 1, "reminders by 08:59:55, before the next sweep at 09:00:01")
 	assert.True(t, got[0].At.Before(at("08:59:55")), "sent at %v, just after the claim may be free", got[0].At)
 }
@@ -388,6 +388,6 @@ func TestBusyClaimPastItsLeaseIsNotAskedForAgainAtOnce(t *testing.T) {
 	e.meeting(cal, "sync", at("09:00"))
 	e.tickAt(at("08:59:51")) // due at 08:59:50, held by a live process past its lease
 	e.clock.Set(at("08:59:52"))
-	assert.Empty(t, e.slack.Deliveries(), "asked for again before the next sweep")
+	assert.Empty(t, e.fakeSlack.Deliveries(), "asked for again before the next sweep")
 	assert.Equal(t, 1, e.cal.readsOf(cal), "sweeps of alice")
 }

@@ -26,7 +26,7 @@ func TestDownBeforeTriggerRemindsLateOnRestart(t *testing.T) {
 	e.restart()
 	e.tickAt(at("09:03"))
 
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 1, "deliveries")
 	assert.Equal(t, at("09:03"), got[0].At, "delivered at")
 	assert.True(t, got[0].Late, "Late = false, want true")
@@ -43,7 +43,7 @@ func TestDownAcrossWholeIntervalSkipsAsStarted(t *testing.T) {
 	e.restart()
 	e.tickAt(at("09:06"))
 
-	assert.Empty(t, e.slack.Deliveries(), "deliveries")
+	assert.Empty(t, e.fakeSlack.Deliveries(), "deliveries")
 	rows := e.ledger()
 	require.Len(t, rows, 1, "ledger rows")
 	assert.Equal(t, meetingbot.Skipped, rows[0].Outcome)
@@ -57,7 +57,7 @@ func TestMovedBeforeTriggerRemindsOnceForNewTime(t *testing.T) {
 	e.meeting(cal, "sync", at("10:00")) // moved at 08:45
 	e.tickEvery(at("08:46"), at("10:30"), time.Minute)
 
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 1, "deliveries")
 	assert.Equal(t, at("09:50"), got[0].At)
 	assert.Equal(t, at("10:00"), got[0].Meeting.Start)
@@ -71,7 +71,7 @@ func TestMovedAfterReminderRemindsAgain(t *testing.T) {
 	e.meeting(cal, "sync", at("10:00"))
 	e.tickEvery(at("08:56"), at("10:30"), time.Minute)
 
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 2, "deliveries")
 	assert.Equal(t, at("08:50"), got[0].At)
 	assert.Equal(t, at("09:50"), got[1].At)
@@ -85,7 +85,7 @@ func TestCancelledBeforeTriggerSendsNothing(t *testing.T) {
 	e.cal.Cancel(cal, "sync")
 	e.tickEvery(at("08:46"), at("09:30"), time.Minute)
 
-	assert.Empty(t, e.slack.Deliveries())
+	assert.Empty(t, e.fakeSlack.Deliveries())
 	assert.Empty(t, e.ledger())
 }
 
@@ -96,7 +96,7 @@ func TestCreatedAfterTriggerRemindsAtOnce(t *testing.T) {
 	e.meeting(cal, "adhoc", at("09:00")) // created 3 minutes before start
 	e.tickEvery(at("08:57:30"), at("09:30"), 30*time.Second)
 
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 1)
 	assert.Equal(t, at("08:57:30"), got[0].At)
 	assert.True(t, got[0].Late)
@@ -108,7 +108,7 @@ func TestStartedAtEightFiftyFiveRemindsOfNine(t *testing.T) {
 	e.meeting(cal, "running", at("08:50"))
 	e.tickAt(at("08:55"))
 
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 1, "a first run reminds of the meeting ahead, never of one already running")
 	assert.Equal(t, "nine", got[0].Meeting.ID)
 }
@@ -129,7 +129,7 @@ func TestTickDelayedSkippedOrRepeated(t *testing.T) {
 				e.tickAt(tk)
 			}
 			keys := map[string]int{}
-			for _, d := range e.slack.Deliveries() {
+			for _, d := range e.fakeSlack.Deliveries() {
 				keys[d.Key]++
 			}
 			for k, n := range keys {
@@ -159,7 +159,7 @@ func TestTwoProcessesOneDatabaseNoDuplicate(t *testing.T) {
 	require.NoError(t, err)
 	defer other.Close()
 	opts := e.opts
-	second, err := scheduler.New(e.subs, e.cal, e.slack, other, opts)
+	second, err := scheduler.New(e.subs, e.cal, e.fakeSlack, other, opts)
 	require.NoError(t, err)
 
 	for tk := at("08:45"); tk.Before(at("10:30")); tk = tk.Add(20 * time.Second) {
@@ -171,7 +171,7 @@ func TestTwoProcessesOneDatabaseNoDuplicate(t *testing.T) {
 		require.NoError(t, <-errs)
 	}
 	keys := map[string]int{}
-	for _, d := range e.slack.Deliveries() {
+	for _, d := range e.fakeSlack.Deliveries() {
 		keys[d.Key]++
 	}
 	assert.Len(t, keys, 60, "distinct reminders")
@@ -183,7 +183,7 @@ func TestTwoProcessesOneDatabaseNoDuplicate(t *testing.T) {
 func TestKilledBetweenSendAndRecordIsConfirmedNotResent(t *testing.T) {
 	for _, canLookup := range []bool{true, false} {
 		e := newEnv(t)
-		e.slack.canLookup = canLookup
+		e.fakeSlack.canLookup = canLookup
 		e.meeting(cal, "sync", at("09:00"))
 		e.tickAt(at("08:45"))
 
@@ -197,7 +197,7 @@ func TestKilledBetweenSendAndRecordIsConfirmedNotResent(t *testing.T) {
 			Offset: r.Offset, Start: at("09:00"), TriggerAt: at("08:50")}, at("08:50"), at("08:52"))
 		require.NoError(t, err)
 		require.Equal(t, meetingbot.Claimed, st)
-		_, err = e.slack.Notify(context.Background(), r)
+		_, err = e.fakeSlack.Notify(context.Background(), r)
 		require.NoError(t, err)
 		require.NoError(t, dying.Close()) // SIGKILL: the kernel drops its lock
 
@@ -207,13 +207,13 @@ func TestKilledBetweenSendAndRecordIsConfirmedNotResent(t *testing.T) {
 		if !canLookup {
 			want = 2 // cannot tell: resent once, and recorded so
 		}
-		assert.Len(t, e.slack.Deliveries(), want, "deliveries with lookup=%v", canLookup)
+		assert.Len(t, e.fakeSlack.Deliveries(), want, "deliveries with lookup=%v", canLookup)
 		rows := e.ledger()
 		require.Len(t, rows, 1)
 		assert.Equal(t, meetingbot.Sent, rows[0].Outcome)
 		assert.NotEmpty(t, rows[0].Reason, "the ledger says how the interrupted send was resolved")
 		e.tickEvery(at("08:52"), at("09:10"), time.Minute)
-		assert.Len(t, e.slack.Deliveries(), want, "no further sends")
+		assert.Len(t, e.fakeSlack.Deliveries(), want, "no further sends")
 	}
 }
 
@@ -229,7 +229,7 @@ func TestDSTFallBackOneReminderPerInstance(t *testing.T) {
 	e.cal.Put(cal, meetingbot.Meeting{ID: "owl_20261101T060000Z", Title: "owl", Start: second})
 	e.tickEvery(first.Add(-time.Hour), second.Add(time.Hour), 30*time.Second)
 
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 2)
 	assert.True(t, got[0].Meeting.Start.Equal(first.Add(0)))
 	assert.Equal(t, first.Add(-10*time.Minute).UTC(), got[0].At.UTC())
@@ -241,12 +241,12 @@ func TestSlackTransientRetriedPermanentRecordedOthersGoOn(t *testing.T) {
 	for _, who := range []string{"alice", "bob", "carol"} {
 		e.meeting(who+"@example.com", who+"-1on1", at("09:00"))
 	}
-	e.slack.FailNext("alice", errors.New("slack: 503 service unavailable"), errors.New("slack: timeout"))
-	e.slack.FailNext("bob", meetingbot.Permanent(errors.New("channel_not_found: invite the bot")))
+	e.fakeSlack.FailNext("alice", errors.New("slack: 503 service unavailable"), errors.New("slack: timeout"))
+	e.fakeSlack.FailNext("bob", meetingbot.Permanent(errors.New("channel_not_found: invite the bot")))
 	e.tickEvery(at("08:49"), at("08:53"), 30*time.Second)
 
 	bySub := map[string]int{}
-	for _, d := range e.slack.Deliveries() {
+	for _, d := range e.fakeSlack.Deliveries() {
 		bySub[d.Subscription.ID]++
 	}
 	assert.Equal(t, map[string]int{"alice": 1, "carol": 1}, bySub)
@@ -268,7 +268,7 @@ func TestCalendarErrorKeepsCursorAndLosesNothing(t *testing.T) {
 	e.tickAt(at("08:40"))
 	e.cal.Fail("alice@example.com", errors.New("calendar: 403 rateLimitExceeded"))
 	e.tickEvery(at("08:41"), at("08:55"), time.Minute)
-	require.Len(t, e.slack.Deliveries(), 1, "bob goes on while alice's calendar fails")
+	require.Len(t, e.fakeSlack.Deliveries(), 1, "bob goes on while alice's calendar fails")
 	cur, err := e.store.Cursors(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, at("08:40"), cur["alice"], "alice's cursor stays")
@@ -276,7 +276,7 @@ func TestCalendarErrorKeepsCursorAndLosesNothing(t *testing.T) {
 
 	e.cal.Fail("alice@example.com", nil)
 	e.tickAt(at("08:56"))
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 2)
 	assert.Equal(t, "a", got[1].Meeting.ID)
 	assert.True(t, got[1].Late)
@@ -295,13 +295,13 @@ func TestClockSteppingBackSendsNothing(t *testing.T) {
 	e.tickAt(at("08:21"))
 	e.tickAt(at("08:46"))
 
-	assert.Empty(t, e.slack.Deliveries())
+	assert.Empty(t, e.fakeSlack.Deliveries())
 	cur, err := e.store.Cursors(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, at("08:46"), cur["alice"])
 	assert.Equal(t, 1, logs.count("clock stepped back"), "log lines about the clock")
 	e.tickAt(at("08:50"))
-	assert.Len(t, e.slack.Deliveries(), 1)
+	assert.Len(t, e.fakeSlack.Deliveries(), 1)
 }
 
 func TestLedgerRowsPrunedAfterRetention(t *testing.T) {
@@ -318,12 +318,12 @@ func TestLedgerRowsPrunedAfterRetention(t *testing.T) {
 // hangingSlack accepts every message but answers only when the sender gives
 // up: the worst case for a shutdown.
 type hangingSlack struct {
-	*slack
+	*fakeSlack
 	called chan struct{}
 }
 
 func (h hangingSlack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, error) {
-	h.slack.Notify(ctx, r)
+	h.fakeSlack.Notify(ctx, r)
 	close(h.called)
 	<-ctx.Done()
 	return meetingbot.Receipt{}, ctx.Err()
@@ -333,7 +333,7 @@ func TestShutdownMidSendLeavesClaimForLookup(t *testing.T) {
 	e := newEnv(t)
 	e.meeting(cal, "sync", at("09:00"))
 	e.clock.Set(at("08:55"))
-	hang := hangingSlack{e.slack, make(chan struct{})}
+	hang := hangingSlack{e.fakeSlack, make(chan struct{})}
 	opts := e.opts
 	opts.ShutdownGrace = 50 * time.Millisecond
 	s, err := scheduler.New(e.subs, e.cal, hang, e.store, opts)
@@ -356,7 +356,7 @@ func TestShutdownMidSendLeavesClaimForLookup(t *testing.T) {
 
 	e.restart() // the next process finds the message in Slack: no second send
 	e.tickAt(at("08:56"))
-	assert.Len(t, e.slack.Deliveries(), 1)
+	assert.Len(t, e.fakeSlack.Deliveries(), 1)
 	rows = e.ledger()
 	require.Len(t, rows, 1)
 	assert.Equal(t, meetingbot.Sent, rows[0].Outcome)

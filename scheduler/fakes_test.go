@@ -19,7 +19,7 @@ import (
 )
 
 // calendar is an in-memory meeting source.
-type calendar struct {
+type fakeCalendar struct {
 	mu     sync.Mutex
 	events map[string]map[string]meetingbot.Meeting // calendar ID -> event ID -> meeting
 	fail   map[string]error                         // calendar ID -> error to return
@@ -42,7 +42,7 @@ type calendar struct {
 
 // Decline makes cal's owner decline the meeting id; Put brings it back,
 // answered again.
-func (c *calendar) Decline(cal, id string) {
+func (c *fakeCalendar) Decline(cal, id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.declined == nil {
@@ -62,7 +62,7 @@ type stale struct {
 // Down makes cal unable to answer from now on: Meetings answers from its
 // meetings as they are now (the mirror's last reading, read at at), with
 // a StaleReading, whatever they become; Meeting fails. Up ends it.
-func (c *calendar) Down(cal string, at time.Time, why meetingbot.StaleReason) {
+func (c *fakeCalendar) Down(cal string, at time.Time, why meetingbot.StaleReason) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.down == nil {
@@ -72,17 +72,17 @@ func (c *calendar) Down(cal string, at time.Time, why meetingbot.StaleReason) {
 }
 
 // Up lets cal answer again.
-func (c *calendar) Up(cal string) {
+func (c *fakeCalendar) Up(cal string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.down, cal)
 }
 
-func newCalendar() *calendar {
-	return &calendar{events: map[string]map[string]meetingbot.Meeting{}, fail: map[string]error{}}
+func newCalendar() *fakeCalendar {
+	return &fakeCalendar{events: map[string]map[string]meetingbot.Meeting{}, fail: map[string]error{}}
 }
 
-func (c *calendar) Put(cal string, m meetingbot.Meeting) {
+func (c *fakeCalendar) Put(cal string, m meetingbot.Meeting) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.events[cal] == nil {
@@ -95,19 +95,19 @@ func (c *calendar) Put(cal string, m meetingbot.Meeting) {
 	c.events[cal][m.ID] = m
 }
 
-func (c *calendar) readsOf(cal string) int {
+func (c *fakeCalendar) readsOf(cal string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.readBy[cal]
 }
 
-func (c *calendar) Cancel(cal, id string) {
+func (c *fakeCalendar) Cancel(cal, id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.events[cal], id)
 }
 
-func (c *calendar) Fail(cal string, err error) {
+func (c *fakeCalendar) Fail(cal string, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err == nil {
@@ -119,7 +119,7 @@ func (c *calendar) Fail(cal string, err error) {
 
 // Meeting returns one meeting as the calendar has it now; a cancelled or
 // unknown one is gone.
-func (c *calendar) Meeting(ctx context.Context, sub meetingbot.Subscription, id string) (meetingbot.Meeting, error) {
+func (c *fakeCalendar) Meeting(ctx context.Context, sub meetingbot.Subscription, id string) (meetingbot.Meeting, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gets++
@@ -139,7 +139,7 @@ func (c *calendar) Meeting(ctx context.Context, sub meetingbot.Subscription, id 
 	return m, nil
 }
 
-func (c *calendar) Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
+func (c *fakeCalendar) Meetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
 	c.mu.Lock()
 	slow := c.slowRead
 	c.slowRead = nil
@@ -174,9 +174,9 @@ func (c *calendar) Meetings(ctx context.Context, sub meetingbot.Subscription, fr
 
 // mirrored is the calendar as a FreshSource, a mirror's: FreshMeetings
 // counts as a sync of the calendar (fresh) and answers as Meetings.
-type mirrored struct{ *calendar }
+type fakeMirror struct{ *fakeCalendar }
 
-func (m mirrored) FreshMeetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
+func (m fakeMirror) FreshMeetings(ctx context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
 	m.mu.Lock()
 	m.fresh++
 	m.mu.Unlock()
@@ -192,7 +192,7 @@ type delivery struct {
 }
 
 // slack is an in-memory notifier that records deliveries.
-type slack struct {
+type fakeSlack struct {
 	mu        sync.Mutex
 	now       func() time.Time
 	got       []delivery
@@ -224,17 +224,17 @@ type edit struct {
 	At time.Time
 }
 
-func newSlack(now func() time.Time) *slack {
-	return &slack{now: now, fail: map[string][]error{}, canLookup: true}
+func newSlack(now func() time.Time) *fakeSlack {
+	return &fakeSlack{now: now, fail: map[string][]error{}, canLookup: true}
 }
 
-func (s *slack) FailNext(sub string, errs ...error) {
+func (s *fakeSlack) FailNext(sub string, errs ...error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fail[sub] = append(s.fail[sub], errs...)
 }
 
-func (s *slack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, error) {
+func (s *fakeSlack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, error) {
 	if s.sending != nil {
 		s.sending(ctx, r)
 	}
@@ -254,7 +254,7 @@ func (s *slack) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.R
 }
 
 // NotifyDigest records one message holding every reminder of rs.
-func (s *slack) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (meetingbot.Receipt, error) {
+func (s *fakeSlack) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (meetingbot.Receipt, error) {
 	if s.sending != nil {
 		s.sending(ctx, rs[0])
 	}
@@ -276,7 +276,7 @@ func (s *slack) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (mee
 	return meetingbot.Receipt{Channel: "C-" + sub, TS: ts}, nil
 }
 
-func (s *slack) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, bool, error) {
+func (s *fakeSlack) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, bool, error) {
 	if s.beforeLookup != nil {
 		s.beforeLookup(r)
 	}
@@ -300,7 +300,7 @@ func (s *slack) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingbo
 
 // Edit edits a delivered message: it records the edit, unless a failure
 // is queued.
-func (s *slack) Edit(ctx context.Context, f meetingbot.Follow) error {
+func (s *fakeSlack) Edit(ctx context.Context, f meetingbot.Follow) error {
 	if s.beforeEdit != nil {
 		s.beforeEdit(f)
 	}
@@ -317,13 +317,13 @@ func (s *slack) Edit(ctx context.Context, f meetingbot.Follow) error {
 }
 
 // Edits returns the edits made so far.
-func (s *slack) Edits() []edit {
+func (s *fakeSlack) Edits() []edit {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]edit(nil), s.edits...)
 }
 
-func (s *slack) Deliveries() []delivery {
+func (s *fakeSlack) Deliveries() []delivery {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]delivery(nil), s.got...)
@@ -331,20 +331,20 @@ func (s *slack) Deliveries() []delivery {
 
 // env is one bot on one database file, with a pinned clock and fakes.
 type env struct {
-	t     *testing.T
-	clock *clock.Fake
-	cal   *calendar
-	slack *slack
-	path  string
-	store *sqlite.Store
-	subs  []meetingbot.Subscription
-	opts  scheduler.Options
-	sched *scheduler.Scheduler
+	t         *testing.T
+	clock     *clock.Fake
+	cal       *fakeCalendar
+	fakeSlack *fakeSlack
+	path      string
+	store     *sqlite.Store
+	subs      []meetingbot.Subscription
+	opts      scheduler.Options
+	sched     *scheduler.Scheduler
 	// wrap, if set, stands between the scheduler and each store restart
 	// opens, to fail its calls.
 	wrap func(*sqlite.Store) scheduler.Ledger
 	// mirrored, if set before restart, makes the calendar a FreshSource.
-	mirrored bool
+	fakeMirror bool
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -375,7 +375,7 @@ func newEnv(t *testing.T, subs ...meetingbot.Subscription) *env {
 		subs = []meetingbot.Subscription{sub("alice")}
 	}
 	c := clock.NewFake(t0)
-	e := &env{t: t, clock: c, cal: newCalendar(), slack: newSlack(c.Now), path: filepath.Join(t.TempDir(), "bot.db"), subs: subs}
+	e := &env{t: t, clock: c, cal: newCalendar(), fakeSlack: newSlack(c.Now), path: filepath.Join(t.TempDir(), "bot.db"), subs: subs}
 	e.opts = scheduler.Options{Clock: c, Logger: discardLogger()}
 	e.restart()
 	t.Cleanup(func() {
@@ -405,10 +405,10 @@ func (e *env) restart() {
 		ledger = e.wrap(st)
 	}
 	var source scheduler.Source = e.cal
-	if e.mirrored {
-		source = mirrored{e.cal}
+	if e.fakeMirror {
+		source = fakeMirror{e.cal}
 	}
-	s, err := scheduler.New(e.subs, source, e.slack, ledger, e.opts)
+	s, err := scheduler.New(e.subs, source, e.fakeSlack, ledger, e.opts)
 	require.NoError(e.t, err, "scheduler.New")
 	e.sched = s
 }

@@ -186,11 +186,11 @@ func TestReminderFollowsItsMeeting(t *testing.T) {
 			e.meeting(cal, "sync", at("09:00"))
 			e.run(tt.changes...)
 
-			assert.Equal(t, tt.sent, sentOf(e.slack.Deliveries()), "reminders sent")
-			assert.Equal(t, tt.edits, editsOf(e.slack.Edits()), "edits")
+			assert.Equal(t, tt.sent, sentOf(e.fakeSlack.Deliveries()), "reminders sent")
+			assert.Equal(t, tt.edits, editsOf(e.fakeSlack.Edits()), "edits")
 			assert.Equal(t, tt.gets, e.cal.gets, "Calendar events.get calls")
-			first := e.slack.Deliveries()[0]
-			for _, ed := range e.slack.Edits() {
+			first := e.fakeSlack.Deliveries()[0]
+			for _, ed := range e.fakeSlack.Edits() {
 				assert.Equal(t, first.TS, ed.Message.TS, "an edit is of the first reminder's message")
 				assert.Equal(t, first.Key, ed.Reminder.Key)
 				assert.Equal(t, at("09:00"), ed.Reminder.Meeting.Start, "the edit knows the time the reminder named")
@@ -222,14 +222,14 @@ func TestEveryReminderOfAMeetingIsEdited(t *testing.T) {
 	e := newEnv(t, sub("alice", 10*time.Minute, time.Minute))
 	e.meeting(cal, "sync", at("09:00"))
 	e.tickEvery(at("08:45"), at("08:59"), 30*time.Second)
-	require.Len(t, e.slack.Deliveries(), 2)
+	require.Len(t, e.fakeSlack.Deliveries(), 2)
 	gets := e.cal.gets
 	e.cal.Cancel(cal, "sync")
 	e.tickEvery(at("08:59:30"), at("09:10"), 30*time.Second)
 
-	edits := e.slack.Edits()
+	edits := e.fakeSlack.Edits()
 	require.Len(t, edits, 2, "edits")
-	assert.ElementsMatch(t, []string{e.slack.Deliveries()[0].TS, e.slack.Deliveries()[1].TS}, []string{edits[0].Message.TS, edits[1].Message.TS})
+	assert.ElementsMatch(t, []string{e.fakeSlack.Deliveries()[0].TS, e.fakeSlack.Deliveries()[1].TS}, []string{edits[0].Message.TS, edits[1].Message.TS})
 	for _, ed := range edits {
 		assert.Equal(t, meetingbot.EditCancelled, ed.Kind)
 		assert.Equal(t, at("08:59:30"), ed.At)
@@ -243,12 +243,12 @@ func TestDeclinedMeetingsOtherRemindersStop(t *testing.T) {
 	e := newEnv(t, sub("alice", 10*time.Minute, time.Minute))
 	e.meeting(cal, "sync", at("09:00"))
 	e.tickEvery(at("08:45"), at("08:52"), 30*time.Second)
-	require.Len(t, e.slack.Deliveries(), 1, "reminders before declining")
+	require.Len(t, e.fakeSlack.Deliveries(), 1, "reminders before declining")
 	e.cal.Decline(cal, "sync")
 	e.tickEvery(at("08:52:30"), at("09:10"), 30*time.Second)
 
-	assert.Equal(t, []sentAs{{at("08:50"), at("09:00")}}, sentOf(e.slack.Deliveries()), "reminders sent")
-	assert.Equal(t, []says{{at("08:52:30"), meetingbot.EditDeclined, time.Time{}, false}}, editsOf(e.slack.Edits()), "edits")
+	assert.Equal(t, []sentAs{{at("08:50"), at("09:00")}}, sentOf(e.fakeSlack.Deliveries()), "reminders sent")
+	assert.Equal(t, []says{{at("08:52:30"), meetingbot.EditDeclined, time.Time{}, false}}, editsOf(e.fakeSlack.Edits()), "edits")
 }
 
 // An instance that events.get no longer knows is looked for in the week
@@ -258,13 +258,13 @@ func TestOccurrenceUnderANewIDIsFoundAhead(t *testing.T) {
 	e := newEnv(t)
 	e.meeting(cal, "sync_20261130T090000Z", at("09:00"))
 	e.tickEvery(at("08:49:30"), at("08:52"), 30*time.Second)
-	require.Len(t, e.slack.Deliveries(), 1)
+	require.Len(t, e.fakeSlack.Deliveries(), 1)
 	e.cal.Cancel(cal, "sync_20261130T090000Z")
 	e.cal.Put(cal, meetingbot.Meeting{ID: "sync_R20261130T090000_20261130T090000Z", Instance: "sync_20261130T090000Z", Title: "sync", Start: at("10:00")})
 	gets, reads := e.cal.gets, e.cal.reads
 	e.tickAt(at("08:52:30"))
 
-	assert.Equal(t, []says{{at("08:52:30"), meetingbot.EditMoved, at("10:00"), true}}, editsOf(e.slack.Edits()))
+	assert.Equal(t, []says{{at("08:52:30"), meetingbot.EditMoved, at("10:00"), true}}, editsOf(e.fakeSlack.Edits()))
 	assert.Equal(t, 1, e.cal.gets-gets, "events.get calls")
 	assert.Equal(t, 2, e.cal.reads-reads, "events.list calls: the sweep's, and the week ahead once events.get said gone")
 }
@@ -276,10 +276,10 @@ func TestRestartDoesNotEditAgain(t *testing.T) {
 	e.tickEvery(at("08:49:30"), at("08:52"), 30*time.Second)
 	e.meeting(cal, "sync", at("10:00"))
 	e.tickAt(at("08:52:30"))
-	require.Len(t, e.slack.Edits(), 1)
+	require.Len(t, e.fakeSlack.Edits(), 1)
 	e.restart()
 	e.tickEvery(at("08:53"), at("08:56"), 30*time.Second)
-	assert.Len(t, e.slack.Edits(), 1, "edits after a restart")
+	assert.Len(t, e.fakeSlack.Edits(), 1, "edits after a restart")
 }
 
 // editCrash is a ledger on which the process dies right after Slack took
@@ -311,12 +311,12 @@ func TestCrashBetweenEditAndRecord(t *testing.T) {
 	e.meeting(cal, "sync", at("10:00"))
 	e.tickAt(at("08:52:30"))
 	require.True(t, crash.crashed, "the edit's record failed")
-	require.Len(t, e.slack.Edits(), 1)
+	require.Len(t, e.fakeSlack.Edits(), 1)
 
 	e.wrap = nil
 	e.restart() // the process that holds the claim is gone
 	e.tickEvery(at("08:53"), at("08:56"), 30*time.Second)
-	edits := e.slack.Edits()
+	edits := e.fakeSlack.Edits()
 	require.Len(t, edits, 2, "edits: the unrecorded one is made again")
 	assert.Equal(t, editsOf(edits[:1])[0].Kind, edits[1].Kind, "the same edit")
 	assert.Equal(t, edits[0].MovedTo, edits[1].MovedTo)
@@ -329,7 +329,7 @@ func TestCrashBetweenEditAndRecord(t *testing.T) {
 
 	e.restart()
 	e.tickEvery(at("08:56:30"), at("09:00"), 30*time.Second)
-	assert.Len(t, e.slack.Edits(), 2, "edits after the record and another restart")
+	assert.Len(t, e.fakeSlack.Edits(), 2, "edits after the record and another restart")
 }
 
 // Two processes sweeping one subscription at once edit its message once.
@@ -345,7 +345,7 @@ func TestTwoProcessesEditOnce(t *testing.T) {
 	// claim while the first is in Slack.
 	var mu sync.Mutex
 	inSlack := 0
-	e.slack.beforeEdit = func(meetingbot.Follow) {
+	e.fakeSlack.beforeEdit = func(meetingbot.Follow) {
 		mu.Lock()
 		inSlack++
 		n := inSlack
@@ -361,14 +361,14 @@ func TestTwoProcessesEditOnce(t *testing.T) {
 		wg.Go(func() { assert.NoError(t, s.Tick(context.Background())) })
 	}
 	wg.Wait()
-	e.slack.beforeEdit = nil
-	assert.Len(t, e.slack.Edits(), 1, "edits by two processes")
+	e.fakeSlack.beforeEdit = nil
+	assert.Len(t, e.fakeSlack.Edits(), 1, "edits by two processes")
 
 	e.clock.Set(at("08:53"))
 	require.NoError(t, b.Tick(context.Background()))
 	require.NoError(t, e.sched.Tick(context.Background()))
-	assert.Len(t, e.slack.Edits(), 1, "edits after both sweep again")
-	row := entryOf(t, e, e.slack.Deliveries()[0].Key)
+	assert.Len(t, e.fakeSlack.Edits(), 1, "edits after both sweep again")
+	row := entryOf(t, e, e.fakeSlack.Deliveries()[0].Key)
 	assert.Equal(t, meetingbot.EditMoved, row.Edit.Kind)
 	assert.Equal(t, 1, row.Edit.Count)
 }
@@ -384,14 +384,14 @@ func TestFailedEdits(t *testing.T) {
 		e.restart()
 		e.meeting(cal, "sync", at("09:00"))
 		e.tickEvery(at("08:49:30"), at("08:52"), 30*time.Second)
-		e.slack.editFail = []error{errors.New("slack: 503"), errors.New("slack: 503")}
+		e.fakeSlack.editFail = []error{errors.New("slack: 503"), errors.New("slack: 503")}
 		e.meeting(cal, "sync", at("09:05"))
 		e.tickEvery(at("08:52:30"), at("08:55"), 30*time.Second)
 
-		assert.Equal(t, 3, e.slack.editCalls, "edit attempts: two failures, then the edit")
-		assert.Equal(t, []says{{at("08:53:30"), meetingbot.EditMoved, at("09:05"), true}}, editsOf(e.slack.Edits()))
+		assert.Equal(t, 3, e.fakeSlack.editCalls, "edit attempts: two failures, then the edit")
+		assert.Equal(t, []says{{at("08:53:30"), meetingbot.EditMoved, at("09:05"), true}}, editsOf(e.fakeSlack.Edits()))
 		assert.Equal(t, 1, logs.count("reminder edit failed; retrying"), "warnings")
-		row := entryOf(t, e, e.slack.Deliveries()[0].Key)
+		row := entryOf(t, e, e.fakeSlack.Deliveries()[0].Key)
 		assert.Equal(t, meetingbot.EditMoved, row.Edit.Kind)
 		assert.Empty(t, row.Edit.Code, "the failure is cleared by the edit")
 	})
@@ -402,20 +402,20 @@ func TestFailedEdits(t *testing.T) {
 		e.restart()
 		e.meeting(cal, "sync", at("09:00"))
 		e.tickEvery(at("08:49:30"), at("08:52"), 30*time.Second)
-		e.slack.editFail = []error{meetingbot.Permanent(fmt.Errorf("chat.update: message_not_found"))}
+		e.fakeSlack.editFail = []error{meetingbot.Permanent(fmt.Errorf("chat.update: message_not_found"))}
 		e.meeting(cal, "sync", at("09:05"))
 		e.tickEvery(at("08:52:30"), at("08:54"), 30*time.Second)
 		e.meeting(cal, "sync", at("09:10"))
 		e.tickEvery(at("08:54:30"), at("09:00"), 30*time.Second)
 
-		assert.Equal(t, 1, e.slack.editCalls, "edit attempts")
-		assert.Empty(t, e.slack.Edits())
+		assert.Equal(t, 1, e.fakeSlack.editCalls, "edit attempts")
+		assert.Empty(t, e.fakeSlack.Edits())
 		assert.Equal(t, 1, logs.count("reminder cannot be edited"), "errors logged")
-		row := entryOf(t, e, e.slack.Deliveries()[0].Key)
+		row := entryOf(t, e, e.fakeSlack.Deliveries()[0].Key)
 		assert.Equal(t, meetingbot.ReasonPermanent, row.Edit.Code)
 		assert.Contains(t, row.Edit.Reason, "message_not_found")
 		assert.Equal(t, meetingbot.NotEdited, row.Edit.Kind, "the message says what it said")
-		assert.Len(t, e.slack.Deliveries(), 2, "the new start is reminded all the same")
+		assert.Len(t, e.fakeSlack.Deliveries(), 2, "the new start is reminded all the same")
 	})
 }
 

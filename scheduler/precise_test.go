@@ -21,13 +21,13 @@ func TestTimerSendsAtTheTrigger(t *testing.T) {
 	e.tickAt(at("08:49:40")) // plans the 08:50:07 trigger
 	e.clock.Set(at("08:50:30"))
 
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 1)
 	assert.Equal(t, at("08:50:07"), got[0].At, "sent at the trigger")
 	assert.False(t, got[0].Late)
 	assert.Equal(t, 1, e.cal.gets, "one check against the calendar before sending")
 	e.tickEvery(at("08:50:30"), at("09:05"), 30*time.Second)
-	assert.Len(t, e.slack.Deliveries(), 1, "the sweeps after it send nothing more")
+	assert.Len(t, e.fakeSlack.Deliveries(), 1, "the sweeps after it send nothing more")
 }
 
 // A sweep whose read of the calendar took a while (a slow answer, a wait
@@ -40,7 +40,7 @@ func TestTimerArmedAfterASlowReadSendsAtTheTrigger(t *testing.T) {
 	e.tickAt(at("08:49:40")) // reads until 08:49:45, plans the 08:50:07 trigger
 	e.clock.Set(at("08:50:30"))
 
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 1)
 	assert.Equal(t, at("08:50:07"), got[0].At, "sent at the trigger, not 5s after it")
 	assert.False(t, got[0].Late)
@@ -48,7 +48,7 @@ func TestTimerArmedAfterASlowReadSendsAtTheTrigger(t *testing.T) {
 
 // deadlineCalendar records the deadline of each check's context.
 type deadlineCalendar struct {
-	*calendar
+	*fakeCalendar
 	mu        sync.Mutex
 	deadlines []time.Duration // from the call
 }
@@ -59,7 +59,7 @@ func (d *deadlineCalendar) Meeting(ctx context.Context, sub meetingbot.Subscript
 		d.deadlines = append(d.deadlines, time.Until(dl))
 		d.mu.Unlock()
 	}
-	return d.calendar.Meeting(ctx, sub, id)
+	return d.fakeCalendar.Meeting(ctx, sub, id)
 }
 
 // A check is over by the trigger: one that the calendar (or the quota)
@@ -67,10 +67,10 @@ func (d *deadlineCalendar) Meeting(ctx context.Context, sub meetingbot.Subscript
 // rather than CheckTimeout late.
 func TestCheckEndsByTheTrigger(t *testing.T) {
 	e := newEnv(t)
-	src := &deadlineCalendar{calendar: e.cal}
-	e.fireOnce(src, e.slack, scheduler.Options{CheckTimeout: time.Minute})
+	src := &deadlineCalendar{fakeCalendar: e.cal}
+	e.fireOnce(src, e.fakeSlack, scheduler.Options{CheckTimeout: time.Minute})
 
-	require.Len(t, e.slack.Deliveries(), 1)
+	require.Len(t, e.fakeSlack.Deliveries(), 1)
 	src.mu.Lock()
 	defer src.mu.Unlock()
 	require.Len(t, src.deadlines, 1, "checks")
@@ -116,7 +116,7 @@ func TestTimerChecksTheMeetingBeforeSending(t *testing.T) {
 			tt.change(e)
 			e.tickEvery(at("08:50"), at("09:40"), 30*time.Second)
 
-			got := e.slack.Deliveries()
+			got := e.fakeSlack.Deliveries()
 			require.Len(t, got, len(tt.want), "deliveries")
 			for i, d := range got {
 				assert.Equal(t, tt.want[i], d.At, "delivery %d sent at", i)
@@ -135,7 +135,7 @@ func TestTimerSendsWhenTheCheckCannotAnswer(t *testing.T) {
 	e.tickAt(at("08:49:40"))
 	e.cal.Fail(cal, fmt.Errorf("calendar: 503"))
 	e.clock.Set(at("08:50:10"))
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 1)
 	assert.Equal(t, at("08:50"), got[0].At)
 }
@@ -148,16 +148,16 @@ func TestStoppedSchedulerFiresNoTimer(t *testing.T) {
 	e.tickAt(at("08:49:40"))
 	e.restart() // killed with the timer armed
 	e.clock.Set(at("08:52"))
-	assert.Empty(t, e.slack.Deliveries(), "deliveries by the killed process's timer")
+	assert.Empty(t, e.fakeSlack.Deliveries(), "deliveries by the killed process's timer")
 	e.tickAt(at("08:52"))
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 1, "deliveries after the restart")
 	assert.Equal(t, at("08:52"), got[0].At)
 }
 
 // blockingCalendar hangs the reads of one calendar until released.
 type blockingCalendar struct {
-	*calendar
+	*fakeCalendar
 	slow    string
 	entered chan struct{}
 	release chan struct{}
@@ -173,7 +173,7 @@ func (b *blockingCalendar) Meetings(ctx context.Context, sub meetingbot.Subscrip
 			return nil, ctx.Err()
 		}
 	}
-	return b.calendar.Meetings(ctx, sub, from, to)
+	return b.fakeCalendar.Meetings(ctx, sub, from, to)
 }
 
 // No subscription waits for another: a calendar read that hangs and a
@@ -181,7 +181,7 @@ func (b *blockingCalendar) Meetings(ctx context.Context, sub meetingbot.Subscrip
 // subscription's reminder on time, in Run as the binary runs it.
 func TestSlowSubscriptionDelaysNoOther(t *testing.T) {
 	e := newEnv(t, sub("slow"), sub("flood", 40*time.Second, 5*time.Second), sub("eng", 0))
-	bc := &blockingCalendar{calendar: e.cal, slow: "slow@example.com", entered: make(chan struct{}), release: make(chan struct{})}
+	bc := &blockingCalendar{fakeCalendar: e.cal, slow: "slow@example.com", entered: make(chan struct{}), release: make(chan struct{})}
 	defer close(bc.release)
 	for i := range 45 {
 		e.meeting("flood@example.com", fmt.Sprintf("invite%02d", i), at("09:00"))
@@ -189,7 +189,7 @@ func TestSlowSubscriptionDelaysNoOther(t *testing.T) {
 	e.meeting("slow@example.com", "slow", at("09:00"))
 	e.meeting("eng@example.com", "standup", at("09:00"))
 	e.clock.Set(at("08:59:00"))
-	s, err := scheduler.New(e.subs, bc, e.slack, e.store, e.opts)
+	s, err := scheduler.New(e.subs, bc, e.fakeSlack, e.store, e.opts)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
@@ -201,7 +201,7 @@ func TestSlowSubscriptionDelaysNoOther(t *testing.T) {
 	e.clock.Set(at("09:00:05"))
 
 	var eng []delivery
-	for _, d := range e.slack.Deliveries() {
+	for _, d := range e.fakeSlack.Deliveries() {
 		if d.Subscription.ID == "eng" {
 			eng = append(eng, d)
 		}
@@ -228,7 +228,7 @@ func TestFloodAtOneInstantGoesOutAsOneDigest(t *testing.T) {
 	e.tickEvery(at("08:58:30"), at("09:01"), 30*time.Second)
 
 	messages := map[string]map[string]int{} // subscription -> ts -> reminders
-	for _, d := range e.slack.Deliveries() {
+	for _, d := range e.fakeSlack.Deliveries() {
 		if messages[d.Subscription.ID] == nil {
 			messages[d.Subscription.ID] = map[string]int{}
 		}
@@ -261,7 +261,7 @@ func TestLateFloodGoesOutAsOneDigest(t *testing.T) {
 	e.tickAt(at("08:53"))
 	e.restart()
 	e.tickEvery(at("08:53:30"), at("09:00"), 30*time.Second)
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 12)
 	for _, d := range got {
 		assert.Equal(t, at("08:53"), d.At)
@@ -287,7 +287,7 @@ func TestTimersDueTogetherAreCheckedTogether(t *testing.T) {
 
 	assert.Equal(t, 1, e.cal.reads-reads-1, "calendar reads of the check (besides the sweep of the moved one's subscription)")
 	assert.Equal(t, 2, e.cal.gets-gets, "single reads, for the two not found")
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 7)
 	for _, d := range got {
 		assert.Equal(t, at("08:50"), d.At)
@@ -313,7 +313,7 @@ func TestCheckOverAMirrorIsOneSync(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.mirrored = true
+			e.fakeMirror = true
 			e.restart()
 			e.meeting(cal, "sync", at("09:00"))
 			e.tickAt(at("08:49:30")) // plans the 08:50 trigger
@@ -325,7 +325,7 @@ func TestCheckOverAMirrorIsOneSync(t *testing.T) {
 			assert.Equal(t, tt.gets, e.cal.gets, "meetings read alone")
 			e.tickEvery(at("08:50:30"), at("09:40"), 30*time.Second)
 			var got []time.Time
-			for _, d := range e.slack.Deliveries() {
+			for _, d := range e.fakeSlack.Deliveries() {
 				got = append(got, d.At)
 			}
 			assert.Equal(t, tt.want, got, "deliveries")
@@ -336,7 +336,7 @@ func TestCheckOverAMirrorIsOneSync(t *testing.T) {
 // lookingSlack is the fake Slack with DestinationLookup: it records when,
 // by the clock, each lookup came and how long it was given.
 type lookingSlack struct {
-	*slack
+	*fakeSlack
 	now     func() time.Time
 	mu      sync.Mutex
 	at      []time.Time
@@ -358,10 +358,10 @@ func (l *lookingSlack) LookUp(ctx context.Context, sub meetingbot.Subscription) 
 // to a destination does not wait for the lookup after its trigger.
 func TestTimerLooksTheDestinationUpBeforeTheTrigger(t *testing.T) {
 	e := newEnv(t)
-	ls := &lookingSlack{slack: e.slack, now: e.clock.Now}
+	ls := &lookingSlack{fakeSlack: e.fakeSlack, now: e.clock.Now}
 	e.fireOnce(e.cal, ls, scheduler.Options{})
 
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 1)
 	assert.Equal(t, at("08:50"), got[0].At, "sent at the trigger")
 	ls.mu.Lock()

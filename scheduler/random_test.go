@@ -291,10 +291,10 @@ func (r *risks) add(key string) {
 var errLookup = errors.New("slack: 503 service unavailable")
 
 type crashNotifier struct {
-	slack  *slack
-	p      *process
-	atRisk *risks
-	t      *trouble
+	fakeSlack *fakeSlack
+	p         *process
+	atRisk    *risks
+	t         *trouble
 }
 
 func (n crashNotifier) Notify(ctx context.Context, r meetingbot.Reminder) (meetingbot.Receipt, error) {
@@ -310,12 +310,12 @@ func (n crashNotifier) Notify(ctx context.Context, r meetingbot.Reminder) (meeti
 	if n.t.roll(100) < n.t.unconfirmed {
 		n.t.met(k, func(st *stats) { st.unconfirmed++ })
 		if n.t.roll(2) == 0 {
-			n.slack.Notify(ctx, r)
+			n.fakeSlack.Notify(ctx, r)
 			n.atRisk.add(k)
 		}
 		err = fmt.Errorf("slack: answer lost: %w", meetingbot.ErrUnconfirmed)
 	} else {
-		rc, err = n.slack.Notify(ctx, r)
+		rc, err = n.fakeSlack.Notify(ctx, r)
 	}
 	if !n.p.leave() {
 		n.atRisk.add(k)
@@ -328,7 +328,7 @@ func (n crashNotifier) NotifyDigest(ctx context.Context, rs []meetingbot.Reminde
 	if ok, _ := n.p.enter(); !ok {
 		return meetingbot.Receipt{}, errCrashed
 	}
-	rc, err := n.slack.NotifyDigest(ctx, rs)
+	rc, err := n.fakeSlack.NotifyDigest(ctx, rs)
 	if !n.p.leave() {
 		for _, r := range rs {
 			n.atRisk.add(r.Subscription.ID + "|" + r.Key)
@@ -349,7 +349,7 @@ func (n crashNotifier) Delivered(ctx context.Context, r meetingbot.Reminder) (me
 		n.t.met(r.Subscription.ID+"|"+r.Key, func(st *stats) { st.lookupsFailed++ })
 		err = errLookup
 	} else {
-		rc, ok, err = n.slack.Delivered(ctx, r)
+		rc, ok, err = n.fakeSlack.Delivered(ctx, r)
 	}
 	if !n.p.leave() {
 		return meetingbot.Receipt{}, false, errCrashed

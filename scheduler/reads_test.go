@@ -49,7 +49,7 @@ func TestSweepsDoNotAskTheLedgerAgainAboutWhatIsSettled(t *testing.T) {
 	e.restart()
 
 	e.tickEvery(at("08:49:30"), at("09:05"), 30*time.Second)
-	require.Len(t, e.slack.Deliveries(), 1)
+	require.Len(t, e.fakeSlack.Deliveries(), 1)
 	assert.Equal(t, 1, counting.cursors, "cursor reads over 32 sweeps")
 	assert.Zero(t, counting.entries, "ledger reads about the reminder its timer sent and recorded")
 }
@@ -68,9 +68,9 @@ func TestSweepsSeeWhatAnotherProcessSettled(t *testing.T) {
 	defer b.Stop()
 	e.clock.Set(at("08:50:05"))
 	require.NoError(t, b.Tick(context.Background()))
-	require.Len(t, e.slack.Deliveries(), 1, "sent by the other process")
+	require.Len(t, e.fakeSlack.Deliveries(), 1, "sent by the other process")
 
 	e.tickEvery(at("08:50:30"), at("08:55"), 30*time.Second)
-	assert.Len(t, e.slack.Deliveries(), 1, "not sent again")
+	assert.Len(t, e.fakeSlack.Deliveries(), 1, "not sent again")
 	assert.Equal(t, 1, counting.entries, "the ledger asked once, then the key is known settled")
 }

@@ -65,14 +65,14 @@ func (l *unrecorded) Record(ctx context.Context, e meetingbot.Entry, now time.Ti
 // forever (the old replica, alive, no longer sweeps it).
 func TestClaimOfASubscriptionHandedOverIsReleased(t *testing.T) {
 	e := newEnv(t)
-	e.slack.canLookup = true
+	e.fakeSlack.canLookup = true
 	e.meeting(cal, "sync", at("09:00"))
 	shareA, shareB := &share{}, &share{}
 	shareA.set("alice")
 	ledgerA := &unrecorded{Store: e.store, down: true}
 	optsA := e.opts
 	optsA.Share = shareA.get
-	a, err := scheduler.New(e.subs, e.cal, e.slack, ledgerA, optsA)
+	a, err := scheduler.New(e.subs, e.cal, e.fakeSlack, ledgerA, optsA)
 	require.NoError(t, err)
 	t.Cleanup(a.Stop)
 	optsB := e.opts
@@ -81,7 +81,7 @@ func TestClaimOfASubscriptionHandedOverIsReleased(t *testing.T) {
 
 	e.clock.Set(at("08:50"))
 	require.NoError(t, a.Tick(context.Background()), "A's tick: sent, not recorded")
-	require.Len(t, e.slack.Deliveries(), 1)
+	require.Len(t, e.fakeSlack.Deliveries(), 1)
 	ledgerA.mu.Lock()
 	ledgerA.down = false
 	ledgerA.mu.Unlock()
@@ -93,7 +93,7 @@ func TestClaimOfASubscriptionHandedOverIsReleased(t *testing.T) {
 		require.NoError(t, b.Tick(context.Background()), "B's tick at %s", now)
 		require.NoError(t, a.Tick(context.Background()), "A's tick at %s", now)
 	}
-	assert.Len(t, e.slack.Deliveries(), 1, "deliveries")
+	assert.Len(t, e.fakeSlack.Deliveries(), 1, "deliveries")
 	rows := e.ledger()
 	require.Len(t, rows, 1)
 	assert.Equal(t, meetingbot.Sent, rows[0].Outcome, "the reminder A sent, once B holds alice")
@@ -110,7 +110,7 @@ func TestSubscriptionNewlySharedIsSweptAtOnce(t *testing.T) {
 	e.opts.Share = mine.get
 	e.opts.Interval = time.Minute
 	e.clock.Set(at("08:00"))
-	s, err := scheduler.New(e.subs, e.cal, e.slack, e.store, e.opts)
+	s, err := scheduler.New(e.subs, e.cal, e.fakeSlack, e.store, e.opts)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
@@ -179,11 +179,11 @@ func TestStalledClaimOfASubscriptionHeldByNobodyAliveIsAskedForWhenFree(t *testi
 		require.NoError(t, <-done)
 	}()
 	eventually(t, func() bool { return e.cal.readsOf("bob@example.com") == 1 }, "the first round's sweep of bob")
-	require.Empty(t, e.slack.Deliveries(), "08:59:49: nothing due")
+	require.Empty(t, e.fakeSlack.Deliveries(), "08:59:49: nothing due")
 
 	e.clock.Set(at("08:59:55"))
-	eventually(t, func() bool { return len(e.slack.Deliveries()) == 1 }, "alice's reminder, once the dead replica's claim is free")
-	got := e.slack.Deliveries()[0]
+	eventually(t, func() bool { return len(e.fakeSlack.Deliveries()) == 1 }, "alice's reminder, once the dead replica's claim is free")
+	got := e.fakeSlack.Deliveries()[0]
 	assert.Equal(t, "alice", got.Subscription.ID)
 	assert.False(t, got.At.After(at("08:59:55")), "sent at %v", got.At)
 }

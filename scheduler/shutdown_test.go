@@ -57,20 +57,20 @@ func TestStopDuringATickLogsNothingAlarming(t *testing.T) {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	e.slack.before = func(meetingbot.Reminder) { stop() } // SIGTERM mid-send
+	e.fakeSlack.before = func(meetingbot.Reminder) { stop() } // SIGTERM mid-send
 	e.clock.Set(at("08:57"))
 	require.NoError(t, e.sched.Tick(ctx), "Tick()")
 
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	if assert.Len(t, got, 1, "deliveries: the one in flight") {
 		assert.Equal(t, "first", got[0].Meeting.ID)
 	}
 	assert.Empty(t, logs.atLeast(slog.LevelWarn), "logged during a clean stop at WARN or above")
 
 	// The next process picks up where this one stopped, prune included.
-	e.slack.before = nil
+	e.fakeSlack.before = nil
 	e.cal.Fail("bob@example.com", nil)
 	e.restart()
 	e.tickAt(at("08:58"))
-	assert.Len(t, e.slack.Deliveries(), 2, "deliveries after restart")
+	assert.Len(t, e.fakeSlack.Deliveries(), 2, "deliveries after restart")
 }

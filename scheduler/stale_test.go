@@ -17,7 +17,7 @@ import (
 // twice and nothing is recorded as skipped.
 func TestReminderDueDuringAnOutageGoesOutFromTheLastReading(t *testing.T) {
 	e := newEnv(t, sub("alice", 15*time.Minute, 5*time.Minute))
-	e.mirrored = true
+	e.fakeMirror = true
 	e.restart()
 	e.meeting(cal, "standup", at("09:00"))
 	e.tickEvery(at("08:40"), at("08:52:30"), 30*time.Second)
@@ -26,7 +26,7 @@ func TestReminderDueDuringAnOutageGoesOutFromTheLastReading(t *testing.T) {
 	e.cal.Up(cal)
 	e.tickEvery(at("09:01"), at("09:05"), 30*time.Second)
 
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 2, "reminders of the 09:00 meeting")
 	assert.Equal(t, at("08:45"), got[0].At, "the 15-minute reminder")
 	assert.Equal(t, at("08:55"), got[1].At, "the 5-minute reminder, due during the outage, at its trigger")
@@ -45,7 +45,7 @@ func TestReminderDueDuringAnOutageGoesOutFromTheLastReading(t *testing.T) {
 // started: the cursor waited for a fresh reading.
 func TestStaleSweepRecordsNothingItCannotTell(t *testing.T) {
 	e := newEnv(t)
-	e.mirrored = true
+	e.fakeMirror = true
 	e.restart()
 	e.meeting(cal, "review", at("09:00"))
 	e.tickEvery(at("08:40"), at("08:45"), 30*time.Second)
@@ -57,11 +57,11 @@ func TestStaleSweepRecordsNothingItCannotTell(t *testing.T) {
 	e.restart()
 	e.tickEvery(at("09:05"), at("09:09:30"), 30*time.Second)
 	assert.Empty(t, e.ledger(), "ledger after sweeps over a stale reading")
-	assert.Empty(t, e.slack.Deliveries(), "reminders of meetings that started, by the stale reading")
+	assert.Empty(t, e.fakeSlack.Deliveries(), "reminders of meetings that started, by the stale reading")
 	e.cal.Up(cal)
 	e.tickEvery(at("09:10"), at("09:21"), 30*time.Second)
 
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 1)
 	assert.Equal(t, "review", got[0].Meeting.ID)
 	assert.Equal(t, at("09:20"), got[0].At, "the moved meeting's reminder, for its new time")

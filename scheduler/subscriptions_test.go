@@ -60,7 +60,7 @@ func TestSubscriptionsComeAndGoWithoutRestart(t *testing.T) {
 	e.tickEvery(at("08:55:30"), at("10:30"), 30*time.Second)
 
 	got := map[string][]time.Time{}
-	for _, d := range e.slack.Deliveries() {
+	for _, d := range e.fakeSlack.Deliveries() {
 		got[d.Subscription.ID] = append(got[d.Subscription.ID], d.At)
 	}
 	assert.Equal(t, []time.Time{at("08:50")}, got["alice"], "alice, as configured (10m)")
@@ -80,7 +80,7 @@ func TestMutedSeriesGetsNoReminder(t *testing.T) {
 	e.tickEvery(at("08:45"), at("09:10"), 30*time.Second)
 
 	var got []string
-	for _, d := range e.slack.Deliveries() {
+	for _, d := range e.fakeSlack.Deliveries() {
 		got = append(got, d.Subscription.ID+":"+d.Meeting.ID)
 	}
 	assert.ElementsMatch(t, []string{"alice:adhoc", "team:weekly_20261130T090000Z"}, got)
@@ -111,7 +111,7 @@ func TestShareLimitsWhatIsSwept(t *testing.T) {
 	shareErr = errors.New("connection refused")
 	e.tickEvery(at("08:50"), at("08:55"), 30*time.Second)
 
-	got := e.slack.Deliveries()
+	got := e.fakeSlack.Deliveries()
 	require.Len(t, got, 1)
 	assert.Equal(t, "alice", got[0].Subscription.ID)
 	assert.Equal(t, 0, e.cal.readsOf("bob@example.com"), "reads of another replica's calendar")
@@ -130,7 +130,7 @@ func TestRemovedSubscriptionsTimerIsDropped(t *testing.T) {
 	extra.set()              // bob turns it off
 	e.tickAt(at("08:49:45"))
 	e.clock.Set(at("08:51"))
-	assert.Empty(t, e.slack.Deliveries())
+	assert.Empty(t, e.fakeSlack.Deliveries())
 	assert.Zero(t, e.clock.Pending(), "timers left")
 }
 
@@ -162,7 +162,7 @@ func TestOffAndOnAgainWithinTheWindowSendsNothingTwice(t *testing.T) {
 	e.tickEvery(at("09:06"), at("09:10"), 30*time.Second)
 
 	var got []string
-	for _, d := range e.slack.Deliveries() {
+	for _, d := range e.fakeSlack.Deliveries() {
 		got = append(got, fmt.Sprintf("%s %s at %s", d.Subscription.ID, meetingbot.FormatOffset(d.Offset), d.At.Format("15:04:05")))
 	}
 	assert.Equal(t, []string{

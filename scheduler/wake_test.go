@@ -32,8 +32,8 @@ func TestSweepCalendarPlansAChangeAtOnce(t *testing.T) {
 	assert.Equal(t, reads["bob@example.com"], e.cal.readsOf("bob@example.com"), "reads of another calendar")
 
 	e.clock.Set(at("08:50:30"))
-	require.Eventually(t, func() bool { return len(e.slack.Deliveries()) == 2 }, 5*time.Second, time.Millisecond, "deliveries")
-	for _, d := range e.slack.Deliveries() {
+	require.Eventually(t, func() bool { return len(e.fakeSlack.Deliveries()) == 2 }, 5*time.Second, time.Millisecond, "deliveries")
+	for _, d := range e.fakeSlack.Deliveries() {
 		assert.Equal(t, at("08:50"), d.At, "delivery for %s sent at", d.Subscription.ID)
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 // accounts is an in-memory Accounts: connections by user, and the links
 // given.
-type accounts struct {
+type fakeAccounts struct {
 	// slack turns the Slack provider on beside Google's.
 	slack   bool
 	mu      sync.Mutex
@@ -25,11 +25,11 @@ type accounts struct {
 	revoked []string
 }
 
-func (a *accounts) Enabled(p meetingbot.Provider) bool {
+func (a *fakeAccounts) Enabled(p meetingbot.Provider) bool {
 	return p == meetingbot.ProviderGoogle || a.slack
 }
 
-func (a *accounts) Link(_ context.Context, p meetingbot.Provider, userID string) (string, error) {
+func (a *fakeAccounts) Link(_ context.Context, p meetingbot.Provider, userID string) (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	l := "https://bot.example.com/" + string(p) + "/oauth/start?t=ticket-" + userID + "-" + string(rune('a'+len(a.links)))
@@ -46,14 +46,14 @@ func key(p meetingbot.Provider, userID string) string {
 	return userID
 }
 
-func (a *accounts) Connection(_ context.Context, p meetingbot.Provider, userID string) (meetingbot.Connection, bool, error) {
+func (a *fakeAccounts) Connection(_ context.Context, p meetingbot.Provider, userID string) (meetingbot.Connection, bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c, ok := a.conns[key(p, userID)]
 	return c, ok, nil
 }
 
-func (a *accounts) Disconnect(_ context.Context, p meetingbot.Provider, userID string) (meetingbot.Connection, bool, error) {
+func (a *fakeAccounts) Disconnect(_ context.Context, p meetingbot.Provider, userID string) (meetingbot.Connection, bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c, ok := a.conns[key(p, userID)]
@@ -64,24 +64,24 @@ func (a *accounts) Disconnect(_ context.Context, p meetingbot.Provider, userID s
 	return c, ok, nil
 }
 
-func (a *accounts) set(key string, c meetingbot.Connection) {
+func (a *fakeAccounts) set(key string, c meetingbot.Connection) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.conns[key] = c
 }
 
-func (a *accounts) lastLink() string {
+func (a *fakeAccounts) lastLink() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.links[len(a.links)-1]
 }
 
-func withAccounts(acc *accounts) func(*selfservice.Config) {
+func withAccounts(acc *fakeAccounts) func(*selfservice.Config) {
 	return func(c *selfservice.Config) { c.Accounts = acc }
 }
 
 func TestConnectAndDisconnectCommands(t *testing.T) {
-	acc := &accounts{conns: map[string]meetingbot.Connection{}}
+	acc := &fakeAccounts{conns: map[string]meetingbot.Connection{}}
 	e := newEnv(t, withAccounts(acc))
 	reply := e.command(alice, aliceD, "connect")
 	assert.Contains(t, reply, "<"+acc.lastLink()+"|Connect Google Calendar>", "the reply links to the start")
@@ -107,7 +107,7 @@ func TestConnectNotSetUp(t *testing.T) {
 // the control that fits; a stopped connection gets one DM with a
 // Reconnect button, whose click answers with a fresh link.
 func TestHomeTabAndBrokenConnection(t *testing.T) {
-	acc := &accounts{conns: map[string]meetingbot.Connection{}}
+	acc := &fakeAccounts{conns: map[string]meetingbot.Connection{}}
 	e := newEnv(t, withAccounts(acc))
 	e.openHome(alice)
 	home := e.home(alice, 1)
@@ -162,7 +162,7 @@ func TestHomeTabAndBrokenConnection(t *testing.T) {
 // Without a service account, a calendar the bot cannot read is
 // connected, not shared.
 func TestUnreadableSaysConnect(t *testing.T) {
-	acc := &accounts{conns: map[string]meetingbot.Connection{}}
+	acc := &fakeAccounts{conns: map[string]meetingbot.Connection{}}
 	e := newEnv(t, withAccounts(acc), func(c *selfservice.Config) { c.Access = selfservice.Access{} })
 	e.cals.set("alice@example.com", noAccess{"not connected"})
 	reply := e.command(alice, aliceD, "on")
@@ -170,7 +170,7 @@ func TestUnreadableSaysConnect(t *testing.T) {
 	assert.NotContains(t, reply, "Share it")
 }
 
-func (a *accounts) Forget(_ context.Context, p meetingbot.Provider, userID string) (bool, error) {
+func (a *fakeAccounts) Forget(_ context.Context, p meetingbot.Provider, userID string) (bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	_, ok := a.conns[key(p, userID)]
@@ -178,7 +178,7 @@ func (a *accounts) Forget(_ context.Context, p meetingbot.Provider, userID strin
 	return ok, nil
 }
 
-func (a *accounts) ForgetAll(_ context.Context, p meetingbot.Provider) (int, error) {
+func (a *fakeAccounts) ForgetAll(_ context.Context, p meetingbot.Provider) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	n := 0

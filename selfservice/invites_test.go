@@ -14,7 +14,7 @@ import (
 
 // withInvites turns answers and invitation notices on, over acc and the
 // env's store.
-func withInvites(acc *accounts, ans *answers) func(*selfservice.Config) {
+func withInvites(acc *fakeAccounts, ans *fakeAnswers) func(*selfservice.Config) {
 	return func(c *selfservice.Config) {
 		c.Accounts, c.Answers = acc, ans
 		c.Invites = c.Store.(selfservice.InviteStore)
@@ -26,8 +26,8 @@ func withInvites(acc *accounts, ans *answers) func(*selfservice.Config) {
 // it changes nothing; "off" turns them off; they are off by default, and
 // the help says so.
 func TestInvitesOnAndOff(t *testing.T) {
-	acc := &accounts{conns: map[string]meetingbot.Connection{}}
-	ans := &answers{}
+	acc := &fakeAccounts{conns: map[string]meetingbot.Connection{}}
+	ans := &fakeAnswers{}
 	e := newEnv(t, withInvites(acc, ans))
 	set, ok, err := e.store.InviteSettingsOf(t.Context(), alice)
 	require.NoError(t, err)
@@ -92,9 +92,9 @@ func TestInvitesNotSetUp(t *testing.T) {
 // TestInvitesHomeToggle: the Home tab says whether notices are on, and
 // its button turns them on and off.
 func TestInvitesHomeToggle(t *testing.T) {
-	acc := &accounts{conns: map[string]meetingbot.Connection{alice: {Provider: meetingbot.ProviderGoogle, UserID: alice, Account: "alice@example.com",
+	acc := &fakeAccounts{conns: map[string]meetingbot.Connection{alice: {Provider: meetingbot.ProviderGoogle, UserID: alice, Account: "alice@example.com",
 		State: meetingbot.ConnectionActive, Scopes: []string{meetingbot.ScopeCalendarEvents}}}}
-	e := newEnv(t, withInvites(acc, &answers{}))
+	e := newEnv(t, withInvites(acc, &fakeAnswers{}))
 	_, _ = e.openHome(alice)
 	home := e.home(alice, 1)
 	assert.Contains(t, home, "*Invitation notices:* off.")

@@ -22,7 +22,7 @@ import (
 )
 
 // answers records the answers it is asked for and gives what it is told.
-type answers struct {
+type fakeAnswers struct {
 	mu        sync.Mutex
 	asked     []string // user|calendar|event|answer
 	refreshed []string
@@ -31,7 +31,7 @@ type answers struct {
 	err       error
 }
 
-func (a *answers) Answer(_ context.Context, user, calendar, event string, r meetingbot.Response) (meetingbot.Answered, error) {
+func (a *fakeAnswers) Answer(_ context.Context, user, calendar, event string, r meetingbot.Response) (meetingbot.Answered, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, user+"|"+calendar+"|"+event+"|"+string(r))
@@ -40,20 +40,20 @@ func (a *answers) Answer(_ context.Context, user, calendar, event string, r meet
 	return got, a.err
 }
 
-func (a *answers) Refresh(_ context.Context, calendarID string) {
+func (a *fakeAnswers) Refresh(_ context.Context, calendarID string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.refreshed = append(a.refreshed, calendarID)
 }
 
-func (a *answers) ConsentLink(_ context.Context, user string) (string, error) {
+func (a *fakeAnswers) ConsentLink(_ context.Context, user string) (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.links++
 	return fmt.Sprintf("https://bot.example.com/google/oauth/start?t=write-%s-%d", user, a.links), nil
 }
 
-func (a *answers) seen() (asked, refreshed []string) {
+func (a *fakeAnswers) seen() (asked, refreshed []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]string(nil), a.asked...), append([]string(nil), a.refreshed...)
@@ -136,7 +136,7 @@ func (e *env) answer(resp string) string {
 // response_url, the calendar is read again after the message shows it,
 // and her Home tab is not republished.
 func TestAnswerClickShowsTheAnswer(t *testing.T) {
-	ans := &answers{result: meetingbot.Answered{Title: "Planning", Was: meetingbot.ResponseNeedsAction}}
+	ans := &fakeAnswers{result: meetingbot.Answered{Title: "Planning", Was: meetingbot.ResponseNeedsAction}}
 	e := newEnv(t, func(c *selfservice.Config) { c.Answers = ans })
 	m := e.reminderOf(action.RSVP{Calendar: "alice@example.com", Event: "plan1"})
 	resp := e.clickOn(alice, m, map[string]any{"action_id": action.RSVPGoing, "block_id": action.RSVPBlock, "value": action.RSVPValue(action.RSVP{Calendar: "alice@example.com", Event: "plan1"})})
@@ -207,7 +207,7 @@ func TestAnswerErrorsSayWhatToDo(t *testing.T) {
 		{"Google unreachable", errors.New("events.get: 503"), []string{"Click again in a moment."}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ans := &answers{err: tt.err}
+			ans := &fakeAnswers{err: tt.err}
 			e := newEnv(t, func(c *selfservice.Config) { c.Answers = ans })
 			target := action.RSVP{Calendar: "alice@example.com", Event: "plan1"}
 			m := e.reminderOf(target)
@@ -226,7 +226,7 @@ func TestAnswerErrorsSayWhatToDo(t *testing.T) {
 // TestAnswerMenuOfADigestLine: a digest line's menu answers with the
 // option chosen, and the line's menu then shows it; the other lines stay.
 func TestAnswerMenuOfADigestLine(t *testing.T) {
-	ans := &answers{result: meetingbot.Answered{Title: "Review", Was: meetingbot.ResponseNeedsAction, Series: true}}
+	ans := &fakeAnswers{result: meetingbot.Answered{Title: "Review", Was: meetingbot.ResponseNeedsAction, Series: true}}
 	e := newEnv(t, func(c *selfservice.Config) { c.Answers = ans })
 	line := func(i int, event string) slack.Block {
 		var opts []*slack.OptionBlockObject
@@ -262,7 +262,7 @@ func TestAnswerMenuOfADigestLine(t *testing.T) {
 // TestAnswerClickOverSocketMode: over Socket Mode the click is
 // acknowledged, then answered.
 func TestAnswerClickOverSocketMode(t *testing.T) {
-	ans := &answers{result: meetingbot.Answered{Title: "Planning", Was: meetingbot.ResponseNeedsAction}}
+	ans := &fakeAnswers{result: meetingbot.Answered{Title: "Planning", Was: meetingbot.ResponseNeedsAction}}
 	e := newEnv(t, func(c *selfservice.Config) { c.Answers = ans })
 	ctx, cancel, done := e.socket(slacktest.AppToken)
 	defer func() { cancel(); <-done }()

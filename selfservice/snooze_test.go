@@ -23,27 +23,27 @@ var buttonValue = action.SnoozeValue("team", "ev:10m:x", meetingbot.Meeting{ID: 
 	Start: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), End: time.Date(2026, 3, 2, 9, 30, 0, 0, time.UTC)})
 
 // snoozes records the clicks it is given and answers them.
-type snoozes struct {
+type fakeSnoozes struct {
 	mu      sync.Mutex
 	clicks  []string // user|action|action_ts
 	pending []meetingbot.Timer
 	cancels []string
 }
 
-func (s *snoozes) Click(ctx context.Context, ask meetingbot.Snooze, clicked time.Time) (string, error) {
+func (s *fakeSnoozes) Click(ctx context.Context, ask meetingbot.Snooze, clicked time.Time) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.clicks = append(s.clicks, ask.User+"|"+string(ask.Mode)+"|"+clicked.UTC().Format(time.RFC3339Nano))
 	return "I'll remind you at <!date^1772442000^{time}|09:00 UTC>.", nil
 }
 
-func (s *snoozes) Pending(ctx context.Context, user string) ([]meetingbot.Timer, error) {
+func (s *fakeSnoozes) Pending(ctx context.Context, user string) ([]meetingbot.Timer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.pending, nil
 }
 
-func (s *snoozes) Cancel(ctx context.Context, user, key string) (string, error) {
+func (s *fakeSnoozes) Cancel(ctx context.Context, user, key string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cancels = append(s.cancels, user+"|"+key)
@@ -52,13 +52,13 @@ func (s *snoozes) Cancel(ctx context.Context, user, key string) (string, error) 
 
 // setPending sets what Pending answers; the Home tab may be asking at
 // the same time.
-func (s *snoozes) setPending(ts ...meetingbot.Timer) {
+func (s *fakeSnoozes) setPending(ts ...meetingbot.Timer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pending = ts
 }
 
-func (s *snoozes) clicked() []string {
+func (s *fakeSnoozes) clicked() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.clicks...)
@@ -70,7 +70,7 @@ func (s *snoozes) clicked() []string {
 // answer goes to the clicker through the response_url; the Home tab lists
 // the pending snoozes with Cancel, which cancels.
 func TestSnoozeClickIsStoredBeforeSlackHearsBack(t *testing.T) {
-	sn := &snoozes{}
+	sn := &fakeSnoozes{}
 	e := newEnv(t, func(c *selfservice.Config) { c.Snoozes = sn })
 	status, _ := e.interact(alice, true, map[string]any{"action_id": action.SnoozeStart, "value": buttonValue, "action_ts": "1772441400.123456"})
 	require.Equal(t, 200, status)
@@ -104,7 +104,7 @@ func TestSnoozeClickIsStoredBeforeSlackHearsBack(t *testing.T) {
 // read (a forged one, or one of another version) stores nothing and says
 // so.
 func TestSnoozeClickOnAButtonOutOfDate(t *testing.T) {
-	sn := &snoozes{}
+	sn := &fakeSnoozes{}
 	e := newEnv(t, func(c *selfservice.Config) { c.Snoozes = sn })
 	status, _ := e.interact(alice, true, map[string]any{"action_id": action.SnoozeStart, "value": `{"s":"team"}`, "action_ts": "1772441400.123456"})
 	require.Equal(t, 200, status)
@@ -122,7 +122,7 @@ func TestSnoozeClickOnAButtonOutOfDate(t *testing.T) {
 // TestSnoozeClickOverSocketMode: over Socket Mode too, the snooze is
 // stored before the envelope is acknowledged.
 func TestSnoozeClickOverSocketMode(t *testing.T) {
-	sn := &snoozes{}
+	sn := &fakeSnoozes{}
 	e := newEnv(t, func(c *selfservice.Config) { c.Snoozes = sn })
 	ctx, cancel, done := e.socket(slacktest.AppToken)
 	defer func() { cancel(); <-done }()

@@ -14,14 +14,14 @@ import (
 	"github.com/meetingbot/meetingbot/selfservice"
 )
 
-func withStatus(acc *accounts) func(*selfservice.Config) {
+func withStatus(acc *fakeAccounts) func(*selfservice.Config) {
 	acc.slack = true
 	return func(c *selfservice.Config) { c.Accounts, c.StatusSettings = acc, nil }
 }
 
 // Titles are a choice kept in the store.
 func TestStatusTitles(t *testing.T) {
-	acc := &accounts{conns: map[string]meetingbot.Connection{}, slack: true}
+	acc := &fakeAccounts{conns: map[string]meetingbot.Connection{}, slack: true}
 	var e *env
 	e = newEnv(t, func(c *selfservice.Config) { c.Accounts = acc; c.StatusSettings = c.Store.(selfservice.StatusSettings) })
 	assert.Contains(t, e.command(alice, aliceD, "status titles"), "Your status will show the meeting's title")
@@ -43,7 +43,7 @@ func (e *env) event(id string, ev map[string]any) {
 }
 
 func TestStatusOnAndOff(t *testing.T) {
-	acc := &accounts{conns: map[string]meetingbot.Connection{}}
+	acc := &fakeAccounts{conns: map[string]meetingbot.Connection{}}
 	e := newEnv(t, withStatus(acc))
 	reply := e.command(alice, aliceD, "status on")
 	assert.Contains(t, reply, "<"+acc.lastLink()+"|Allow it in Slack>")
@@ -63,7 +63,7 @@ func TestStatusOnAndOff(t *testing.T) {
 // tokens_revoked deletes the users' connections it names; app_uninstalled
 // deletes them all.
 func TestRevokedTokensEvents(t *testing.T) {
-	acc := &accounts{conns: map[string]meetingbot.Connection{}}
+	acc := &fakeAccounts{conns: map[string]meetingbot.Connection{}}
 	e := newEnv(t, withStatus(acc))
 	for _, u := range []string{alice, bob, carol} {
 		acc.set("slack:"+u, meetingbot.Connection{Provider: meetingbot.ProviderSlack, UserID: u, Account: u, State: meetingbot.ConnectionActive})
@@ -88,7 +88,7 @@ func TestRevokedTokensEvents(t *testing.T) {
 // "status ooo off", and the Home tab's toggle, each keeping the other
 // setting as it was.
 func TestStatusOutOfOffice(t *testing.T) {
-	acc := &accounts{conns: map[string]meetingbot.Connection{}, slack: true}
+	acc := &fakeAccounts{conns: map[string]meetingbot.Connection{}, slack: true}
 	e := newEnv(t, func(c *selfservice.Config) { c.Accounts = acc; c.StatusSettings = c.Store.(selfservice.StatusSettings) })
 	stored := func() meetingbot.StatusSettings {
 		set, _, err := e.store.StatusSettingsOf(t.Context(), alice)

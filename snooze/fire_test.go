@@ -114,12 +114,12 @@ func (l *failingLedger) Record(ctx context.Context, e meetingbot.Entry, now time
 // fake clock, and the snooze it fires: "at start" of a meeting at 08:20,
 // or "in 5 min" at 08:05.
 type fireWorld struct {
-	c      *clock.Fake
-	view   *calendarView
-	slack  *dmSlack
-	ledger *failingLedger
-	h      *snooze.Handler
-	m      meetingbot.Meeting
+	c         *clock.Fake
+	view      *calendarView
+	fakeSlack *dmSlack
+	ledger    *failingLedger
+	h         *snooze.Handler
+	m         meetingbot.Meeting
 }
 
 func newFireWorld(t *testing.T) *fireWorld {
@@ -128,10 +128,10 @@ func newFireWorld(t *testing.T) *fireWorld {
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	start := t0.Add(20 * time.Minute)
-	w := &fireWorld{c: clock.NewFake(t0), slack: &dmSlack{}, ledger: &failingLedger{Store: store},
+	w := &fireWorld{c: clock.NewFake(t0), fakeSlack: &dmSlack{}, ledger: &failingLedger{Store: store},
 		m: meetingbot.Meeting{ID: "ev", Title: "Design review", Start: start, End: start.Add(30 * time.Minute), JoinURL: "https://meet.google.com/abc"}}
 	w.view = &calendarView{listed: []meetingbot.Meeting{w.m}, get: func(string) (meetingbot.Meeting, error) { return w.m, nil }}
-	w.h, err = snooze.NewHandler(w.view, w.slack, w.ledger, snooze.Options{Clock: w.c, Logger: discard()})
+	w.h, err = snooze.NewHandler(w.view, w.fakeSlack, w.ledger, snooze.Options{Clock: w.c, Logger: discard()})
 	require.NoError(t, err)
 	return w
 }
@@ -200,7 +200,7 @@ func TestHandlerFollowsTheMeeting(t *testing.T) {
 			if tt.state == meetingbot.TimerDone {
 				assert.Equal(t, tt.code, res.Code, "Fire(%s) code (%s)", tt.name, res.Reason)
 			}
-			dms := w.slack.sent()
+			dms := w.fakeSlack.sent()
 			if tt.dmStart.IsZero() {
 				assert.Empty(t, dms, "DMs of %s", tt.name)
 			} else if assert.Len(t, dms, 1, "DMs of %s", tt.name) {
@@ -259,25 +259,25 @@ func TestHandlerUnconfirmedSendIsLookedUp(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newFireWorld(t)
 			w.c.Set(w.m.Start)
-			w.slack.lost, w.slack.taken = true, tt.taken
+			w.fakeSlack.lost, w.fakeSlack.taken = true, tt.taken
 			tm := w.timer(meetingbot.SnoozeAtStart, 1)
 			res := w.h.Fire(t.Context(), tm)
 			require.Equal(t, meetingbot.TimerPending, res.State, "Fire after a lost answer: %s", res.Reason)
 			assert.Equal(t, w.m.Start.Add(5*time.Second), res.Retry, "its retry")
 			if tt.lookupFail {
-				w.slack.lookupErr = errors.New("slack: 503 service unavailable")
+				w.fakeSlack.lookupErr = errors.New("slack: 503 service unavailable")
 				w.c.Set(res.Retry)
 				tm.Attempts++
 				res = w.h.Fire(t.Context(), tm)
 				require.Equal(t, meetingbot.TimerPending, res.State, "Fire while the lookup fails: %s", res.Reason)
-				w.slack.lookupErr = nil
+				w.fakeSlack.lookupErr = nil
 			}
 			w.c.Set(res.Retry)
 			tm.Attempts++
 			res = w.h.Fire(t.Context(), tm)
 			assert.Equal(t, meetingbot.TimerDone, res.State, res.Reason)
 			assert.Equal(t, meetingbot.ReasonSent, res.Code, res.Reason)
-			assert.Len(t, w.slack.sent(), 1, "DMs")
+			assert.Len(t, w.fakeSlack.sent(), 1, "DMs")
 			got, err := w.ledger.Entries(t.Context(), meetingbot.SnoozeSubscription("U1"), []string{tm.Key})
 			require.NoError(t, err)
 			assert.Equal(t, meetingbot.Sent, got[tm.Key].Outcome)
@@ -296,13 +296,13 @@ func TestHandlerStoreFailure(t *testing.T) {
 	w.ledger.readErr = errors.New("database is locked")
 	res := w.h.Fire(t.Context(), tm)
 	assert.Equal(t, meetingbot.TimerPending, res.State, "Fire with the ledger unreadable: %s", res.Reason)
-	assert.Empty(t, w.slack.sent(), "DMs while the ledger cannot be read")
+	assert.Empty(t, w.fakeSlack.sent(), "DMs while the ledger cannot be read")
 	w.ledger.readErr = nil
 
 	w.ledger.recordErr = errors.New("disk I/O error")
 	res = w.h.Fire(t.Context(), tm)
 	assert.Equal(t, meetingbot.TimerPending, res.State, "Fire with the ledger not recording: %s", res.Reason)
-	require.Len(t, w.slack.sent(), 1, "DMs")
+	require.Len(t, w.fakeSlack.sent(), 1, "DMs")
 	w.ledger.recordErr = nil
 
 	w.c.Set(res.Retry)
@@ -310,7 +310,7 @@ func TestHandlerStoreFailure(t *testing.T) {
 	res = w.h.Fire(t.Context(), tm)
 	assert.Equal(t, meetingbot.TimerDone, res.State, res.Reason)
 	assert.Equal(t, meetingbot.ReasonSent, res.Code)
-	assert.Len(t, w.slack.sent(), 1, "DMs after the retry: the one Slack took, found again")
+	assert.Len(t, w.fakeSlack.sent(), 1, "DMs after the retry: the one Slack took, found again")
 }
 
 var _ timer.Handler = (*snooze.Handler)(nil)

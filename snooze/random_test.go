@@ -162,7 +162,7 @@ func runCase(t *testing.T, seed uint64, pg bool) (stats, error) {
 
 	c := clock.NewFake(t0)
 	tl.now = c.Now
-	sl := &slack{now: c.Now}
+	sl := &fakeSlack{now: c.Now}
 	tr := &trouble{rng: rand.New(rand.NewPCG(seed, 0x7b0b1e)), st: &st, at: map[string][]time.Time{}}
 	if rng.IntN(2) == 0 {
 		tr.unconfirmed, tr.lookupFail = 20, 40

@@ -130,20 +130,20 @@ type dm struct {
 }
 
 // slack holds the DMs, shared by the processes.
-type slack struct {
+type fakeSlack struct {
 	mu  sync.Mutex
 	now func() time.Time
 	dms []dm
 }
 
-func (s *slack) post(r meetingbot.Reminder, moved bool) meetingbot.Receipt {
+func (s *fakeSlack) post(r meetingbot.Reminder, moved bool) meetingbot.Receipt {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dms = append(s.dms, dm{r: r, moved: moved, at: s.now()})
 	return meetingbot.Receipt{Channel: "D" + r.Subscription.Destination, TS: fmt.Sprint(len(s.dms))}
 }
 
-func (s *slack) find(r meetingbot.Reminder) (meetingbot.Receipt, bool) {
+func (s *fakeSlack) find(r meetingbot.Reminder) (meetingbot.Receipt, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, d := range s.dms {
@@ -284,9 +284,9 @@ func (t *trouble) met(key string, at time.Time, f func(*stats)) {
 }
 
 type crashNotifier struct {
-	slack *slack
-	p     *process
-	t     *trouble
+	fakeSlack *fakeSlack
+	p         *process
+	t         *trouble
 }
 
 func (n crashNotifier) NotifySnooze(ctx context.Context, r meetingbot.Reminder, of meetingbot.Snooze, moved bool) (meetingbot.Receipt, error) {
@@ -296,13 +296,13 @@ func (n crashNotifier) NotifySnooze(ctx context.Context, r meetingbot.Reminder, 
 	var rc meetingbot.Receipt
 	var err error
 	if n.t.roll(100) < n.t.unconfirmed {
-		n.t.met(r.Key, n.slack.now(), func(st *stats) { st.unconfirmed++ })
+		n.t.met(r.Key, n.fakeSlack.now(), func(st *stats) { st.unconfirmed++ })
 		if n.t.roll(2) == 0 {
-			n.slack.post(r, moved)
+			n.fakeSlack.post(r, moved)
 		}
 		err = fmt.Errorf("slack: answer lost: %w", meetingbot.ErrUnconfirmed)
 	} else {
-		rc = n.slack.post(r, moved)
+		rc = n.fakeSlack.post(r, moved)
 	}
 	if !n.p.leave() {
 		return meetingbot.Receipt{}, errCrashed
@@ -318,10 +318,10 @@ func (n crashNotifier) Delivered(ctx context.Context, r meetingbot.Reminder) (me
 	var ok bool
 	var err error
 	if n.t.roll(100) < n.t.lookupFail {
-		n.t.met(r.Key, n.slack.now(), func(st *stats) { st.lookupsFailed++ })
+		n.t.met(r.Key, n.fakeSlack.now(), func(st *stats) { st.lookupsFailed++ })
 		err = errors.New("slack: 503 service unavailable")
 	} else {
-		rc, ok = n.slack.find(r)
+		rc, ok = n.fakeSlack.find(r)
 	}
 	if !n.p.leave() {
 		return meetingbot.Receipt{}, false, errCrashed

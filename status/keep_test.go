@@ -26,18 +26,18 @@ func slackUserToken(t *testing.T, srv *slacktest.Server, userID string) string {
 }
 
 // mirrored is a calendar as the mirror answers it.
-type mirrored struct {
+type fakeMirror struct {
 	mu sync.Mutex
 	ms []meetingbot.Meeting
 }
 
-func (c *mirrored) set(ms ...meetingbot.Meeting) {
+func (c *fakeMirror) set(ms ...meetingbot.Meeting) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ms = ms
 }
 
-func (c *mirrored) meetings(_ context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
+func (c *fakeMirror) meetings(_ context.Context, sub meetingbot.Subscription, from, to time.Time) ([]meetingbot.Meeting, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []meetingbot.Meeting
@@ -68,7 +68,7 @@ func TestKeepFollowsMeetings(t *testing.T) {
 		Token: []byte("sealed"), State: meetingbot.ConnectionActive, CreatedAt: start, UpdatedAt: start}); err != nil {
 		t.Fatal(err)
 	}
-	cal := &mirrored{}
+	cal := &fakeMirror{}
 	set := notify.NewStatus(notify.StatusConfig{
 		APIURL: srv.URL(), Token: func(context.Context, string) (string, error) { return tok, nil },
 		Meetings: cal.meetings, Ledger: st, Sleep: func(context.Context, time.Duration) error { return nil },
