@@ -138,71 +138,16 @@ func (s *Source) Sync(ctx context.Context, calendarID, token string, w Window) (
 		return SyncResult{}, fmt.Errorf("calendar %s: sync: empty window (%v, %v]", calendarID, w.From, w.Horizon)
 	}
 	res := SyncResult{Full: token == ""}
-	// timeMin bounds the end and timeMax the start, both exclusive, and
-	// both drop milliseconds: ask for a little more and filter on start.
-	timeMin := w.From.UTC().Truncate(time.Second).Format(time.RFC3339)
-	timeMax := w.Horizon.UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
-	byID := map[string]int{} // index in res.Changes
-	touched := map[string]bool{}
-	pageToken := ""
+	pages := syncPages{calendarID: calendarID, token: token, w: w, byID: map[string]int{}, touched: map[string]bool{}}
 	for range maxPages {
-		var page *calendar.Events
-		gone := false
-		err := s.withRetries(ctx, callEventsList, calendarID, func() error {
-			svc, err := s.service(ctx, calendarID)
-			if err != nil {
-				return meetingbot.Permanent(err)
-			}
-			call := svc.Events.List(calendarID).
-				SingleEvents(true).
-				MaxResults(2500).
-				Fields(syncFields).
-				Context(ctx)
-			if token != "" {
-				call.SyncToken(token)
-			} else {
-				call.TimeMin(timeMin).TimeMax(timeMax)
-			}
-			if pageToken != "" {
-				call.PageToken(pageToken)
-			}
-			page, err = call.Do()
-			var gerr *googleapi.Error
-			if token != "" && errors.As(err, &gerr) && gerr.Code == http.StatusGone {
-				gone = true // an answer, not a failure to retry or explain
-				return nil
-			}
-			return err
-		})
-		switch {
-		case err != nil:
+		page, err := s.listPage(ctx, &pages)
+		if err != nil {
 			return SyncResult{}, err
-		case gone:
-			return SyncResult{}, fmt.Errorf("calendar %s: events.list: %w", calendarID, meetingbot.ErrSyncTokenGone)
 		}
-		if pageToken == "" {
+		if pages.pageToken == "" {
 			s.noteAccess(calendarID, page.AccessRole)
 		}
-		for _, ev := range page.Items {
-			if ev == nil || ev.Id == "" {
-				s.log.Warn("skipping unreadable event", "calendar", calendarID, "err", "missing id")
-				continue
-			}
-			if id := seriesOf(ev); id != "" && !res.Full && !touched[id] {
-				touched[id] = true
-				res.Series = append(res.Series, id)
-			}
-			if len(ev.Recurrence) > 0 {
-				continue // a master, not an instance: see notMeeting
-			}
-			c := s.change(calendarID, ev, w)
-			if i, ok := byID[c.ID]; ok {
-				res.Changes[i] = c // the later page is the newer word
-				continue
-			}
-			byID[c.ID] = len(res.Changes)
-			res.Changes = append(res.Changes, c)
-		}
+		s.addPage(&pages, &res, page)
 		if page.NextPageToken == "" {
 			res.Token = page.NextSyncToken
 			if res.Token == "" {
@@ -213,9 +158,90 @@ func (s *Source) Sync(ctx context.Context, calendarID, token string, w Window) (
 			}
 			return res, nil
 		}
-		pageToken = page.NextPageToken
+		pages.pageToken = page.NextPageToken
 	}
 	return SyncResult{}, fmt.Errorf("calendar %s: events.list: more than %d pages", calendarID, maxPages)
+}
+
+// syncPages is where a sync is in its calendar's pages: the next page's
+// token, and the instances and series met so far.
+type syncPages struct {
+	calendarID, token string
+	w                 Window
+	pageToken         string
+	byID              map[string]int  // index in the result's Changes
+	touched           map[string]bool // series named in the result
+}
+
+// listPage reads the next page of an events.list: with the sync token,
+// else the window. A sync token Google no longer honours (410 Gone) is
+// meetingbot.ErrSyncTokenGone.
+func (s *Source) listPage(ctx context.Context, p *syncPages) (*calendar.Events, error) {
+	// timeMin bounds the end and timeMax the start, both exclusive, and
+	// both drop milliseconds: ask for a little more and filter on start.
+	timeMin := p.w.From.UTC().Truncate(time.Second).Format(time.RFC3339)
+	timeMax := p.w.Horizon.UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
+	var page *calendar.Events
+	gone := false
+	err := s.withRetries(ctx, callEventsList, p.calendarID, func() error {
+		svc, err := s.service(ctx, p.calendarID)
+		if err != nil {
+			return meetingbot.Permanent(err)
+		}
+		call := svc.Events.List(p.calendarID).
+			SingleEvents(true).
+			MaxResults(2500).
+			Fields(syncFields).
+			Context(ctx)
+		if p.token != "" {
+			call.SyncToken(p.token)
+		} else {
+			call.TimeMin(timeMin).TimeMax(timeMax)
+		}
+		if p.pageToken != "" {
+			call.PageToken(p.pageToken)
+		}
+		page, err = call.Do()
+		var gerr *googleapi.Error
+		if p.token != "" && errors.As(err, &gerr) && gerr.Code == http.StatusGone {
+			gone = true // an answer, not a failure to retry or explain
+			return nil
+		}
+		return err
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case gone:
+		return nil, fmt.Errorf("calendar %s: events.list: %w", p.calendarID, meetingbot.ErrSyncTokenGone)
+	}
+	return page, nil
+}
+
+// addPage adds the instances of page to res, a later page's word on an
+// instance replacing an earlier one's, and with an incremental sync the
+// series it touched.
+func (s *Source) addPage(p *syncPages, res *SyncResult, page *calendar.Events) {
+	for _, ev := range page.Items {
+		if ev == nil || ev.Id == "" {
+			s.log.Warn("skipping unreadable event", "calendar", p.calendarID, "err", "missing id")
+			continue
+		}
+		if id := seriesOf(ev); id != "" && !res.Full && !p.touched[id] {
+			p.touched[id] = true
+			res.Series = append(res.Series, id)
+		}
+		if len(ev.Recurrence) > 0 {
+			continue // a master, not an instance: see notMeeting
+		}
+		c := s.change(p.calendarID, ev, p.w)
+		if i, ok := p.byID[c.ID]; ok {
+			res.Changes[i] = c // the later page is the newer word
+			continue
+		}
+		p.byID[c.ID] = len(res.Changes)
+		res.Changes = append(res.Changes, c)
+	}
 }
 
 // change converts one listed instance.

@@ -50,57 +50,17 @@ const (
 // and text otherwise); Slack, Google, CALENDARS, offsets and tick are the
 // demo's own. version is the build's, for the start-up line.
 func Run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, version string) error {
-	// Check the operator's variables before starting anything.
-	placeholder := map[string]string{
-		"SLACK_BOT_TOKEN": "xoxb-demo", "GOOGLE_CREDENTIALS_JSON": `{"type":"service_account"}`,
-	}
-	if getenv("DATABASE_PATH") == "" {
-		// The demo's ledger goes to a temporary directory, not the
-		// working one, which need not be writable.
-		placeholder["DATABASE_PATH"] = filepath.Join(os.TempDir(), "meetingbot-demo.db")
-	}
-	if _, err := config.Parse(demoEnv(getenv, placeholder)); err != nil {
-		return err
-	}
-
-	cal := calendartest.NewServer()
-	defer cal.Close()
-	slack := slacktest.NewServer()
-	defer slack.Close()
-	slack.AddUser(slacktest.User{ID: demoAliceSlackID, Name: "alice", Email: demoAlice})
-	slack.AddUser(slacktest.User{ID: demoBobSlackID, Name: "bob", Email: demoBob})
-	slack.AddChannel(slacktest.Channel{ID: demoChannelID, Name: demoChannel[1:], Member: true})
-	secret, err := demoSecret()
-	if err != nil {
-		return fmt.Errorf("demo: %w", err)
-	}
-
-	env := map[string]string{
-		"SLACK_BOT_TOKEN":         slacktest.Token,
-		"SLACK_API_URL":           slack.URL(),
-		"GOOGLE_CREDENTIALS_JSON": string(cal.ServiceAccountJSON()),
-		"GOOGLE_API_ENDPOINT":     cal.Endpoint(),
-		// Self-service on: the demo types a slash command as Slack would.
-		"SLACK_SIGNING_SECRET": secret,
-	}
-	if getenv("DATABASE_PATH") == "" {
-		dir, err := os.MkdirTemp("", "meetingbot-demo-")
-		if err != nil {
-			return fmt.Errorf("demo: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		env["DATABASE_PATH"] = filepath.Join(dir, "reminders.db")
-	}
-	cfg, err := config.Parse(demoEnv(getenv, env))
+	w, err := newWorld(getenv)
 	if err != nil {
 		return err
 	}
-	log := logger.New(cfg.LogLevel, cfg.LogFormat, stderr)
+	defer w.close()
+	log := logger.New(w.cfg.LogLevel, w.cfg.LogFormat, stderr)
 
 	out := &demoPrinter{w: stdout}
-	slack.OnMessage(out.message)
-	script := newDemoScript(cal, out, time.Now())
-	script.slack, script.secret = slack, secret
+	w.slack.OnMessage(out.message)
+	script := newDemoScript(w.cal, out, time.Now())
+	script.slack, script.secret = w.slack, w.secret
 	if err := script.seed(); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
@@ -109,7 +69,7 @@ func Run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	stop, cancel := context.WithCancel(ctx)
 	defer cancel()
 	script.finish = cancel
-	b, err := daemon.New(stop, cfg, daemon.Options{Logger: log, Version: version})
+	b, err := daemon.New(stop, w.cfg, daemon.Options{Logger: log, Version: version})
 	if err != nil {
 		if stop.Err() != nil {
 			return nil // stopped before the bot listened: nothing to sum up
@@ -117,7 +77,7 @@ func Run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 		return err
 	}
 	script.addr = b.Addr()
-	out.banner(script.addr, cfg.DatabasePath, script)
+	out.banner(script.addr, w.cfg.DatabasePath, script)
 	wg.Go(func() { script.play(stop) })
 	err = b.Run(stop)
 	b.Close()
@@ -128,12 +88,85 @@ func Run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	}
 	// What the bot recorded, read once it has stopped, from the first
 	// trigger it could have met to the last reminder's.
-	entries, err := demoLedger(context.WithoutCancel(ctx), cfg.DatabasePath, script.start.Add(-time.Minute), script.start.Add(script.until+time.Minute))
+	entries, err := demoLedger(context.WithoutCancel(ctx), w.cfg.DatabasePath, script.start.Add(-time.Minute), script.start.Add(script.until+time.Minute))
 	if err != nil {
 		return fmt.Errorf("demo: read the ledger: %w", err)
 	}
 	out.summary(entries, script.titles, script.none, !script.finished.Load())
 	return nil
+}
+
+// world is the demo's Calendar and Slack, and the configuration that
+// points the bot at them.
+type world struct {
+	cal    *calendartest.Server
+	slack  *slacktest.Server
+	secret string // the signing secret of the demo's slash commands
+	cfg    config.Config
+	close  func()
+}
+
+// newWorld starts the emulators and returns the bot's configuration for
+// them, the operator's variables checked first, before anything starts.
+func newWorld(getenv func(string) string) (*world, error) {
+	placeholder := map[string]string{
+		"SLACK_BOT_TOKEN": "xoxb-demo", "GOOGLE_CREDENTIALS_JSON": `{"type":"service_account"}`,
+	}
+	if getenv("DATABASE_PATH") == "" {
+		// The demo's ledger goes to a temporary directory, not the
+		// working one, which need not be writable.
+		placeholder["DATABASE_PATH"] = filepath.Join(os.TempDir(), "meetingbot-demo.db")
+	}
+	if _, err := config.Parse(demoEnv(getenv, placeholder)); err != nil {
+		return nil, err
+	}
+
+	w := &world{cal: calendartest.NewServer(), slack: slacktest.NewServer()}
+	var closers []func()
+	w.close = func() {
+		for _, c := range closers {
+			c()
+		}
+		w.slack.Close()
+		w.cal.Close()
+	}
+	if err := w.configure(getenv, &closers); err != nil {
+		w.close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// configure fills the emulators with the demo's people and channel, and
+// w.cfg with the bot's configuration for them; what must be undone when
+// the demo ends goes to closers.
+func (w *world) configure(getenv func(string) string, closers *[]func()) error {
+	var err error
+	w.slack.AddUser(slacktest.User{ID: demoAliceSlackID, Name: "alice", Email: demoAlice})
+	w.slack.AddUser(slacktest.User{ID: demoBobSlackID, Name: "bob", Email: demoBob})
+	w.slack.AddChannel(slacktest.Channel{ID: demoChannelID, Name: demoChannel[1:], Member: true})
+	if w.secret, err = demoSecret(); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+
+	env := map[string]string{
+		"SLACK_BOT_TOKEN":         slacktest.Token,
+		"SLACK_API_URL":           w.slack.URL(),
+		"GOOGLE_CREDENTIALS_JSON": string(w.cal.ServiceAccountJSON()),
+		"GOOGLE_API_ENDPOINT":     w.cal.Endpoint(),
+		// Self-service on: the demo types a slash command as Slack would.
+		"SLACK_SIGNING_SECRET": w.secret,
+	}
+	if getenv("DATABASE_PATH") == "" {
+		dir, err := os.MkdirTemp("", "meetingbot-demo-")
+		if err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		*closers = append(*closers, func() { os.RemoveAll(dir) })
+		env["DATABASE_PATH"] = filepath.Join(dir, "reminders.db")
+	}
+	w.cfg, err = config.Parse(demoEnv(getenv, env))
+	return err
 }
 
 // demoSecret returns a signing secret for the demo's own slash commands:

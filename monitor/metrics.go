@@ -34,92 +34,10 @@ type metrics struct {
 }
 
 func newMetrics() *metrics {
-	m := &metrics{
-		reg: prometheus.NewRegistry(),
-		sent: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "meetingbot_reminders_sent_total",
-			Help: "Reminders Slack accepted.",
-		}),
-		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "meetingbot_reminders_skipped_total",
-			Help: "Due reminders not sent, by reason (started: the meeting had begun; no_longer_due: an interrupted send whose meeting moved away).",
-		}, []string{"reason"}),
-		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "meetingbot_reminders_failed_total",
-			Help: "Failed deliveries, by class: permanent (needs an operator, not retried) or transient (retried next tick).",
-		}, []string{"class"}),
-		late: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "meetingbot_reminders_late_total",
-			Help: "Reminders sent after their trigger time had passed (bot down, meeting created or moved late).",
-		}),
-		lateness: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "meetingbot_reminder_lateness_seconds",
-			Help:    "Seconds from a sent reminder's trigger time to Slack accepting it.",
-			Buckets: []float64{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600},
-		}),
-		tickDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "meetingbot_tick_duration_seconds",
-			Help:    "Duration of one round: starting a sweep of every subscription.",
-			Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
-		}),
-		sweepDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "meetingbot_sweep_duration_seconds",
-			Help:    "Duration of one subscription's sweep: its calendar read, the sends it found due, its plan; compare with meetingbot_tick_interval_seconds.",
-			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120},
-		}),
-		tickInterval: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "meetingbot_tick_interval_seconds",
-			Help: "TICK_INTERVAL: how often each subscription is swept.",
-		}),
-		timersArmed: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "meetingbot_timers_armed",
-			Help: "Reminders planned on a timer to go out at their trigger instant.",
-		}),
-		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "meetingbot_fire_checks_total",
-			Help: "Checks of a meeting against the calendar just before its planned reminder, by outcome: confirmed (sent), moved or cancelled (not sent), unknown (sent on the last sweep's reading).",
-		}, []string{"outcome"}),
-		readsInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "meetingbot_calendar_reads_in_flight",
-			Help: "Calendar reads of sweeps in flight.",
-		}),
-		quotaWait: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "meetingbot_calendar_quota_wait_seconds_total",
-			Help: "Seconds Calendar calls waited for the client-side quota budget, by call: when it grows, sweeps stretch beyond TICK_INTERVAL.",
-		}, []string{"call"}),
-		edits: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "meetingbot_reminder_edits_total",
-			Help: "Sent reminders edited because their meeting changed, by kind: moved (to another start), cancelled, declined (by the calendar's owner: \"You declined\"), restored (moved back to the time reminded, or accepted again).",
-		}, []string{"kind"}),
-		calendarCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "meetingbot_calendar_calls_total",
-			Help: "Google Calendar API attempts, by call and outcome class.",
-		}, []string{"call", "class"}),
-		calendarErrs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "meetingbot_calendar_errors_total",
-			Help: "Google Calendar API attempts that failed, by call and error class.",
-		}, []string{"call", "class"}),
-		slackCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "meetingbot_slack_calls_total",
-			Help: "Slack Web API attempts, by method and outcome class.",
-		}, []string{"call", "class"}),
-		slackErrs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "meetingbot_slack_errors_total",
-			Help: "Slack Web API attempts that failed, by method and error class.",
-		}, []string{"call", "class"}),
-		subscriptions: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "meetingbot_subscriptions",
-			Help: "Configured subscriptions (CALENDARS entries).",
-		}),
-		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "meetingbot_subscription_last_success_timestamp_seconds",
-			Help: "Unix time of each subscription's last complete sweep.",
-		}, []string{"subscription"}),
-		ledgerRows: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "meetingbot_ledger_rows",
-			Help: "Rows in the reminder ledger, refreshed periodically.",
-		}),
-	}
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.reminderMetrics()
+	m.sweepMetrics()
+	m.apiMetrics()
 	m.agendas = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "meetingbot_agendas_total",
 		Help: "Daily agendas settled, by outcome: sent (on time), late (sent after HH:MM, the bot down or stalled then), no_meetings (a day without meetings: nothing sent), after_noon (skipped: the bot was down from HH:MM past local noon), agenda_off (an interrupted send of an agenda turned off since, not found in Slack), failed_permanent, failed_transient (retried at the next pass).",
@@ -145,6 +63,101 @@ func newMetrics() *metrics {
 		m.edits.WithLabelValues(string(k))
 	}
 	return m
+}
+
+// reminderMetrics makes the metrics of the reminders: sent, skipped, failed, late, edited, and the checks before them.
+func (m *metrics) reminderMetrics() {
+	m.sent = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "meetingbot_reminders_sent_total",
+		Help: "Reminders Slack accepted.",
+	})
+	m.skipped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "meetingbot_reminders_skipped_total",
+		Help: "Due reminders not sent, by reason (started: the meeting had begun; no_longer_due: an interrupted send whose meeting moved away).",
+	}, []string{"reason"})
+	m.failed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "meetingbot_reminders_failed_total",
+		Help: "Failed deliveries, by class: permanent (needs an operator, not retried) or transient (retried next tick).",
+	}, []string{"class"})
+	m.late = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "meetingbot_reminders_late_total",
+		Help: "Reminders sent after their trigger time had passed (bot down, meeting created or moved late).",
+	})
+	m.lateness = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "meetingbot_reminder_lateness_seconds",
+		Help:    "Seconds from a sent reminder's trigger time to Slack accepting it.",
+		Buckets: []float64{0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600},
+	})
+	m.checks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "meetingbot_fire_checks_total",
+		Help: "Checks of a meeting against the calendar just before its planned reminder, by outcome: confirmed (sent), moved or cancelled (not sent), unknown (sent on the last sweep's reading).",
+	}, []string{"outcome"})
+	m.edits = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "meetingbot_reminder_edits_total",
+		Help: "Sent reminders edited because their meeting changed, by kind: moved (to another start), cancelled, declined (by the calendar's owner: \"You declined\"), restored (moved back to the time reminded, or accepted again).",
+	}, []string{"kind"})
+}
+
+// sweepMetrics makes the metrics of the sweeps: their rounds and durations, the timers armed, the reads in flight, the subscriptions and their last success, the ledger.
+func (m *metrics) sweepMetrics() {
+	m.tickDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "meetingbot_tick_duration_seconds",
+		Help:    "Duration of one round: starting a sweep of every subscription.",
+		Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
+	})
+	m.sweepDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "meetingbot_sweep_duration_seconds",
+		Help:    "Duration of one subscription's sweep: its calendar read, the sends it found due, its plan; compare with meetingbot_tick_interval_seconds.",
+		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120},
+	})
+	m.tickInterval = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "meetingbot_tick_interval_seconds",
+		Help: "TICK_INTERVAL: how often each subscription is swept.",
+	})
+	m.timersArmed = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "meetingbot_timers_armed",
+		Help: "Reminders planned on a timer to go out at their trigger instant.",
+	})
+	m.readsInFlight = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "meetingbot_calendar_reads_in_flight",
+		Help: "Calendar reads of sweeps in flight.",
+	})
+	m.quotaWait = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "meetingbot_calendar_quota_wait_seconds_total",
+		Help: "Seconds Calendar calls waited for the client-side quota budget, by call: when it grows, sweeps stretch beyond TICK_INTERVAL.",
+	}, []string{"call"})
+	m.subscriptions = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "meetingbot_subscriptions",
+		Help: "Configured subscriptions (CALENDARS entries).",
+	})
+	m.lastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "meetingbot_subscription_last_success_timestamp_seconds",
+		Help: "Unix time of each subscription's last complete sweep.",
+	}, []string{"subscription"})
+	m.ledgerRows = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "meetingbot_ledger_rows",
+		Help: "Rows in the reminder ledger, refreshed periodically.",
+	})
+}
+
+// apiMetrics makes the metrics of the calls to Google Calendar and Slack, by outcome.
+func (m *metrics) apiMetrics() {
+	m.calendarCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "meetingbot_calendar_calls_total",
+		Help: "Google Calendar API attempts, by call and outcome class.",
+	}, []string{"call", "class"})
+	m.calendarErrs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "meetingbot_calendar_errors_total",
+		Help: "Google Calendar API attempts that failed, by call and error class.",
+	}, []string{"call", "class"})
+	m.slackCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "meetingbot_slack_calls_total",
+		Help: "Slack Web API attempts, by method and outcome class.",
+	}, []string{"call", "class"})
+	m.slackErrs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "meetingbot_slack_errors_total",
+		Help: "Slack Web API attempts that failed, by method and error class.",
+	}, []string{"call", "class"})
 }
 
 // skipLabel maps a ledger entry's reason code to a label value.

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"net/http"
 	"net/url"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,14 +74,9 @@ func (s *Server) serveInstances(w http.ResponseWriter, r *http.Request) {
 		writeBadRequest(w, reason, message)
 		return
 	}
-	var mask fieldMask
-	if f := q.Get("fields"); f != "" {
-		var err error
-		mask, err = checkedFields(f, reflect.TypeFor[calendar.Events]())
-		if err != nil {
-			writeBadRequest(w, "invalidParameter", err.Error())
-			return
-		}
+	mask, ok := listFields(w, q)
+	if !ok {
+		return
 	}
 	cur, version := c.state(lq.version)
 	master := cur.events[eventID]
@@ -95,38 +89,9 @@ func (s *Server) serveInstances(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items := cur.instances(master, lq, q.Get("originalStart"))
-	resp := &calendar.Events{
-		Kind:       "calendar#events",
-		Etag:       `"p33c9h2ruqvf8g0o"`,
-		Summary:    calendarID,
-		TimeZone:   "UTC",
-		AccessRole: "reader",
-		Updated:    "2026-01-01T00:00:00.000Z",
-	}
-	if c.busyOnly[principal] {
-		resp.AccessRole = "freeBusyReader"
-		resp.Summary = ""
-		for i, ev := range items {
-			items[i] = &calendar.Event{Kind: ev.Kind, Etag: ev.Etag, Id: ev.Id, Status: ev.Status, Start: ev.Start, End: ev.End}
-		}
-	}
-	size := lq.maxResults
-	if s.pageSize > 0 {
-		size = min(size, s.pageSize)
-	}
-	lo := min(lq.offset, len(items))
-	hi := min(lo+size, len(items))
-	resp.Items = items[lo:hi]
-	if hi < len(items) {
-		resp.NextPageToken = pageToken(hi, version)
-	}
-	b, err := encodeFields(resp, mask)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "global", "backendError", "Backend Error")
-		return
-	}
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.Write(b)
+	resp := eventsOf(calendarID, c.busyOnly[principal], items)
+	s.cut(resp, items, lq, version)
+	writeFields(w, resp, mask)
 }
 
 // parseInstancesQuery reads the parameters events.instances takes, as

@@ -171,14 +171,9 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 		writeBadRequest(w, reason, message)
 		return
 	}
-	var mask fieldMask
-	if f := r.URL.Query().Get("fields"); f != "" {
-		var err error
-		mask, err = checkedFields(f, reflect.TypeFor[calendar.Events]())
-		if err != nil {
-			writeBadRequest(w, "invalidParameter", err.Error())
-			return
-		}
+	mask, ok := listFields(w, r.URL.Query())
+	if !ok {
+		return
 	}
 	// Every page of one list is cut from the state its first page saw.
 	cur, version := c.state(lq.version)
@@ -193,39 +188,13 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 	} else {
 		items = cur.list(lq)
 	}
-	resp := &calendar.Events{
-		Kind:             "calendar#events",
-		Etag:             `"p33c9h2ruqvf8g0o"`,
-		Summary:          calendarID,
-		TimeZone:         "UTC",
-		AccessRole:       "reader",
-		Updated:          "2026-01-01T00:00:00.000Z",
-		DefaultReminders: []*calendar.EventReminder{},
-	}
-	if c.busyOnly[principal] {
-		resp.AccessRole = "freeBusyReader"
-		resp.Summary = ""
-		for i, ev := range items {
-			items[i] = &calendar.Event{Kind: ev.Kind, Etag: ev.Etag, Id: ev.Id, Status: ev.Status, Start: ev.Start, End: ev.End}
-		}
-	}
-	switch {
-	case s.emptyPages[calendarID] > 0:
+	resp := eventsOf(calendarID, c.busyOnly[principal], items)
+	resp.DefaultReminders = []*calendar.EventReminder{}
+	if s.emptyPages[calendarID] > 0 {
 		s.emptyPages[calendarID]--
 		resp.NextPageToken = pageToken(lq.offset, version)
-	default:
-		size := lq.maxResults
-		if s.pageSize > 0 {
-			size = min(size, s.pageSize)
-		}
-		lo := min(lq.offset, len(items))
-		hi := min(lo+size, len(items))
-		resp.Items = items[lo:hi]
-		if hi < len(items) {
-			resp.NextPageToken = pageToken(hi, version)
-		} else {
-			resp.NextSyncToken = c.syncToken(version)
-		}
+	} else if !s.cut(resp, items, lq, version) {
+		resp.NextSyncToken = c.syncToken(version)
 	}
 	// The items are copies, or kept states' events, which are never
 	// changed: encoding them needs no lock. Only the fields asked for
@@ -233,7 +202,67 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 	// one in its mask sees it missing here too.
 	s.mu.Unlock()
 	locked = false
-	b, err := encodeFields(resp, mask)
+	writeFields(w, resp, mask)
+}
+
+// listFields reads the fields selector of an events.list or
+// events.instances, checked against the Events resource; false, with the
+// answer written, when it names a field the resource lacks.
+func listFields(w http.ResponseWriter, q url.Values) (fieldMask, bool) {
+	f := q.Get("fields")
+	if f == "" {
+		return nil, true
+	}
+	mask, err := checkedFields(f, reflect.TypeFor[calendar.Events]())
+	if err != nil {
+		writeBadRequest(w, "invalidParameter", err.Error())
+		return nil, false
+	}
+	return mask, true
+}
+
+// eventsOf is a list's answer around items; a reader of free/busy only
+// sees each event's times and nothing of it else.
+func eventsOf(calendarID string, busyOnly bool, items []*calendar.Event) *calendar.Events {
+	resp := &calendar.Events{
+		Kind:       "calendar#events",
+		Etag:       `"p33c9h2ruqvf8g0o"`,
+		Summary:    calendarID,
+		TimeZone:   "UTC",
+		AccessRole: "reader",
+		Updated:    "2026-01-01T00:00:00.000Z",
+	}
+	if busyOnly {
+		resp.AccessRole = "freeBusyReader"
+		resp.Summary = ""
+		for i, ev := range items {
+			items[i] = &calendar.Event{Kind: ev.Kind, Etag: ev.Etag, Id: ev.Id, Status: ev.Status, Start: ev.Start, End: ev.End}
+		}
+	}
+	return resp
+}
+
+// cut puts the page of items lq asks for in resp, and the next page's
+// token when there is one; it reports whether there is.
+func (s *Server) cut(resp *calendar.Events, items []*calendar.Event, lq listQuery, version int64) bool {
+	size := lq.maxResults
+	if s.pageSize > 0 {
+		size = min(size, s.pageSize)
+	}
+	lo := min(lq.offset, len(items))
+	hi := min(lo+size, len(items))
+	resp.Items = items[lo:hi]
+	if hi < len(items) {
+		resp.NextPageToken = pageToken(hi, version)
+		return true
+	}
+	return false
+}
+
+// writeFields writes v's JSON, with only the fields mask selects (all
+// when nil), as the API's partial responses do.
+func writeFields(w http.ResponseWriter, v any, mask fieldMask) {
+	b, err := encodeFields(v, mask)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "global", "backendError", "Backend Error")
 		return

@@ -129,28 +129,8 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request) {
 		serveFault(w, q[0])
 		return
 	}
-	principal, personal, ok := s.caller(r)
+	c, principal, ok := s.mayPatch(w, r, calendarID)
 	if !ok {
-		writeError(w, http.StatusUnauthorized, "global", "authError", "Invalid Credentials")
-		return
-	}
-	c := s.calendars[calendarID]
-	if !s.mayRead(c, calendarID, principal, personal) {
-		writeNotFound(w)
-		return
-	}
-	if !personal || !s.grantsAny(r, writeScopes) {
-		writeError(w, http.StatusForbidden, "global", "insufficientPermissions", "Request had insufficient authentication scopes.")
-		return
-	}
-	if !strings.EqualFold(calendarID, principal) {
-		writeError(w, http.StatusForbidden, "calendar", "requiredAccessLevel", "You need to have writer access to this calendar.")
-		return
-	}
-	switch v := r.URL.Query().Get("sendUpdates"); v {
-	case "", "all", "externalOnly", "none":
-	default:
-		writeBadRequest(w, "invalidParameter", "Invalid value for sendUpdates: "+v)
 		return
 	}
 	if change := s.interleave[calendarID+"\x00"+eventID]; change != nil {
@@ -196,13 +176,40 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	out, err := encodeFields(next, mask)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "global", "backendError", "Backend Error")
-		return
+	writeFields(w, next, mask)
+}
+
+// mayPatch checks that the caller of an events.patch on calendarID may
+// write it, as Google does: a person's own token, granted a write scope,
+// on their own calendar, with a sendUpdates Google knows. It returns the
+// calendar and the caller, or false with the refusal written. s.mu must
+// be held.
+func (s *Server) mayPatch(w http.ResponseWriter, r *http.Request, calendarID string) (*calendarState, string, bool) {
+	principal, personal, ok := s.caller(r)
+	if !ok {
+		writeError(w, http.StatusUnauthorized, "global", "authError", "Invalid Credentials")
+		return nil, "", false
 	}
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.Write(out)
+	c := s.calendars[calendarID]
+	if !s.mayRead(c, calendarID, principal, personal) {
+		writeNotFound(w)
+		return nil, "", false
+	}
+	if !personal || !s.grantsAny(r, writeScopes) {
+		writeError(w, http.StatusForbidden, "global", "insufficientPermissions", "Request had insufficient authentication scopes.")
+		return nil, "", false
+	}
+	if !strings.EqualFold(calendarID, principal) {
+		writeError(w, http.StatusForbidden, "calendar", "requiredAccessLevel", "You need to have writer access to this calendar.")
+		return nil, "", false
+	}
+	switch v := r.URL.Query().Get("sendUpdates"); v {
+	case "", "all", "externalOnly", "none":
+	default:
+		writeBadRequest(w, "invalidParameter", "Invalid value for sendUpdates: "+v)
+		return nil, "", false
+	}
+	return c, principal, true
 }
 
 // grantsAny reports whether the request's token was granted one of
