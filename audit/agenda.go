@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -71,42 +72,10 @@ type agendaDay struct {
 func reconcileAgenda(ctx context.Context, p period, a *AgendaDeps, set meetingbot.SlackSettings) SubReport {
 	sub := meetingbot.AgendaSubscription(set.UserID)
 	sr := SubReport{Subscription: sub, CountedFrom: FromLedger}
-	email, tz, err := a.Slack.Profile(ctx, set.UserID)
+	days, err := agendaDays(ctx, p, a, set)
 	if err != nil {
-		sr.Error = "read Slack profile: " + err.Error()
+		sr.Error = err.Error()
 		return sr
-	}
-	if tz == "" {
-		tz = set.TZ
-	}
-	loc, err := time.LoadLocation(tz)
-	if err != nil || tz == "" {
-		loc = time.UTC
-	}
-	t, err := time.Parse("15:04", set.Agenda)
-	if err != nil {
-		sr.Error = fmt.Sprintf("agenda time %q: want HH:MM", set.Agenda)
-		return sr
-	}
-	days := map[string]*agendaDay{}
-	first := p.from.In(loc).AddDate(0, 0, -1)
-	for d := time.Date(first.Year(), first.Month(), first.Day(), 12, 0, 0, 0, loc); !d.After(p.to.In(loc).AddDate(0, 0, 1)); d = time.Date(d.Year(), d.Month(), d.Day()+1, 12, 0, 0, 0, loc) {
-		y, m, dd := d.Date()
-		at := meetingbot.AgendaTime(y, m, dd, t.Hour(), t.Minute(), loc)
-		if !p.contains(at) || at.After(p.now) || at.Before(set.UpdatedAt) {
-			continue
-		}
-		date := d.Format(time.DateOnly)
-		start := meetingbot.AgendaTime(y, m, dd, 0, 0, loc)
-		end := meetingbot.AgendaTime(y, m, dd+1, 0, 0, loc)
-		day, err := a.Source.Day(ctx, meetingbot.Subscription{ID: sub, CalendarID: email, Destination: set.UserID}, start.Add(-time.Nanosecond), end.Add(-time.Nanosecond))
-		if err != nil {
-			sr.Error = fmt.Sprintf("read calendar %s: %v", email, err)
-			return sr
-		}
-		it := Item{Subscription: sub, Key: meetingbot.AgendaKey(set.UserID, date), Title: fmt.Sprintf("agenda of %s (%d meetings)", date, len(day.Meetings)),
-			Start: start.UTC(), Trigger: at.UTC()}
-		days[it.Key] = &agendaDay{item: it, expected: len(day.Meetings) > 0, pending: p.now.Sub(at) <= p.Interval+meetingbot.LateSlack}
 	}
 	entries, err := p.Ledger.Range(ctx, sub, p.from, p.to)
 	if err != nil {
@@ -117,23 +86,7 @@ func reconcileAgenda(ctx context.Context, p period, a *AgendaDeps, set meetingbo
 	for _, e := range entries {
 		ledger[e.Key] = e
 	}
-	by := map[string][]Delivery{}
-	fromSlack := false
-	if sent, err := a.Slack.Agendas(ctx, set.UserID, p.from.Add(-historyMargin), p.to.Add(agendaLateness+historyMargin)); err != nil {
-		sr.SlackError = err.Error()
-	} else {
-		fromSlack, sr.CountedFrom = true, FromSlack
-		for _, s := range sent {
-			by[s.Key] = append(by[s.Key], Delivery{Channel: s.Channel, TS: s.TS, Posted: s.Posted.UTC(), From: FromSlack})
-		}
-	}
-	if !fromSlack {
-		for _, e := range entries {
-			if e.Outcome == meetingbot.Sent {
-				by[e.Key] = []Delivery{{Channel: e.Channel, TS: e.MessageTS, Posted: e.RecordedAt, From: FromLedger}}
-			}
-		}
-	}
+	by := agendaDeliveries(ctx, p, a, set, entries, &sr)
 	lateAfter := p.Interval + meetingbot.LateSlack
 	for key, d := range days {
 		it := d.item
@@ -158,4 +111,69 @@ func reconcileAgenda(ctx context.Context, p period, a *AgendaDeps, set meetingbo
 		slices.SortFunc(*l, byTrigger)
 	}
 	return sr
+}
+
+// agendaDays returns, by key, set's person's local days whose agenda time
+// falls in the period, after the agenda was last set: each with its item
+// and whether the calendar, read now, has meetings that day. Its error
+// says what could not be read.
+func agendaDays(ctx context.Context, p period, a *AgendaDeps, set meetingbot.SlackSettings) (map[string]*agendaDay, error) {
+	sub := meetingbot.AgendaSubscription(set.UserID)
+	email, tz, err := a.Slack.Profile(ctx, set.UserID)
+	if err != nil {
+		return nil, errors.New("read Slack profile: " + err.Error())
+	}
+	if tz == "" {
+		tz = set.TZ
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil || tz == "" {
+		loc = time.UTC
+	}
+	t, err := time.Parse("15:04", set.Agenda)
+	if err != nil {
+		return nil, fmt.Errorf("agenda time %q: want HH:MM", set.Agenda)
+	}
+	days := map[string]*agendaDay{}
+	first := p.from.In(loc).AddDate(0, 0, -1)
+	for d := time.Date(first.Year(), first.Month(), first.Day(), 12, 0, 0, 0, loc); !d.After(p.to.In(loc).AddDate(0, 0, 1)); d = time.Date(d.Year(), d.Month(), d.Day()+1, 12, 0, 0, 0, loc) {
+		y, m, dd := d.Date()
+		at := meetingbot.AgendaTime(y, m, dd, t.Hour(), t.Minute(), loc)
+		if !p.contains(at) || at.After(p.now) || at.Before(set.UpdatedAt) {
+			continue
+		}
+		date := d.Format(time.DateOnly)
+		start := meetingbot.AgendaTime(y, m, dd, 0, 0, loc)
+		end := meetingbot.AgendaTime(y, m, dd+1, 0, 0, loc)
+		day, err := a.Source.Day(ctx, meetingbot.Subscription{ID: sub, Kind: meetingbot.KindAgenda, CalendarID: email, Destination: set.UserID}, start.Add(-time.Nanosecond), end.Add(-time.Nanosecond))
+		if err != nil {
+			return nil, fmt.Errorf("read calendar %s: %v", email, err)
+		}
+		it := Item{Subscription: sub, Key: meetingbot.AgendaKey(set.UserID, date), Title: fmt.Sprintf("agenda of %s (%d meetings)", date, len(day.Meetings)),
+			Start: start.UTC(), Trigger: at.UTC()}
+		days[it.Key] = &agendaDay{item: it, expected: len(day.Meetings) > 0, pending: p.now.Sub(at) <= p.Interval+meetingbot.LateSlack}
+	}
+	return days, nil
+}
+
+// agendaDeliveries returns, by key, the agendas found in set's person's
+// DM, or in the ledger (entries) when Slack's history cannot be read,
+// and says in sr which it counted from.
+func agendaDeliveries(ctx context.Context, p period, a *AgendaDeps, set meetingbot.SlackSettings, entries []meetingbot.Entry, sr *SubReport) map[string][]Delivery {
+	by := map[string][]Delivery{}
+	sent, err := a.Slack.Agendas(ctx, set.UserID, p.from.Add(-historyMargin), p.to.Add(agendaLateness+historyMargin))
+	if err != nil {
+		sr.SlackError = err.Error()
+		for _, e := range entries {
+			if e.Outcome == meetingbot.Sent {
+				by[e.Key] = []Delivery{{Channel: e.Channel, TS: e.MessageTS, Posted: e.RecordedAt, From: FromLedger}}
+			}
+		}
+		return by
+	}
+	sr.CountedFrom = FromSlack
+	for _, s := range sent {
+		by[s.Key] = append(by[s.Key], Delivery{Channel: s.Channel, TS: s.TS, Posted: s.Posted.UTC(), From: FromSlack})
+	}
+	return by
 }

@@ -103,22 +103,38 @@ func (a *Accounts) start(w http.ResponseWriter, r *http.Request, name meetingbot
 // the store, the code exchanged, the account checked, the grant kept.
 func (a *Accounts) callback(w http.ResponseWriter, r *http.Request, name meetingbot.Provider) {
 	p := a.providers[name]
-	ctx := r.Context()
-	q := r.URL.Query()
-	fail := func(status int, heading, what, fix string) {
-		render(w, status, page{Heading: heading, What: what, Fix: fix})
+	st, ok := a.takeState(w, r, p)
+	if !ok {
+		return
 	}
+	grant, ok := a.exchange(w, r, p, st)
+	if !ok {
+		return
+	}
+	a.keep(r.Context(), w, p, st, grant)
+}
+
+// fail renders the page of a sign-in that did not finish.
+func fail(w http.ResponseWriter, status int, heading, what, fix string) {
+	render(w, status, page{Heading: heading, What: what, Fix: fix})
+}
+
+// takeState checks the callback's state against the cookie of the browser
+// that started the sign-in and takes it from the store, once. It returns
+// false, with the page written, when the sign-in cannot go on.
+func (a *Accounts) takeState(w http.ResponseWriter, r *http.Request, p Provider) (meetingbot.OAuthState, bool) {
+	ctx, name := r.Context(), p.Name()
 	cookie, err := r.Cookie(cookieName(name))
 	if err != nil || cookie.Value == "" {
-		fail(http.StatusBadRequest, "This sign-in was started in another browser",
+		fail(w, http.StatusBadRequest, "This sign-in was started in another browser",
 			"I can finish a sign-in only in the browser that opened my link.", "Open the link from Slack in this browser. "+a.newLink(p))
-		return
+		return meetingbot.OAuthState{}, false
 	}
-	state := q.Get("state")
+	state := r.URL.Query().Get("state")
 	if state == "" {
 		clearCookie(w, name)
-		fail(http.StatusBadRequest, "This page is not a sign-in I started", "It came without the state I sent.", a.newLink(p))
-		return
+		fail(w, http.StatusBadRequest, "This page is not a sign-in I started", "It came without the state I sent.", a.newLink(p))
+		return meetingbot.OAuthState{}, false
 	}
 	// The state is looked at before it is taken: a callback from another
 	// browser (which carries another cookie, or a link passed on) must
@@ -127,9 +143,9 @@ func (a *Accounts) callback(w http.ResponseWriter, r *http.Request, name meeting
 	if err == nil && ok && st.Step == meetingbot.OAuthConsent && st.Provider == name &&
 		subtle.ConstantTimeCompare([]byte(st.Binding), []byte(hash(cookie.Value))) != 1 {
 		a.log.Warn("a consent came back to another browser than the one that started it: refused, and left to that browser", "provider", name, "user", st.UserID)
-		fail(http.StatusBadRequest, "This sign-in was started in another browser",
+		fail(w, http.StatusBadRequest, "This sign-in was started in another browser",
 			"I can finish a sign-in only in the browser that opened my link.", "Open the link from Slack in the browser you use, or ask for a new one: type "+a.commandFor(p)+" in Slack.")
-		return
+		return meetingbot.OAuthState{}, false
 	}
 	clearCookie(w, name)
 	if err == nil && ok {
@@ -139,33 +155,41 @@ func (a *Accounts) callback(w http.ResponseWriter, r *http.Request, name meeting
 	case err != nil:
 		// The store failed: the bot's fault, not the person's.
 		a.log.Error("cannot take a consent's state", "provider", name, "err", err)
-		fail(http.StatusServiceUnavailable, "Something went wrong on my side", "I could not read the sign-in's state.", a.newLink(p))
-		return
+		fail(w, http.StatusServiceUnavailable, "Something went wrong on my side", "I could not read the sign-in's state.", a.newLink(p))
+		return meetingbot.OAuthState{}, false
 	case !ok || st.Step != meetingbot.OAuthConsent || st.Provider != name:
-		fail(http.StatusBadRequest, "This sign-in was finished already", "Each sign-in finishes once, and this one has come back before (or it is not one I started).", a.newLink(p))
-		return
+		fail(w, http.StatusBadRequest, "This sign-in was finished already", "Each sign-in finishes once, and this one has come back before (or it is not one I started).", a.newLink(p))
+		return meetingbot.OAuthState{}, false
 	case subtle.ConstantTimeCompare([]byte(st.Binding), []byte(hash(cookie.Value))) != 1:
 		// Taken by this browser after another one's look: refused all
 		// the same.
-		fail(http.StatusBadRequest, "This sign-in was started in another browser",
+		fail(w, http.StatusBadRequest, "This sign-in was started in another browser",
 			"I can finish a sign-in only in the browser that opened my link.", a.newLink(p))
-		return
+		return meetingbot.OAuthState{}, false
 	case !a.now().Before(st.ExpiresAt):
-		fail(http.StatusBadRequest, "This sign-in took too long", fmt.Sprintf("A sign-in must come back within %d minutes.", int(ConsentTTL.Minutes())), a.newLink(p))
-		return
+		fail(w, http.StatusBadRequest, "This sign-in took too long", fmt.Sprintf("A sign-in must come back within %d minutes.", int(ConsentTTL.Minutes())), a.newLink(p))
+		return meetingbot.OAuthState{}, false
 	}
+	return st, true
+}
+
+// exchange reads the provider's answer to the consent of st and
+// exchanges its code for a grant. It returns false, with the page
+// written, when the person declined or the provider refused.
+func (a *Accounts) exchange(w http.ResponseWriter, r *http.Request, p Provider, st meetingbot.OAuthState) (Grant, bool) {
+	ctx, name, q := r.Context(), p.Name(), r.URL.Query()
 	if e := q.Get("error"); e != "" {
 		if e == "access_denied" {
-			fail(http.StatusForbidden, "Nothing was connected", fmt.Sprintf("You did not allow access to %s, so nothing changed.", p.Title()), "If that was a slip, ask for a new link: type "+a.commandFor(p)+" in Slack.")
-			return
+			fail(w, http.StatusForbidden, "Nothing was connected", fmt.Sprintf("You did not allow access to %s, so nothing changed.", p.Title()), "If that was a slip, ask for a new link: type "+a.commandFor(p)+" in Slack.")
+			return Grant{}, false
 		}
-		fail(http.StatusBadRequest, "The sign-in did not finish", fmt.Sprintf("%s answered %q, so nothing changed.", p.Title(), clip(e, 60)), a.newLink(p))
-		return
+		fail(w, http.StatusBadRequest, "The sign-in did not finish", fmt.Sprintf("%s answered %q, so nothing changed.", p.Title(), clip(e, 60)), a.newLink(p))
+		return Grant{}, false
 	}
 	verifier, _, err := a.cfg.Keyring.Open(st.Verifier, "verifier:"+st.ID)
 	if err != nil {
-		fail(http.StatusBadRequest, "This sign-in cannot be finished", "Its state was sealed under a key the bot no longer has.", a.newLink(p))
-		return
+		fail(w, http.StatusBadRequest, "This sign-in cannot be finished", "Its state was sealed under a key the bot no longer has.", a.newLink(p))
+		return Grant{}, false
 	}
 	grant, err := p.Exchange(a.client(ctx), q.Get("code"), string(verifier))
 	var refusal *Refusal
@@ -175,33 +199,40 @@ func (a *Accounts) callback(w http.ResponseWriter, r *http.Request, name meeting
 		if grant.Token != nil {
 			a.revoke(ctx, p, grant.Token)
 		}
-		fail(refusal.Status, "Nothing was connected", refusal.What, refusal.Fix)
-		return
+		fail(w, refusal.Status, "Nothing was connected", refusal.What, refusal.Fix)
+		return Grant{}, false
 	case errors.As(err, &rerr):
 		a.log.Warn("the code exchange was refused", "provider", name, "user", st.UserID, "code", rerr.ErrorCode)
-		fail(http.StatusBadRequest, "The sign-in did not finish", fmt.Sprintf("%s refused to finish it (%s), so nothing changed.", p.Title(), clip(rerr.ErrorCode, 60)), a.newLink(p))
-		return
+		fail(w, http.StatusBadRequest, "The sign-in did not finish", fmt.Sprintf("%s refused to finish it (%s), so nothing changed.", p.Title(), clip(rerr.ErrorCode, 60)), a.newLink(p))
+		return Grant{}, false
 	case err != nil:
 		// The provider could not be reached, or answered garbage: not
 		// the person's to fix.
 		a.log.Warn("the code exchange failed", "provider", name, "user", st.UserID, "err", err)
-		fail(http.StatusBadGateway, "The sign-in did not finish", fmt.Sprintf("I could not reach %s to finish it, so nothing changed.", p.Title()), "Try again in a minute. "+a.newLink(p))
-		return
+		fail(w, http.StatusBadGateway, "The sign-in did not finish", fmt.Sprintf("I could not reach %s to finish it, so nothing changed.", p.Title()), "Try again in a minute. "+a.newLink(p))
+		return Grant{}, false
 	}
+	return grant, true
+}
+
+// keep checks that grant is of the account st's person expects, keeps it
+// sealed, tells the hooks and says so.
+func (a *Accounts) keep(ctx context.Context, w http.ResponseWriter, p Provider, st meetingbot.OAuthState, grant Grant) {
+	name := p.Name()
 	want, err := p.Expect(ctx, st.UserID)
 	if err != nil {
 		a.revoke(ctx, p, grant.Token)
 		// Slack's users.info failed: the bot cannot check the account;
 		// the person can only try again.
 		a.log.Warn("cannot look up the account expected", "provider", name, "user", st.UserID, "err", err)
-		fail(http.StatusBadGateway, "Nothing was connected", "I could not look up your Slack profile to check the account, so nothing changed.", "Try again in a minute. "+a.newLink(p))
+		fail(w, http.StatusBadGateway, "Nothing was connected", "I could not look up your Slack profile to check the account, so nothing changed.", "Try again in a minute. "+a.newLink(p))
 		return
 	}
 	if !strings.EqualFold(grant.Account, want) {
 		a.revoke(ctx, p, grant.Token)
 		a.log.Info("refused the connection of another account", "provider", name, "user", st.UserID, "account", grant.Account, "want", want)
 		what, fix := wrongAccount(p, grant.Account, want)
-		fail(http.StatusForbidden, "That is another account", what, fix+" "+a.newLink(p))
+		fail(w, http.StatusForbidden, "That is another account", what, fix+" "+a.newLink(p))
 		return
 	}
 	now := a.now()
@@ -219,7 +250,7 @@ func (a *Accounts) callback(w http.ResponseWriter, r *http.Request, name meeting
 	if err != nil {
 		a.revoke(ctx, p, grant.Token)
 		a.log.Error("cannot keep a connection", "provider", name, "user", st.UserID, "err", err) // the store: the bot's fault
-		fail(http.StatusServiceUnavailable, "Something went wrong on my side", "I could not keep the connection, so nothing changed.", "Try again in a minute. "+a.newLink(p))
+		fail(w, http.StatusServiceUnavailable, "Something went wrong on my side", "I could not keep the connection, so nothing changed.", "Try again in a minute. "+a.newLink(p))
 		return
 	}
 	a.drop(c)

@@ -442,17 +442,7 @@ func (m *Mirror) maintain(ctx context.Context) {
 	for _, c := range cals {
 		wanted[c] = true
 	}
-	mirrored, err := m.store.MirroredCalendars(ctx)
-	if err != nil {
-		m.log.Warn("read the mirrored calendars", "err", err)
-	}
-	for _, c := range mirrored {
-		if !wanted[c] {
-			if err := m.store.ForgetMirror(ctx, c); err != nil {
-				m.log.Warn("drop the mirror of a calendar no longer subscribed", "calendar", c, "err", err)
-			}
-		}
-	}
+	m.forgetUnwanted(ctx, wanted)
 	if err := m.reload(ctx); err != nil {
 		m.log.Warn("read the push channels", "err", err)
 		return
@@ -465,7 +455,6 @@ func (m *Mirror) maintain(ctx context.Context) {
 		}
 	}
 	m.mu.Unlock()
-	now := m.clock.Now()
 	// Stop the channels of calendars no longer subscribed, and every
 	// channel once push is turned off.
 	for c, chs := range byCal {
@@ -479,10 +468,33 @@ func (m *Mirror) maintain(ctx context.Context) {
 			}
 		}
 	}
-	if m.opts.Address == "" {
-		m.countChannels()
-		return
+	if m.opts.Address != "" {
+		m.keepChannels(ctx, cals, byCal)
 	}
+	m.countChannels()
+}
+
+// forgetUnwanted drops the mirrors of the calendars no longer wanted.
+func (m *Mirror) forgetUnwanted(ctx context.Context, wanted map[string]bool) {
+	mirrored, err := m.store.MirroredCalendars(ctx)
+	if err != nil {
+		m.log.Warn("read the mirrored calendars", "err", err)
+	}
+	for _, c := range mirrored {
+		if !wanted[c] {
+			if err := m.store.ForgetMirror(ctx, c); err != nil {
+				m.log.Warn("drop the mirror of a calendar no longer subscribed", "calendar", c, "err", err)
+			}
+		}
+	}
+}
+
+// keepChannels keeps one live channel on each of cals this replica keeps,
+// whose channels now are byCal's: it opens one where none serves past
+// RenewBefore, and stops the others (renewed, expired, or another
+// replica's duplicate).
+func (m *Mirror) keepChannels(ctx context.Context, cals []string, byCal map[string][]meetingbot.PushChannel) {
+	now := m.clock.Now()
 	// Channels open 16 at a time: a first start opens one per calendar,
 	// and at 150 ms a watch 1,000 calendars take 10 s, within the quota;
 	// 4 at a time took 40 s, during which changes to calendars still
@@ -509,23 +521,8 @@ func (m *Mirror) maintain(ctx context.Context) {
 		limit <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-limit }()
-			if keep < 0 {
-				if m.addressRefused() {
-					return // every watch to the address is refused alike
-				}
-				live := len(chs) > 0 && (chs[0].Expiration.IsZero() || chs[0].Expiration.After(now))
-				_, err := m.open(ctx, c, live)
-				switch {
-				case errors.Is(err, meetingbot.ErrPushAddressUnverified):
-					m.refuseAddress(err)
-					return
-				case err != nil:
-					if ctx.Err() == nil {
-						m.log.Warn("open a push channel; the calendar is synced every CALENDAR_RESYNC_INTERVAL meanwhile", "calendar", c, "err", err)
-					}
-					return // keep the old channel while there is no new one
-				}
-				m.acceptAddress()
+			if keep < 0 && !m.renew(ctx, c, chs, now) {
+				return // keep the old channel while there is no new one
 			}
 			for i, ch := range chs {
 				if i != keep {
@@ -542,7 +539,28 @@ func (m *Mirror) maintain(ctx context.Context) {
 	m.mu.Lock()
 	m.rewatch() // the channels stopped are gone
 	m.mu.Unlock()
-	m.countChannels()
+}
+
+// renew opens a new channel on calendar c, whose channels now are chs,
+// and reports whether it did.
+func (m *Mirror) renew(ctx context.Context, c string, chs []meetingbot.PushChannel, now time.Time) bool {
+	if m.addressRefused() {
+		return false // every watch to the address is refused alike
+	}
+	live := len(chs) > 0 && (chs[0].Expiration.IsZero() || chs[0].Expiration.After(now))
+	_, err := m.open(ctx, c, live)
+	switch {
+	case errors.Is(err, meetingbot.ErrPushAddressUnverified):
+		m.refuseAddress(err)
+		return false
+	case err != nil:
+		if ctx.Err() == nil {
+			m.log.Warn("open a push channel; the calendar is synced every CALENDAR_RESYNC_INTERVAL meanwhile", "calendar", c, "err", err)
+		}
+		return false
+	}
+	m.acceptAddress()
+	return true
 }
 
 func (m *Mirror) countChannels() {

@@ -359,9 +359,26 @@ func (e *Engine) deliver(parent context.Context, invs []meetingbot.Invitation, n
 		context.AfterFunc(ctx, func() { t.Stop() })
 	})()
 
-	var claimed []meetingbot.Invitation
-	var entries []meetingbot.Entry
-	resend := false
+	claimed, entries, resend := e.claimAll(ctx, invs, now)
+	if len(claimed) == 0 {
+		return
+	}
+	log := e.log.With("user", claimed[0].User, "notices", len(claimed))
+	var rc meetingbot.Receipt
+	var err error
+	if len(claimed) == 1 {
+		rc, err = e.notifier.NotifyInvite(ctx, claimed[0])
+	} else {
+		rc, err = e.notifier.NotifyInviteDigest(ctx, claimed)
+	}
+	e.settle(ctx, log, entries, rc, err, resend)
+}
+
+// claimAll claims the notices of invs in order, stopping at the first
+// another live process holds, and returns those to send with their
+// entries: an interrupted send found in Slack, or one whose meeting has
+// started, is settled here. resend says one was interrupted before.
+func (e *Engine) claimAll(ctx context.Context, invs []meetingbot.Invitation, now time.Time) (claimed []meetingbot.Invitation, entries []meetingbot.Entry, resend bool) {
 	for _, inv := range invs {
 		log := e.log.With("user", inv.User, "key", inv.Key)
 		en := entry(inv)
@@ -391,17 +408,13 @@ func (e *Engine) deliver(parent context.Context, invs []meetingbot.Invitation, n
 		}
 		claimed, entries = append(claimed, inv), append(entries, en)
 	}
-	if len(claimed) == 0 {
-		return
-	}
-	log := e.log.With("user", claimed[0].User, "notices", len(claimed))
-	var rc meetingbot.Receipt
-	var err error
-	if len(claimed) == 1 {
-		rc, err = e.notifier.NotifyInvite(ctx, claimed[0])
-	} else {
-		rc, err = e.notifier.NotifyInviteDigest(ctx, claimed)
-	}
+	return claimed, entries, resend
+}
+
+// settle records what became of the send of entries: sent (in one
+// message, rc), unconfirmed (released, to be looked up before any
+// retry), or failed for good or for now.
+func (e *Engine) settle(ctx context.Context, log *slog.Logger, entries []meetingbot.Entry, rc meetingbot.Receipt, err error, resend bool) {
 	cut := ctx.Err() != nil
 	switch {
 	case err == nil:

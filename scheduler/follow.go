@@ -55,17 +55,17 @@ func (s *Scheduler) follow(ctx context.Context, sub meetingbot.Subscription, lis
 	// When each meeting moved beyond the window was last read, kept for
 	// the reminders still followed.
 	s.mu.Lock()
-	lastAsked := s.asked[sub.ID]
+	p := followPass{s: s, sub: sub, from: from, to: to, now: now, lastAsked: s.asked[sub.ID],
+		nextAsked: map[string]time.Time{}, asked: map[string]answer{}}
 	s.mu.Unlock()
-	nextAsked := map[string]time.Time{}
 	defer func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.asked == nil {
 			s.asked = map[string]map[string]time.Time{}
 		}
-		s.asked[sub.ID] = nextAsked
-		if len(nextAsked) == 0 {
+		s.asked[sub.ID] = p.nextAsked
+		if len(p.nextAsked) == 0 {
 			delete(s.asked, sub.ID)
 		}
 	}()
@@ -80,7 +80,6 @@ func (s *Scheduler) follow(ctx context.Context, sub meetingbot.Subscription, lis
 	for _, e := range sent {
 		sentAt[e.Key] = e.RecordedAt
 	}
-	asked := map[string]answer{} // by event ID: one events.get per instance and sweep
 	for _, e := range sent {
 		if ctx.Err() != nil {
 			return
@@ -91,52 +90,85 @@ func (s *Scheduler) follow(ctx context.Context, sub meetingbot.Subscription, lis
 		}
 		m, seen := byID[id]
 		if !seen {
-			named := e.Start
-			if e.Edit.Kind == meetingbot.EditMoved {
-				named = e.Edit.MovedTo
-			}
-			inWindow := named.After(from) && !named.After(to)
-			last, askedBefore := lastAsked[e.Key]
-			if askedBefore {
-				nextAsked[e.Key] = last
-			}
-			switch {
-			case e.Edit.Kind.Gone():
-				continue // brought back at its time, it would be listed
-			case !inWindow && e.Edit.Kind != meetingbot.EditMoved:
-				continue // the listing cannot say more than the message says
-			case !inWindow && askedBefore && now.Sub(last) < recheckEvery(named, now):
+			var known bool
+			if m, seen, known = p.unlisted(ctx, e, id); !known {
 				continue
 			}
-			a, done := asked[e.EventID]
-			if !done {
-				a = s.ask(ctx, sub, e.EventID, id, now)
-				asked[e.EventID] = a
-			}
-			if a.err != nil {
-				continue // the calendar cannot tell now; the next sweep asks again
-			}
-			nextAsked[e.Key] = now
-			m, seen = a.m, !a.gone
 		}
-		f := meetingbot.Follow{Reminder: reminderOf(sub, e, m), Message: meetingbot.Receipt{Channel: e.Channel, TS: e.MessageTS}, SentAt: e.RecordedAt}
-		switch {
-		case !seen && asked[e.EventID].declined:
-			f.Kind = meetingbot.EditDeclined // "You declined", not "Cancelled"
-		case !seen:
-			f.Kind = meetingbot.EditCancelled
-		case m.Start.Equal(e.Start):
-			f.Kind = meetingbot.EditRestored
-		default:
-			f.Kind, f.MovedTo = meetingbot.EditMoved, m.Start.UTC()
-			before, reminded := sentAt[meetingbot.Key(id, e.Offset, m.Start)]
-			f.Follows = m.Start.After(now) && !sub.Mutes(m) && !(reminded && before.Before(e.RecordedAt))
-		}
+		f := p.followOf(e, id, m, seen, sentAt)
 		if says(e.Edit, f) {
 			continue
 		}
 		s.edit(ctx, ed, e, f)
 	}
+}
+
+// followPass is one sweep's following of a subscription's sent
+// reminders: its window, and the meetings asked about.
+type followPass struct {
+	s         *Scheduler
+	sub       meetingbot.Subscription
+	from, to  time.Time
+	now       time.Time
+	lastAsked map[string]time.Time // by key: when its meeting was last asked about, beyond the window
+	nextAsked map[string]time.Time // the same, for the next sweep
+	asked     map[string]answer    // by event ID: one events.get per instance and sweep
+}
+
+// unlisted tells what became of the meeting of e, which the sweep's
+// listing lacks: the meeting as the calendar gives it now (seen false
+// when gone), or known false when there is nothing to do: a message that
+// says "cancelled", one whose meeting is beyond the window and was asked
+// about recently, or a calendar that cannot tell now.
+func (p *followPass) unlisted(ctx context.Context, e meetingbot.Entry, id string) (m meetingbot.Meeting, seen, known bool) {
+	named := e.Start
+	if e.Edit.Kind == meetingbot.EditMoved {
+		named = e.Edit.MovedTo
+	}
+	inWindow := named.After(p.from) && !named.After(p.to)
+	last, askedBefore := p.lastAsked[e.Key]
+	if askedBefore {
+		p.nextAsked[e.Key] = last
+	}
+	switch {
+	case e.Edit.Kind.Gone():
+		return m, false, false // brought back at its time, it would be listed
+	case !inWindow && e.Edit.Kind != meetingbot.EditMoved:
+		return m, false, false // the listing cannot say more than the message says
+	case !inWindow && askedBefore && p.now.Sub(last) < recheckEvery(named, p.now):
+		return m, false, false
+	}
+	a, done := p.asked[e.EventID]
+	if !done {
+		a = p.s.ask(ctx, p.sub, e.EventID, id, p.now)
+		p.asked[e.EventID] = a
+	}
+	if a.err != nil {
+		return m, false, false // the calendar cannot tell now; the next sweep asks again
+	}
+	p.nextAsked[e.Key] = p.now
+	return a.m, !a.gone, true
+}
+
+// followOf is what the message of e should say of its meeting m (seen
+// false: gone): declined, cancelled, back at its time, or moved, and then
+// whether the moved meeting gets a reminder of its own (sentAt: when each
+// key was sent).
+func (p *followPass) followOf(e meetingbot.Entry, id string, m meetingbot.Meeting, seen bool, sentAt map[string]time.Time) meetingbot.Follow {
+	f := meetingbot.Follow{Reminder: reminderOf(p.sub, e, m), Message: meetingbot.Receipt{Channel: e.Channel, TS: e.MessageTS}, SentAt: e.RecordedAt}
+	switch {
+	case !seen && p.asked[e.EventID].declined:
+		f.Kind = meetingbot.EditDeclined // "You declined", not "Cancelled"
+	case !seen:
+		f.Kind = meetingbot.EditCancelled
+	case m.Start.Equal(e.Start):
+		f.Kind = meetingbot.EditRestored
+	default:
+		f.Kind, f.MovedTo = meetingbot.EditMoved, m.Start.UTC()
+		before, reminded := sentAt[meetingbot.Key(id, e.Offset, m.Start)]
+		f.Follows = m.Start.After(p.now) && !p.sub.Mutes(m) && !(reminded && before.Before(e.RecordedAt))
+	}
+	return f
 }
 
 // Bounds of recheckEvery.

@@ -39,109 +39,129 @@ const (
 // checkBlocks returns Slack's complaints about blocks, each ending in the
 // JSON pointer of the offending field as Slack writes it, or nil.
 func checkBlocks(blocks []map[string]any) []string {
-	var errs []string
-	add := func(ptr, format string, args ...any) {
-		errs = append(errs, fmt.Sprintf(format, args...)+" [json-pointer:"+ptr+"]")
-	}
-	length := func(ptr string, v any, minLen, maxLen int) {
-		s, ok := v.(string)
-		if !ok {
-			add(ptr, "must be a string")
-			return
-		}
-		switch n := utf8.RuneCountInString(s); {
-		case n < minLen:
-			add(ptr, "must be more than %d characters", minLen-1)
-		case n > maxLen:
-			add(ptr, "must be less than %d characters", maxLen+1)
-		}
-	}
-	text := func(ptr string, v any, maxLen int) {
-		obj, ok := v.(map[string]any)
-		if !ok {
-			add(ptr, "must be an object")
-			return
-		}
-		length(ptr+"/text", obj["text"], 1, maxLen)
-	}
-	element := func(ptr string, v any) {
-		el, ok := v.(map[string]any)
-		if !ok {
-			add(ptr, "must be an object")
-			return
-		}
-		if el["type"] == "static_select" {
-			if id, ok := el["action_id"]; ok {
-				length(ptr+"/action_id", id, 1, maxActionID)
-			}
-			if p, ok := el["placeholder"]; ok {
-				text(ptr+"/placeholder", p, maxPlaceholder)
-			}
-			opts, _ := el["options"].([]any)
-			if len(opts) < 1 || len(opts) > maxOptions {
-				add(ptr+"/options", "must have 1 to %d items", maxOptions)
-			}
-			for j, o := range opts {
-				opt, _ := o.(map[string]any)
-				text(fmt.Sprintf("%s/options/%d/text", ptr, j), opt["text"], maxOptionText)
-				length(fmt.Sprintf("%s/options/%d/value", ptr, j), opt["value"], 1, maxOptionValue)
-			}
-			return
-		}
-		if el["type"] != "button" {
-			return // the bot uses no other element
-		}
-		text(ptr+"/text", el["text"], maxButtonText)
-		if id, ok := el["action_id"]; ok {
-			length(ptr+"/action_id", id, 1, maxActionID)
-		}
-		if v, ok := el["value"]; ok {
-			length(ptr+"/value", v, 1, maxButtonValue)
-		}
-		if u, ok := el["url"]; ok {
-			if s, _ := u.(string); !validURL(s) {
-				add(ptr+"/url", "invalid url")
-			}
-		}
-	}
+	var c blockCheck
 	if len(blocks) > maxBlocks {
-		add("/blocks", "no more than %d items allowed", maxBlocks)
+		c.add("/blocks", "no more than %d items allowed", maxBlocks)
 	}
 	for i, b := range blocks {
-		ptr := fmt.Sprintf("/blocks/%d", i)
-		if id, ok := b["block_id"]; ok {
-			length(ptr+"/block_id", id, 1, maxBlockID)
+		c.block(fmt.Sprintf("/blocks/%d", i), b)
+	}
+	return c.errs
+}
+
+// blockCheck gathers what Slack would refuse of a message's blocks, each
+// with the JSON pointer Slack's invalid_blocks answer names.
+type blockCheck struct{ errs []string }
+
+func (c *blockCheck) add(ptr, format string, args ...any) {
+	c.errs = append(c.errs, fmt.Sprintf(format, args...)+" [json-pointer:"+ptr+"]")
+}
+
+// length checks that v is a string of minLen to maxLen characters.
+func (c *blockCheck) length(ptr string, v any, minLen, maxLen int) {
+	s, ok := v.(string)
+	if !ok {
+		c.add(ptr, "must be a string")
+		return
+	}
+	switch n := utf8.RuneCountInString(s); {
+	case n < minLen:
+		c.add(ptr, "must be more than %d characters", minLen-1)
+	case n > maxLen:
+		c.add(ptr, "must be less than %d characters", maxLen+1)
+	}
+}
+
+// text checks a text object of at most maxLen characters.
+func (c *blockCheck) text(ptr string, v any, maxLen int) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		c.add(ptr, "must be an object")
+		return
+	}
+	c.length(ptr+"/text", obj["text"], 1, maxLen)
+}
+
+// block checks one block of the types the bot sends.
+func (c *blockCheck) block(ptr string, b map[string]any) {
+	if id, ok := b["block_id"]; ok {
+		c.length(ptr+"/block_id", id, 1, maxBlockID)
+	}
+	switch b["type"] {
+	case "section":
+		if t, ok := b["text"]; ok {
+			c.text(ptr+"/text", t, maxSectionText)
 		}
-		switch b["type"] {
-		case "section":
-			if t, ok := b["text"]; ok {
-				text(ptr+"/text", t, maxSectionText)
+		if fields, ok := b["fields"].([]any); ok {
+			for j, f := range fields {
+				c.text(fmt.Sprintf("%s/fields/%d", ptr, j), f, maxSectionField)
 			}
-			if fields, ok := b["fields"].([]any); ok {
-				for j, f := range fields {
-					text(fmt.Sprintf("%s/fields/%d", ptr, j), f, maxSectionField)
-				}
-			}
-			if acc, ok := b["accessory"]; ok {
-				element(ptr+"/accessory", acc)
-			}
-		case "header":
-			text(ptr+"/text", b["text"], maxHeaderText)
-		case "context":
-			if elements, _ := b["elements"].([]any); len(elements) > maxContextItems {
-				add(ptr+"/elements", "no more than %d items allowed", maxContextItems)
-			}
-		case "actions":
-			elements, _ := b["elements"].([]any)
-			if len(elements) > maxActionElements {
-				add(ptr+"/elements", "no more than %d items allowed", maxActionElements)
-			}
-			for j, el := range elements {
-				element(fmt.Sprintf("%s/elements/%d", ptr, j), el)
-			}
+		}
+		if acc, ok := b["accessory"]; ok {
+			c.element(ptr+"/accessory", acc)
+		}
+	case "header":
+		c.text(ptr+"/text", b["text"], maxHeaderText)
+	case "context":
+		if elements, _ := b["elements"].([]any); len(elements) > maxContextItems {
+			c.add(ptr+"/elements", "no more than %d items allowed", maxContextItems)
+		}
+	case "actions":
+		elements, _ := b["elements"].([]any)
+		if len(elements) > maxActionElements {
+			c.add(ptr+"/elements", "no more than %d items allowed", maxActionElements)
+		}
+		for j, el := range elements {
+			c.element(fmt.Sprintf("%s/elements/%d", ptr, j), el)
 		}
 	}
-	return errs
+}
+
+// element checks an interactive element: a button, or a static select.
+func (c *blockCheck) element(ptr string, v any) {
+	el, ok := v.(map[string]any)
+	if !ok {
+		c.add(ptr, "must be an object")
+		return
+	}
+	if el["type"] == "static_select" {
+		c.staticSelect(ptr, el)
+		return
+	}
+	if el["type"] != "button" {
+		return // the bot uses no other element
+	}
+	c.text(ptr+"/text", el["text"], maxButtonText)
+	if id, ok := el["action_id"]; ok {
+		c.length(ptr+"/action_id", id, 1, maxActionID)
+	}
+	if v, ok := el["value"]; ok {
+		c.length(ptr+"/value", v, 1, maxButtonValue)
+	}
+	if u, ok := el["url"]; ok {
+		if s, _ := u.(string); !validURL(s) {
+			c.add(ptr+"/url", "invalid url")
+		}
+	}
+}
+
+// staticSelect checks a static select menu and its options.
+func (c *blockCheck) staticSelect(ptr string, el map[string]any) {
+	if id, ok := el["action_id"]; ok {
+		c.length(ptr+"/action_id", id, 1, maxActionID)
+	}
+	if p, ok := el["placeholder"]; ok {
+		c.text(ptr+"/placeholder", p, maxPlaceholder)
+	}
+	opts, _ := el["options"].([]any)
+	if len(opts) < 1 || len(opts) > maxOptions {
+		c.add(ptr+"/options", "must have 1 to %d items", maxOptions)
+	}
+	for j, o := range opts {
+		opt, _ := o.(map[string]any)
+		c.text(fmt.Sprintf("%s/options/%d/text", ptr, j), opt["text"], maxOptionText)
+		c.length(fmt.Sprintf("%s/options/%d/value", ptr, j), opt["value"], 1, maxOptionValue)
+	}
 }
 
 // validURL reports whether Slack takes u as a link button's URL: an https

@@ -129,54 +129,13 @@ func (s *Store) rebalance(ctx context.Context, tx pgx.Tx, ids []string) ([]strin
 		return nil, err
 	}
 	until := now.Add(s.ttl)
-	if _, err := tx.Exec(ctx, `INSERT INTO replicas (owner, started_at, alive_until, sharing_until) VALUES ($1, $2, $3, $3)
-		ON CONFLICT (owner) DO UPDATE SET alive_until = excluded.alive_until, sharing_until = excluded.sharing_until`, s.owner, now, until); err != nil {
+	if err := s.renew(ctx, tx, ids, now, until); err != nil {
 		return nil, err
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO subscription_leases (subscription) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING`, ids); err != nil {
-		return nil, err
-	}
-	// Housekeeping: leases nobody has wanted for an hour (subscriptions
-	// removed everywhere) and replicas gone as long.
-	if _, err := tx.Exec(ctx, `DELETE FROM subscription_leases WHERE expires_at < $1 AND NOT (subscription = ANY($2))`, now.Add(-time.Hour), ids); err != nil {
-		return nil, err
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM replicas WHERE alive_until < $1`, now.Add(-time.Hour)); err != nil {
-		return nil, err
-	}
-
-	sharing, err := collectIDs(ctx, tx, `SELECT owner FROM replicas WHERE sharing_until > $1 ORDER BY owner`, now)
+	mine, othersBelow, err := s.targets(ctx, tx, ids, now)
 	if err != nil {
 		return nil, err
 	}
-	has := map[string]int{}
-	rows, err := tx.Query(ctx, `SELECT owner, count(*)::int FROM subscription_leases
-		WHERE subscription = ANY($1) AND owner <> '' AND expires_at > $2 GROUP BY owner`, ids, now)
-	if err != nil {
-		return nil, err
-	}
-	var owner string
-	var n int
-	if _, err := pgx.ForEachRow(rows, []any{&owner, &n}, func() error { has[owner] = n; return nil }); err != nil {
-		return nil, err
-	}
-	target := func(i int) int {
-		n := len(ids) / len(sharing)
-		if i < len(ids)%len(sharing) {
-			n++
-		}
-		return n
-	}
-	mine, othersBelow := 0, false
-	for i, owner := range sharing {
-		switch {
-		case owner == s.owner:
-			mine = target(i)
-		case has[owner] < target(i):
-			othersBelow = true
-		}
-	}
-
 	held, err := collectIDs(ctx, tx, `UPDATE subscription_leases SET expires_at = $1
 		WHERE owner = $2 AND subscription = ANY($3) RETURNING subscription`, until, s.owner, ids)
 	if err != nil {
@@ -218,6 +177,62 @@ func (s *Store) rebalance(ctx context.Context, tx pgx.Tx, ids []string) ([]strin
 		}
 	}
 	return held, nil
+}
+
+// renew renews this replica's row until until, makes a lease of each of ids
+// that has none, and drops the leases nobody has wanted for an hour
+// (subscriptions removed everywhere) and the replicas gone as long.
+func (s *Store) renew(ctx context.Context, tx pgx.Tx, ids []string, now, until time.Time) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO replicas (owner, started_at, alive_until, sharing_until) VALUES ($1, $2, $3, $3)
+		ON CONFLICT (owner) DO UPDATE SET alive_until = excluded.alive_until, sharing_until = excluded.sharing_until`, s.owner, now, until); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO subscription_leases (subscription) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING`, ids); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM subscription_leases WHERE expires_at < $1 AND NOT (subscription = ANY($2))`, now.Add(-time.Hour), ids); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `DELETE FROM replicas WHERE alive_until < $1`, now.Add(-time.Hour))
+	return err
+}
+
+// targets returns how many of ids this replica should hold, an even share
+// among the replicas sharing now (the first ones, in owner order, one
+// more when they do not divide evenly), and whether another replica holds
+// fewer than its own share.
+func (s *Store) targets(ctx context.Context, tx pgx.Tx, ids []string, now time.Time) (mine int, othersBelow bool, err error) {
+	sharing, err := collectIDs(ctx, tx, `SELECT owner FROM replicas WHERE sharing_until > $1 ORDER BY owner`, now)
+	if err != nil {
+		return 0, false, err
+	}
+	has := map[string]int{}
+	rows, err := tx.Query(ctx, `SELECT owner, count(*)::int FROM subscription_leases
+		WHERE subscription = ANY($1) AND owner <> '' AND expires_at > $2 GROUP BY owner`, ids, now)
+	if err != nil {
+		return 0, false, err
+	}
+	var owner string
+	var n int
+	if _, err := pgx.ForEachRow(rows, []any{&owner, &n}, func() error { has[owner] = n; return nil }); err != nil {
+		return 0, false, err
+	}
+	target := func(i int) int {
+		n := len(ids) / len(sharing)
+		if i < len(ids)%len(sharing) {
+			n++
+		}
+		return n
+	}
+	for i, owner := range sharing {
+		switch {
+		case owner == s.owner:
+			mine = target(i)
+		case has[owner] < target(i):
+			othersBelow = true
+		}
+	}
+	return mine, othersBelow, nil
 }
 
 // collectIDs runs a query whose rows are one text column each.
