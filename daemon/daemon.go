@@ -236,6 +236,9 @@ func (b *Bot) Close() error {
 		for _, s := range b.servers {
 			s.ln.Close()
 		}
+		if b.slack != nil {
+			b.slack.Close() // what a listing of the channels received is kept first
+		}
 		if b.store != nil {
 			b.closeErr = b.store.Close()
 		}

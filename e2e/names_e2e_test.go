@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
 // A #name destination is listed for once: the bot says at start-up that
@@ -16,7 +19,7 @@ func TestChannelNameSurvivesARestart(t *testing.T) {
 	env := w.env("CALENDARS=" + teamID)
 	p1 := start(t, w.dir, env)
 	p1.ready()
-	eventually(t, 20*time.Second, "a listing of the channels", func() bool { return len(w.slack.CallsTo("conversations.list")) >= 1 })
+	eventually(t, 20*time.Second, "#eng kept in the database", func() bool { return keptNames(t, env["DATABASE_PATH"])["eng"] == engID })
 	p1.signal(syscall.SIGTERM)
 	if code, _ := p1.wait(15 * time.Second); code != 0 {
 		t.Fatalf("bot exit status = %d, want 0", code)
@@ -37,4 +40,19 @@ func TestChannelNameSurvivesARestart(t *testing.T) {
 	if n := len(w.slack.CallsTo("conversations.list")); n != lists {
 		t.Errorf("conversations.list calls after the restart = %d, want still %d", n, lists)
 	}
+}
+
+// keptNames reads the channel names the bot at path keeps.
+func keptNames(t *testing.T, path string) map[string]string {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	names, err := s.ChannelNames(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
 }

@@ -103,9 +103,13 @@ func (s *Slack) channelID(ctx context.Context, name string) (string, error) {
 		return notFound()
 	}
 	// The listing outlives a caller that stops waiting (a lookup ending at
-	// its trigger), so that the others sharing it still get it.
+	// its trigger), so that the others sharing it still get it, until
+	// Close.
 	listed := s.names.listing.DoChan("", func() (any, error) {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listTimeout)
+		ctx, cancel, ok := s.detach(ctx, listTimeout)
+		if !ok {
+			return nil, errClosed
+		}
 		defer cancel()
 		return s.listChannels(ctx)
 	})

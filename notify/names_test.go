@@ -115,3 +115,36 @@ func TestStaleNameIsForgotten(t *testing.T) {
 		t.Errorf("name kept = %q, want C0STANDUP1", kept["standup"])
 	}
 }
+
+// TestCloseEndsTheListingItStarted: a listing of the channels outlives
+// the lookup that started it, but not the notifier: Close ends the
+// listing in flight and waits for it, so that nothing is written to the
+// store the bot closes next, and a lookup after Close starts none.
+func TestCloseEndsTheListingItStarted(t *testing.T) {
+	e := newEnv(t)
+	e.slack.KeepNames(openNames(t, filepath.Join(t.TempDir(), "bot.db")))
+	e.srv.SetLatency(time.Hour) // the listing is in flight until Close ends it
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := e.slack.Resolve(ctx, sub("#standup")); err == nil {
+		t.Fatal("Resolve within 50ms of a listing that takes an hour: want its deadline")
+	}
+	closed := make(chan struct{})
+	go func() {
+		e.slack.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return with a listing in flight: it must end it")
+	}
+	e.srv.SetLatency(0)
+	before := len(e.srv.CallsTo("conversations.list"))
+	if err := e.slack.Resolve(context.Background(), sub("#random")); err == nil {
+		t.Error("Resolve(#random) after Close = nil, want an error: no listing starts")
+	}
+	if n := len(e.srv.CallsTo("conversations.list")); n != before {
+		t.Errorf("conversations.list calls after Close = %d, want still %d", n, before)
+	}
+}

@@ -86,6 +86,12 @@ type Slack struct {
 	mu    sync.Mutex
 	names names                   // channels by name, see names.go
 	self  *slack.AuthTestResponse // the bot, from auth.test
+	// closed is closed by Close, which ends the work s started on its
+	// own (a listing of the channels outlives its first caller) and waits
+	// for it: detached counts it.
+	closed   chan struct{}
+	isClosed bool // guarded by mu
+	detached sync.WaitGroup
 	// canAnswer, set by AnswerFor, reports whether a calendar's owner
 	// can answer its invitations from Slack; nil: nobody can.
 	canAnswer func(ctx context.Context, calendarID string) bool
@@ -118,12 +124,54 @@ func New(cfg Config) *Slack {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Slack{
-		api:   slack.New(cfg.Token, slack.OptionAPIURL(cfg.APIURL), slack.OptionHTTPClient(cfg.HTTPClient)),
-		cfg:   cfg,
-		log:   log,
-		pace:  &pacer{interval: cfg.Interval, next: map[string]time.Time{}, queue: map[string][]*channelWaiter{}},
-		names: names{byName: map[string]string{}, page: make(chan struct{})},
+		api:    slack.New(cfg.Token, slack.OptionAPIURL(cfg.APIURL), slack.OptionHTTPClient(cfg.HTTPClient)),
+		cfg:    cfg,
+		log:    log,
+		pace:   &pacer{interval: cfg.Interval, next: map[string]time.Time{}, queue: map[string][]*channelWaiter{}},
+		names:  names{byName: map[string]string{}, page: make(chan struct{})},
+		closed: make(chan struct{}),
 	}
+}
+
+// Close ends the work s started on its own, a listing of the channels
+// that outlived its first caller, and waits for it: what the listing had
+// received is kept in the store first. The bot calls it before it closes
+// the store. Calling it again does nothing.
+func (s *Slack) Close() {
+	s.mu.Lock()
+	if !s.isClosed {
+		s.isClosed = true
+		close(s.closed)
+	}
+	s.mu.Unlock()
+	s.detached.Wait()
+}
+
+// errClosed is the error of work asked of s once it is closed.
+var errClosed = errors.New("notify: closed")
+
+// detach returns a context for work s does on its own, beyond the caller
+// of ctx: it keeps ctx's values, ends after timeout or at Close, and
+// counts until cancel is called. ok is false once s is closed.
+func (s *Slack) detach(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.isClosed {
+		return nil, nil, false
+	}
+	s.detached.Add(1)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	go func() {
+		select {
+		case <-s.closed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		cancel()
+		s.detached.Done()
+	}, true
 }
 
 // Check calls auth.test to make sure the token works. A rejected token gives
