@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -59,7 +60,20 @@ func botBinary(t testing.TB) string {
 	return binPath
 }
 
+// parallelRuns is how many of the package's tests run at once unless
+// -test.parallel says otherwise: they spend their time waiting for
+// second-scale instants, with a bot process and two emulators each, not
+// computing, so far more of them than the cores (go test's default) fit
+// on a 2-core machine.
+const parallelRuns = 8
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(parallelRuns))
+	}
 	code := m.Run()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
