@@ -197,7 +197,7 @@ func (a *Accounts) exchange(w http.ResponseWriter, r *http.Request, p Provider, 
 	switch {
 	case errors.As(err, &refusal):
 		if grant.Token != nil {
-			a.revoke(ctx, p, grant.Token)
+			a.giveBack(ctx, p, grant)
 		}
 		fail(w, refusal.Status, "Nothing was connected", refusal.What, refusal.Fix)
 		return Grant{}, false
@@ -221,17 +221,17 @@ func (a *Accounts) keep(ctx context.Context, w http.ResponseWriter, p Provider, 
 	name := p.Name()
 	want, err := p.Expect(ctx, st.UserID)
 	if err != nil {
-		a.revoke(ctx, p, grant.Token)
 		// Slack's users.info failed: the bot cannot check the account;
-		// the person can only try again.
+		// the person can only try again, and the grant, which may be a
+		// working connection's, stays.
 		a.log.Warn("cannot look up the account expected", "provider", name, "user", st.UserID, "err", err)
 		fail(w, http.StatusBadGateway, "Nothing was connected", "I could not look up your Slack profile to check the account, so nothing changed.", "Try again in a minute. "+a.newLink(p))
 		return
 	}
 	if !strings.EqualFold(grant.Account, want) {
-		a.revoke(ctx, p, grant.Token)
+		gaveBack := a.giveBack(ctx, p, grant)
 		a.log.Info("refused the connection of another account", "provider", name, "user", st.UserID, "account", grant.Account, "want", want)
-		what, fix := wrongAccount(p, grant.Account, want)
+		what, fix := wrongAccount(p, grant.Account, want, gaveBack)
 		fail(w, http.StatusForbidden, "That is another account", what, fix+" "+a.newLink(p))
 		return
 	}
@@ -248,7 +248,8 @@ func (a *Accounts) keep(ctx context.Context, w http.ResponseWriter, p Provider, 
 		err = a.cfg.Store.PutConnection(ctx, c)
 	}
 	if err != nil {
-		a.revoke(ctx, p, grant.Token)
+		// The store failed: a transient fault, and the grant may be the
+		// one a working connection reads with; it stays.
 		a.log.Error("cannot keep a connection", "provider", name, "user", st.UserID, "err", err) // the store: the bot's fault
 		fail(w, http.StatusServiceUnavailable, "Something went wrong on my side", "I could not keep the connection, so nothing changed.", "Try again in a minute. "+a.newLink(p))
 		return
@@ -265,12 +266,17 @@ func (a *Accounts) keep(ctx context.Context, w http.ResponseWriter, p Provider, 
 		What: fmt.Sprintf("Connected %s: you can close this tab.", who), Fix: connectedFix(p)})
 }
 
-func wrongAccount(p Provider, got, want string) (what, fix string) {
+func wrongAccount(p Provider, got, want string, gaveBack bool) (what, fix string) {
 	if p.Name() == meetingbot.ProviderSlack {
 		return "You signed in to Slack as another user than the one who asked for the link, so nothing was stored.", "Sign in as yourself, in the workspace the bot is in."
 	}
-	return fmt.Sprintf("You signed in to Google as %s, but your Slack profile's email is %s, so nothing was stored and the access was given back.", got, want),
-		fmt.Sprintf("Start again and choose %s on Google's page (or sign out of %s first).", want, got)
+	what = fmt.Sprintf("You signed in to Google as %s, but your Slack profile's email is %s, so nothing was stored", got, want)
+	if gaveBack {
+		what += " and the access was given back."
+	} else {
+		what += "; the connection of " + got + " here, if it has one, is unchanged."
+	}
+	return what, fmt.Sprintf("Start again and choose %s on Google's page (or sign out of %s first).", want, got)
 }
 
 func connectedFix(p Provider) string {
@@ -278,6 +284,30 @@ func connectedFix(p Provider) string {
 		return "I'll set your Slack status while you are in a meeting."
 	}
 	return "Your reminders and agenda now read your calendar with this account."
+}
+
+// giveBack revokes a grant the bot refused, best effort, unless its
+// account has a connection here: a provider keeps one grant per account
+// and app (Google: "the new access token also represents any
+// authorizations that the user previously granted", and a revocation of
+// any token ends them all; Slack hands a person who authorizes again the
+// same token), so revoking a refused sign-in of a connected account would
+// stop that connection. It reports whether it revoked. A store that cannot
+// tell keeps the grant too.
+func (a *Accounts) giveBack(ctx context.Context, p Provider, grant Grant) bool {
+	account := grant.Account
+	if p.Name() == meetingbot.ProviderGoogle {
+		account = strings.ToLower(account)
+	}
+	if account != "" {
+		_, connected, err := a.cfg.Store.ConnectionOf(ctx, p.Name(), account)
+		if err != nil || connected {
+			a.log.Info("a refused sign-in's grant is kept live: its account has a connection here, or the store cannot tell", "provider", p.Name(), "account", account, "err", err)
+			return false
+		}
+	}
+	a.revoke(ctx, p, grant.Token)
+	return true
 }
 
 // revoke gives a grant back, best effort: a grant refused is not kept,

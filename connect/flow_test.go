@@ -288,3 +288,43 @@ func TestAnotherBrowserLeavesTheSignIn(t *testing.T) {
 		t.Errorf("the callback in the browser that started it, after another's: %d, want it connected:\n%s", status, page)
 	}
 }
+
+// A sign-in the bot refuses never ends a grant that works: Google has one
+// grant per account and client, and revoking any token of it ends them
+// all. Bob, connected, opens Mallory's link and signs in as himself: the
+// bot refuses (another account) and leaves Bob's grant live. A sign-in
+// the bot cannot check now (Slack did not answer) is not revoked either:
+// the person may simply try again.
+func TestRefusedSignInKeepsAWorkingGrant(t *testing.T) {
+	r := newRig(t, 1)
+	if status, page := visit(t, r.browser(), r.link("U2")); status != http.StatusOK {
+		t.Fatalf("Bob's sign-in ended with %d:\n%s", status, page)
+	}
+	<-r.connected
+
+	r.google.SignIn("bob@example.com")
+	status, page := visit(t, r.browser(), r.link("U3"))
+	r.google.SignIn("")
+	if status != http.StatusForbidden || !strings.Contains(page, "You signed in to Google as bob@example.com, but your Slack profile's email is mallory@example.com") {
+		t.Fatalf("Mallory's link, signed in as Bob: %d, want 403 naming both accounts:\n%s", status, page)
+	}
+	if strings.Contains(page, "given back") {
+		t.Errorf("the page says the access was given back, though Bob's grant is his connection's:\n%s", page)
+	}
+	if n := r.google.Grants("bob@example.com"); n == 0 {
+		t.Error("Bob's grant was revoked by a sign-in the bot refused: his connection stopped working")
+	}
+	if _, _, err := r.replica[0].Account(t.Context(), "bob@example.com"); err != nil {
+		t.Errorf("Bob's connection after the refused sign-in: %v, want it in use", err)
+	}
+
+	r.google.SignIn("carol@example.com")
+	status, page = visit(t, r.browser(), r.link("UNREACHABLE"))
+	r.google.SignIn("")
+	if status != http.StatusBadGateway || !strings.Contains(page, "Try again in a minute") {
+		t.Errorf("a sign-in Slack could not check: %d, want 502 saying to try again:\n%s", status, page)
+	}
+	if n := r.google.Grants("carol@example.com"); n != 1 {
+		t.Errorf("grants of carol@ after a sign-in the bot could not check = %d, want 1: not revoked on a transient failure", n)
+	}
+}

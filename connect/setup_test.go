@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"html"
 	"io"
 	"net/http"
@@ -24,8 +25,9 @@ import (
 	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
-// emails are the Slack profile emails of the test's people.
-var emails = map[string]string{"U1": "Alice@Example.com", "U2": "bob@example.com"}
+// emails are the Slack profile emails of the test's people; Slack does
+// not answer for UNREACHABLE's.
+var emails = map[string]string{"U1": "Alice@Example.com", "U2": "bob@example.com", "U3": "mallory@example.com"}
 
 // rig is one bot's accounts over a real SQLite file, behind an https
 // front, with Google's OAuth server emulated.
@@ -122,6 +124,9 @@ func (r *rig) accounts(st *sqlite.Store, keys string, options ...func(*connect.C
 		Client:      googleClient(t, client),
 		RedirectURI: connect.RedirectURI(r.front.URL, meetingbot.ProviderGoogle),
 		Email: func(ctx context.Context, userID string) (string, error) {
+			if userID == "UNREACHABLE" {
+				return "", errors.New("users.info UNREACHABLE: 503 Service Unavailable")
+			}
 			return emails[userID], nil
 		},
 		Now: r.fakeClock.Now,

@@ -265,3 +265,29 @@ func TestConnectSlackWorkspace(t *testing.T) {
 		t.Error("NewSlack with no way to know the workspace: no error")
 	}
 }
+
+// Slack hands a person who authorizes the app again the token they have:
+// a sign-in the bot refuses, of a user connected here (Bob opening
+// Mallory's link), must not revoke it, or Bob's status stops.
+func TestRefusedSlackSignInKeepsAConnectedUsersToken(t *testing.T) {
+	r := newRig(t, 1)
+	r.slack.SignIn("U2")
+	if status, page := visit(t, r.browser(), r.slackLink("U2")); status != http.StatusOK {
+		t.Fatalf("Bob's Slack sign-in: %d\n%s", status, page)
+	}
+	<-r.connected
+	status, page := visit(t, r.browser(), r.slackLink("U3")) // Mallory's link, Bob signed in
+	if status != http.StatusForbidden || !strings.Contains(page, "You signed in to Slack as another user") {
+		t.Fatalf("Mallory's link, signed in as Bob: %d, want 403:\n%s", status, page)
+	}
+	if n := r.slack.UserTokens("U2"); n != 1 {
+		t.Errorf("Bob's live Slack tokens = %d, want 1: a refused sign-in revoked his connection's", n)
+	}
+	ts, _, err := r.replica[0].UserToken(t.Context(), meetingbot.ProviderSlack, "U2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.Token(); err != nil {
+		t.Errorf("Bob's connection after the refused sign-in: %v", err)
+	}
+}

@@ -59,7 +59,14 @@ import (
 //     oauth2 library's RetrieveError carries).
 //   - The revoke endpoint, POST /revoke with token= (form-encoded), "Revoking
 //     a token": revoking a refresh token or an access token revokes the
-//     grant, every token of it; an unknown token is 400 invalid_token.
+//     grant, every token of it; an unknown token is 400 invalid_token. An
+//     account has one grant for a client, whatever the consents that made
+//     it: with include_granted_scopes=true "the new access token also
+//     represents any authorizations that the user previously granted"
+//     ("Incremental authorization"), and revoking one token "also expires
+//     any/all others associated with the same account" (the report behind
+//     Significant-Gravitas/AutoGPT#10493, which reverted a revoke on delete
+//     for it). So a revocation ends every grant of the token's account.
 //
 // A person's access token reads only their own calendar (the one whose ID
 // is their email) and those shared with them (Share), as Google answers
@@ -448,6 +455,11 @@ func (s *Server) serveRevoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.oauth.revocations++
+	for _, other := range s.oauth.grants {
+		if other.account == g.account {
+			s.revoke(other)
+		}
+	}
 	s.revoke(g)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Write([]byte("{}"))

@@ -239,3 +239,43 @@ func TestPKCERequired(t *testing.T) {
 		}
 	}
 }
+
+// An account has one grant for a client, whatever the consents that made
+// it: revoking the token of one sign-in ends the refresh tokens of the
+// others too, as Google's revocation does with include_granted_scopes.
+func TestRevokeEndsEveryGrantOfTheAccount(t *testing.T) {
+	srv := calendartest.NewServer()
+	defer srv.Close()
+	ctx := context.WithValue(t.Context(), oauth2.HTTPClient, srv.Client())
+	cfg := webConfig(t, srv)
+	signIn := func() *oauth2.Token {
+		t.Helper()
+		verifier := oauth2.GenerateVerifier()
+		back := consent(t, cfg.AuthCodeURL("s", oauth2.AccessTypeOffline, oauth2.S256ChallengeOption(verifier),
+			oauth2.SetAuthURLParam("login_hint", "bob@example.com"), oauth2.SetAuthURLParam("include_granted_scopes", "true")))
+		tok, err := cfg.Exchange(ctx, back.Get("code"), oauth2.VerifierOption(verifier))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	first, second := signIn(), signIn()
+	if n := srv.Grants("bob@example.com"); n != 2 {
+		t.Fatalf("Grants(bob) after two sign-ins = %d, want 2", n)
+	}
+	resp, err := http.PostForm(srv.RevokeURL(), url.Values{"token": {second.RefreshToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("revoke: %s, want 200", resp.Status)
+	}
+	first.Expiry = time.Now().Add(-time.Minute) // make it refresh
+	if _, err := cfg.TokenSource(ctx, first).Token(); !isOAuthError(err, "invalid_grant") {
+		t.Errorf("refreshing the first sign-in's token after the second's revocation: err = %v, want invalid_grant", err)
+	}
+	if n := srv.Grants("bob@example.com"); n != 0 {
+		t.Errorf("Grants(bob) after one revocation = %d, want 0: the account's grant is one", n)
+	}
+}

@@ -30,6 +30,9 @@ import (
 //   - oauth.v2.access (https://docs.slack.dev/reference/methods/oauth.v2.access)
 //     exchanges the code, with client_id and client_secret (HTTP Basic or
 //     form) and the same redirect_uri: ok, app_id, team{id,name},
+//     authed_user (a person who authorizes the app again gets the token
+//     they had: "In most cases, the token string remains the same",
+//     slackapi/bolt-python#969; with token rotation, a new one),
 //     authed_user{id, scope, access_token (xoxp-…), token_type "user"}, and
 //     with token rotation on (SetTokenRotation), authed_user's refresh_token
 //     and expires_in. A code is single use (invalid_code after). Its
@@ -327,8 +330,16 @@ func ok200(body map[string]any) response {
 }
 
 // issueUser makes a user token for user, and with rotation on a refresh
-// token and its lifetime in seconds. s.mu must be held.
+// token and its lifetime in seconds; without rotation a user who has a
+// live token gets it again. s.mu must be held.
 func (s *Server) issueUser(user string) (tok, refresh string, expires int) {
+	if s.ext.oauth.rotation == 0 {
+		for t, u := range s.ext.oauth.users {
+			if u == user && !s.ext.oauth.revoked[t] && !strings.HasPrefix(t, "xoxe.") {
+				return t, "", 0
+			}
+		}
+	}
 	tok = "xoxp-" + rand.Text()
 	if s.ext.oauth.rotation > 0 {
 		tok = "xoxe.xoxp-" + rand.Text()

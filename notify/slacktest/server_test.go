@@ -382,3 +382,29 @@ func TestLongTextTruncated(t *testing.T) {
 		t.Errorf("chat.postMessage(40,001 characters) = %v, stored %d characters, want ok, 40,000 stored and a message_truncated warning", got, len([]rune(msgs[0].Text)))
 	}
 }
+
+// A person who authorizes the app again gets the user token they have
+// (slackapi/bolt-python#969), and one whose token was revoked a new one;
+// with token rotation each authorization gets a new token.
+func TestAuthorizingAgainReturnsTheSameUserToken(t *testing.T) {
+	srv := slacktest.NewServer()
+	defer srv.Close()
+	first, err := srv.UserToken(t.Context(), "U1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := srv.UserToken(t.Context(), "U1")
+	if err != nil || again != first {
+		t.Errorf("UserToken again = %q, %v; want the same token", again, err)
+	}
+	srv.RevokeUserTokens("U1")
+	if fresh, _ := srv.UserToken(t.Context(), "U1"); fresh == first || fresh == "" {
+		t.Errorf("UserToken after a revocation = %q, want a new token", fresh)
+	}
+	srv.SetTokenRotation(12 * time.Hour)
+	a, _ := srv.UserToken(t.Context(), "U2")
+	b, _ := srv.UserToken(t.Context(), "U2")
+	if a == b {
+		t.Errorf("with rotation, two authorizations gave the same token %q", a)
+	}
+}
