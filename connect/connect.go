@@ -291,12 +291,8 @@ func (a *Accounts) Disconnect(ctx context.Context, provider meetingbot.Provider,
 	if c.State == meetingbot.ConnectionActive {
 		a.tell(ctx, c, func(h Hooks) func(context.Context, meetingbot.Connection) { return h.Disconnecting })
 	}
-	if tok, err := a.open(ctx, c); err != nil {
-		a.log.Warn("cannot read the token to revoke it", "provider", provider, "user", userID, "err", err)
-	} else if p != nil {
-		if err := p.Revoke(a.client(ctx), tok); err != nil {
-			a.log.Info("revocation refused; the connection is deleted all the same", "provider", provider, "user", userID, "err", err)
-		}
+	if p != nil {
+		a.revokeConnection(ctx, p, c)
 	}
 	if _, err := a.cfg.Store.DeleteConnection(ctx, provider, userID); err != nil {
 		return c, false, fmt.Errorf("connect: disconnect: %w", err)
@@ -304,6 +300,36 @@ func (a *Accounts) Disconnect(ctx context.Context, provider meetingbot.Provider,
 	a.drop(c)
 	a.log.Info("disconnected", "provider", provider, "user", userID, "account", c.Account)
 	return c, true, nil
+}
+
+// revokeConnection revokes c's grant at its provider, best effort, with a
+// live token: an access token past its expiry (Slack's rotated ones last
+// 12 hours) is refreshed first, and a revocation refused is tried once
+// more with a token refreshed then, or the refresh token would stay live
+// at the provider once the connection is deleted.
+func (a *Accounts) revokeConnection(ctx context.Context, p Provider, c meetingbot.Connection) {
+	log := a.log.With("provider", c.Provider, "user", c.UserID)
+	src := a.sourceOf(p, c)
+	tok, err := src.Token()
+	if err != nil {
+		// Broken or unreadable: the sealed token is all there is.
+		if tok, err = a.open(ctx, c); err != nil {
+			log.Warn("cannot read the token to revoke it", "err", err)
+			return
+		}
+	}
+	err = p.Revoke(a.client(ctx), tok)
+	if err != nil && c.State == meetingbot.ConnectionActive {
+		src.mu.Lock()
+		src.refused = tok.AccessToken
+		src.mu.Unlock()
+		if fresh, ferr := src.Token(); ferr == nil && fresh.AccessToken != tok.AccessToken {
+			err = p.Revoke(a.client(ctx), fresh)
+		}
+	}
+	if err != nil {
+		log.Info("revocation refused; the connection is deleted all the same", "err", err)
+	}
 }
 
 // client returns ctx carrying the HTTP client of token requests.

@@ -291,3 +291,28 @@ func TestRefusedSlackSignInKeepsAConnectedUsersToken(t *testing.T) {
 		t.Errorf("Bob's connection after the refused sign-in: %v", err)
 	}
 }
+
+// With token rotation a Slack access token expires after 12 hours: a
+// person who disconnects after a quiet day has their grant revoked at
+// Slack all the same, with a refreshed token, so that the refresh token
+// does not stay live there.
+func TestDisconnectAfterAQuietDayRevokesAtSlack(t *testing.T) {
+	r := newRig(t, 1)
+	r.slack.SetClock(r.fakeClock.Now)
+	r.slack.SetTokenRotation(12 * time.Hour)
+	r.slack.SignIn("U1")
+	if status, page := visit(t, r.browser(), r.slackLink("U1")); status != http.StatusOK {
+		t.Fatalf("connect: %d %s", status, page)
+	}
+	<-r.connected
+	r.fakeClock.Advance(13 * time.Hour)
+	if _, ok, err := r.replica[0].Disconnect(t.Context(), meetingbot.ProviderSlack, "U1"); !ok || err != nil {
+		t.Fatalf("Disconnect = %v, %v", ok, err)
+	}
+	for _, c := range r.slack.CallsTo("auth.revoke") {
+		t.Logf("auth.revoke authorized=%v", c.Authorized)
+	}
+	if n := r.slack.RefreshTokens("U1"); n != 0 {
+		t.Errorf("U1's refresh tokens live at Slack after Disconnect = %d, want 0: the revocation went out with an expired token", n)
+	}
+}

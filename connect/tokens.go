@@ -313,15 +313,21 @@ func (a *Accounts) UserToken(ctx context.Context, provider meetingbot.Provider, 
 	case !ok || c.State != meetingbot.ConnectionActive:
 		return nil, "", meetingbot.ErrNotConnected
 	}
+	return a.sourceOf(p, c), name(c), nil
+}
+
+// sourceOf returns the token source of c, one per connection in this
+// process, so that its refreshes are one at a time.
+func (a *Accounts) sourceOf(p Provider, c meetingbot.Connection) *source {
 	n := name(c)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.sources[n]
 	if s == nil {
-		s = &source{a: a, p: p, provider: provider, user: userID, created: c.CreatedAt}
+		s = &source{a: a, p: p, provider: c.Provider, user: c.UserID, created: c.CreatedAt}
 		a.sources[n] = s
 	}
-	return s, n, nil
+	return s
 }
 
 // Forget deletes userID's connection to provider without revoking it: the

@@ -58,6 +58,11 @@ func (b *Bot) makeScheduler(context.Context) error {
 			Revoked: func(ctx context.Context, userID string, err error) {
 				a.Stop(ctx, meetingbot.ProviderSlack, userID)
 			},
+			Renew: func(ctx context.Context, userID string) {
+				if _, name, err := a.UserToken(ctx, meetingbot.ProviderSlack, userID); err == nil {
+					a.Renew(name)
+				}
+			},
 			Logger: b.log,
 		})
 		notifier = scheduler.ByKind{meetingbot.KindReminder: b.slack, meetingbot.KindStatus: b.setter}

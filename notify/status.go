@@ -89,6 +89,11 @@ type StatusConfig struct {
 	// Revoked is told that Slack refused userID's token (token_revoked,
 	// invalid_auth): their connection stops.
 	Revoked func(ctx context.Context, userID string, err error)
+	// Renew is told that Slack answered token_expired for the token Token
+	// gave (with token rotation an access token lasts 12 hours, "Using
+	// token rotation"): the next Token is a refreshed one. The call is
+	// made once more with it; nil: an expired token counts as refused.
+	Renew func(ctx context.Context, userID string)
 	// PerMinute paces users.profile.set, a Tier 3 method ("50+ per
 	// minute", per app and workspace, https://docs.slack.dev/apis/web-api/rate-limits):
 	// a company's 09:00 starts go out at that pace rather than in a burst
@@ -224,16 +229,21 @@ func (s *Status) turn(ctx context.Context) error {
 // set calls users.profile.set at the pace (the turn Pace waited for
 // already, when paced), once more after a 429's Retry-After when ctx
 // allows it.
-func (s *Status) set(ctx context.Context, api *slack.Client, user string, paced bool, st slackStatus) error {
+func (s *Status) set(ctx context.Context, user string, paced bool, st slackStatus) error {
 	for attempt := 1; ; attempt++ {
 		if !paced || attempt > 1 { // a retry waits for a turn of its own
 			if err := s.turn(ctx); err != nil {
 				return fmt.Errorf("status of %s: waiting for users.profile.set's pace: %w", user, err)
 			}
 		}
-		err := api.SetUserCustomStatusContext(ctx, st.text, st.emoji, st.exp())
+		fromSlack, err := s.do(ctx, user, func(api *slack.Client) error {
+			return api.SetUserCustomStatusContext(ctx, st.text, st.emoji, st.exp())
+		})
 		var rl *slack.RateLimitedError
-		if !errors.As(err, &rl) || attempt == 2 {
+		switch {
+		case err != nil && !fromSlack:
+			return err // the token's
+		case !errors.As(err, &rl) || attempt == 2:
 			if err != nil {
 				return s.classify(ctx, user, "users.profile.set", err)
 			}
@@ -244,6 +254,44 @@ func (s *Status) set(ctx context.Context, api *slack.Client, user string, paced 
 			return fmt.Errorf("status of %s: users.profile.set rate limited: %w", user, err)
 		}
 	}
+}
+
+// do runs fn with a client acting as userID. When Slack answers
+// token_expired, the token is renewed (Renew) and fn runs once more with
+// the refreshed one. Its error is fn's (fromSlack: Slack's answer, for
+// classify), or the token's.
+func (s *Status) do(ctx context.Context, userID string, fn func(api *slack.Client) error) (fromSlack bool, err error) {
+	api, err := s.api(ctx, userID)
+	if err != nil {
+		return false, err
+	}
+	err = fn(api)
+	var se slack.SlackErrorResponse
+	if !errors.As(err, &se) || se.Err != "token_expired" || s.cfg.Renew == nil {
+		return err != nil, err
+	}
+	s.log.Info("Slack said a person's token expired; renewing it", "user", userID)
+	s.cfg.Renew(ctx, userID)
+	if api, err = s.api(ctx, userID); err != nil {
+		return false, err
+	}
+	err = fn(api)
+	return err != nil, err
+}
+
+// profile reads userID's profile (users.profile.get). A failure of
+// Slack's is worded by classify; one of the token's is returned as it is.
+func (s *Status) profile(ctx context.Context, userID string) (*slack.UserProfile, error) {
+	var p *slack.UserProfile
+	fromSlack, err := s.do(ctx, userID, func(api *slack.Client) error {
+		var err error
+		p, err = api.GetUserProfileContext(ctx, &slack.GetUserProfileParameters{})
+		return err
+	})
+	if fromSlack {
+		return nil, s.classify(ctx, userID, "users.profile.get", err)
+	}
+	return p, err
 }
 
 // api returns a client acting as userID.
@@ -388,13 +436,9 @@ func (s *Status) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (me
 	}
 	paced := s.paced(rs) // used or not, the turn is this send's
 	r, want, ends := s.wanted(ctx, user, rs)
-	api, err := s.api(ctx, user)
+	p, err := s.profile(ctx, user)
 	if err != nil {
 		return meetingbot.Receipt{}, err
-	}
-	p, err := api.GetUserProfileContext(ctx, &slack.GetUserProfileParameters{})
-	if err != nil {
-		return meetingbot.Receipt{}, s.classify(ctx, user, "users.profile.get", err)
 	}
 	receipt := meetingbot.Receipt{Channel: meetingbot.StatusDestination(user)}
 	if current := profileStatus(p); !current.empty() {
@@ -411,7 +455,7 @@ func (s *Status) NotifyDigest(ctx context.Context, rs []meetingbot.Reminder) (me
 			return receipt, nil
 		}
 	}
-	if err := s.set(ctx, api, user, paced, want); err != nil {
+	if err := s.set(ctx, user, paced, want); err != nil {
 		return meetingbot.Receipt{}, err
 	}
 	receipt.TS = strconv.FormatInt(want.until.Unix(), 10)
@@ -493,13 +537,9 @@ func (s *Status) Delivered(ctx context.Context, r meetingbot.Reminder) (meetingb
 		return meetingbot.Receipt{}, false, meetingbot.ErrUnknown
 	}
 	_, want, ends := s.wanted(ctx, user, []meetingbot.Reminder{r})
-	api, err := s.api(ctx, user)
+	p, err := s.profile(ctx, user)
 	if err != nil {
 		return meetingbot.Receipt{}, false, err
-	}
-	p, err := api.GetUserProfileContext(ctx, &slack.GetUserProfileParameters{})
-	if err != nil {
-		return meetingbot.Receipt{}, false, s.classify(ctx, user, "users.profile.get", err)
 	}
 	current := profileStatus(p)
 	if current.emoji == want.emoji && s.ours(ctx, user, r.Subscription, current, s.cfg.Now(), ends...) && !current.until.Before(r.Meeting.End) {
@@ -515,13 +555,9 @@ func (s *Status) Edit(ctx context.Context, f meetingbot.Follow) error {
 	if !ok || f.Message.TS == ownStatus || f.Kind == meetingbot.EditRestored {
 		return nil
 	}
-	api, err := s.api(ctx, user)
+	p, err := s.profile(ctx, user)
 	if err != nil {
 		return err
-	}
-	p, err := api.GetUserProfileContext(ctx, &slack.GetUserProfileParameters{})
-	if err != nil {
-		return s.classify(ctx, user, "users.profile.get", err)
 	}
 	var sent time.Time
 	if exp, err := strconv.ParseInt(f.Message.TS, 10, 64); err == nil {
@@ -530,7 +566,7 @@ func (s *Status) Edit(ctx context.Context, f meetingbot.Follow) error {
 	if !s.ours(ctx, user, f.Reminder.Subscription, profileStatus(p), s.cfg.Now(), sent) {
 		return nil
 	}
-	if err := s.set(ctx, api, user, false, slackStatus{}); err != nil {
+	if err := s.set(ctx, user, false, slackStatus{}); err != nil {
 		return err
 	}
 	s.log.Info("status cleared: its meeting changed", "user", user, "key", f.Reminder.Key, "kind", f.Kind)
@@ -627,13 +663,9 @@ func (s *Status) Reconsider(ctx context.Context, sub meetingbot.Subscription, no
 	if err != nil {
 		return Kept, time.Time{}, err
 	}
-	api, err := s.api(ctx, user)
+	p, err := s.profile(ctx, user)
 	if err != nil {
 		return Kept, time.Time{}, err
-	}
-	p, err := api.GetUserProfileContext(ctx, &slack.GetUserProfileParameters{})
-	if err != nil {
-		return Kept, time.Time{}, s.classify(ctx, user, "users.profile.get", err)
 	}
 	current := profileStatus(p)
 	switch {
@@ -646,7 +678,7 @@ func (s *Status) Reconsider(ctx context.Context, sub meetingbot.Subscription, no
 	if w.want.until.IsZero() {
 		what = Cleared
 	}
-	if err := s.set(ctx, api, user, false, w.want); err != nil {
+	if err := s.set(ctx, user, false, w.want); err != nil {
 		return Kept, current.until, err
 	}
 	s.log.Info("status follows its meetings", "user", user, "did", what, "status", w.want.text, "until", w.want.until)

@@ -149,3 +149,34 @@ func TestStatusPaced(t *testing.T) {
 		t.Errorf("statuses set = %d, want %d", n, people)
 	}
 }
+
+// With token rotation a person's access token expires after 12 hours;
+// Slack answering token_expired is not a revocation: the token is renewed
+// once and the call made again, and the connection goes on.
+func TestStatusRenewsAnExpiredToken(t *testing.T) {
+	srv := slacktest.NewServer()
+	defer srv.Close()
+	now := time.Now().Truncate(time.Second)
+	srv.SetClock(func() time.Time { return now })
+	srv.SetTokenRotation(12 * time.Hour)
+	tok := srv.GrantUserToken("U1")
+	now = now.Add(13 * time.Hour) // the token expired at Slack
+	var revoked, renewed []string
+	set := notify.NewStatus(notify.StatusConfig{
+		APIURL:  srv.URL(),
+		Token:   func(context.Context, string) (string, error) { return tok, nil },
+		Renew:   func(_ context.Context, user string) { renewed = append(renewed, user); tok = srv.GrantUserToken(user) },
+		Revoked: func(_ context.Context, user string, _ error) { revoked = append(revoked, user) },
+	})
+	m := meetingbot.Meeting{ID: "m", Start: now, End: now.Add(30 * time.Minute)}
+	sub := meetingbot.Subscription{ID: "status:U1", Kind: meetingbot.KindStatus, Destination: meetingbot.StatusDestination("U1"), Offsets: []time.Duration{0}}
+	if _, err := set.Notify(t.Context(), meetingbot.Reminder{Key: "m:0s", Subscription: sub, Meeting: m}); err != nil {
+		t.Fatalf("Notify with an expired token = %v, want it renewed and the status set", err)
+	}
+	if got := srv.StatusOf("U1"); got.Text != notify.StatusText {
+		t.Errorf("status = %+v, want In a meeting", got)
+	}
+	if len(renewed) != 1 || len(revoked) != 0 {
+		t.Errorf("renewed %v, revoked %v; want one renewal and no revocation", renewed, revoked)
+	}
+}

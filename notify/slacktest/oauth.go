@@ -38,10 +38,16 @@ import (
 //     and expires_in. A code is single use (invalid_code after). Its
 //     grant_type=refresh_token form (token rotation, "Using token
 //     rotation") answers a new access_token, refresh_token and expires_in;
-//     a refresh token used or revoked is invalid_refresh_token.
+//     a refresh token used or revoked is invalid_refresh_token. With
+//     rotation an access token "expires every 12 hours" (expires_in,
+//     SetTokenRotation's span): a call with one past its expiry is
+//     token_expired, as Slack answers it; only a refresh makes a new one.
 //   - auth.revoke (https://docs.slack.dev/reference/methods/auth.revoke)
 //     revokes the calling user token: ok, revoked true; afterwards the token
-//     is token_revoked.
+//     is token_revoked, and with rotation the person's refresh token is no
+//     longer honoured either (the app's authorization by them ends). An
+//     expired access token is token_expired here too: the authorization
+//     stays, refresh token and all.
 //   - users.profile.get and users.profile.set
 //     (https://docs.slack.dev/reference/methods/users.profile.set) read and
 //     write the calling user's status_text, status_emoji and
@@ -66,6 +72,7 @@ type oauthState struct {
 	users     map[string]string // user token -> user
 	refresh   map[string]string // refresh token -> user
 	revoked   map[string]bool
+	expires   map[string]time.Time // rotated access token -> when it expires
 	statuses  map[string]Status
 	sets      []StatusSet
 	// perMinute is users.profile.set's limit in each span (0: none);
@@ -93,6 +100,7 @@ type StatusSet struct {
 func (o *oauthState) init() {
 	if o.codes == nil {
 		o.codes, o.users, o.refresh, o.revoked, o.statuses = map[string]string{}, map[string]string{}, map[string]string{}, map[string]bool{}, map[string]Status{}
+		o.expires = map[string]time.Time{}
 	}
 }
 
@@ -346,6 +354,7 @@ func (s *Server) issueUser(user string) (tok, refresh string, expires int) {
 		refresh = "xoxe-1-" + rand.Text()
 		s.ext.oauth.refresh[refresh] = user
 		expires = int(s.ext.oauth.rotation / time.Second)
+		s.ext.oauth.expires[tok] = s.now().Add(s.ext.oauth.rotation)
 	}
 	s.ext.oauth.users[tok] = user
 	return tok, refresh, expires
@@ -388,6 +397,8 @@ func (s *Server) userMethod(h func(user, token string, form url.Values) response
 			writeJSON(w, slackErr("invalid_auth"))
 		case s.ext.oauth.revoked[token]:
 			writeJSON(w, slackErr("token_revoked"))
+		case s.expired(token):
+			writeJSON(w, slackErr("token_expired"))
 		case method == "users.profile.set" && s.overLimit():
 			w.Header().Set("Retry-After", "1")
 			w.WriteHeader(http.StatusTooManyRequests)
@@ -398,9 +409,37 @@ func (s *Server) userMethod(h func(user, token string, form url.Values) response
 	}
 }
 
-func (s *Server) revokeUser(_, token string, _ url.Values) response {
+func (s *Server) revokeUser(user, token string, _ url.Values) response {
 	s.ext.oauth.revoked[token] = true
+	if _, rotated := s.ext.oauth.expires[token]; rotated {
+		for r, u := range s.ext.oauth.refresh {
+			if u == user {
+				delete(s.ext.oauth.refresh, r)
+			}
+		}
+	}
 	return ok200(map[string]any{"revoked": true})
+}
+
+// expired reports whether token is a rotated access token past its
+// expiry. s.mu must be held.
+func (s *Server) expired(token string) bool {
+	exp, ok := s.ext.oauth.expires[token]
+	return ok && !s.now().Before(exp)
+}
+
+// RefreshTokens returns how many live refresh tokens userID has: with
+// token rotation, whether the app's authorization by them still stands.
+func (s *Server) RefreshTokens(userID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, u := range s.ext.oauth.refresh {
+		if u == userID {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *Server) profileGet(user, _ string, _ url.Values) response {
