@@ -50,15 +50,19 @@ type Meeting struct {
 }
 
 // ForSubscription returns the meetings of ms that sub is given: all but
-// the out-of-office events, unless sub asks for those. Sources and the
-// mirror hand out meetings through it.
+// the out-of-office events, unless sub asks for those; and for a status
+// (KindStatus), only the meetings the person attends: those they
+// organize, accepted or answered "maybe", not an invitation they never
+// answered, which Google puts on their calendar by default whoever sent
+// it. Sources and the mirror hand out meetings through it.
 func ForSubscription(sub Subscription, ms []Meeting) []Meeting {
-	if sub.OutOfOffice {
+	attends := sub.Kind != KindStatus
+	if sub.OutOfOffice && attends {
 		return ms
 	}
 	out := ms[:0:0]
 	for _, m := range ms {
-		if !m.OutOfOffice {
+		if (sub.OutOfOffice || !m.OutOfOffice) && (attends || m.Response != ResponseNeedsAction) {
 			out = append(out, m)
 		}
 	}

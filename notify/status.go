@@ -411,10 +411,17 @@ func (s *Status) text(ctx context.Context, userID string, m meetingbot.Meeting) 
 	if m.Private || m.Title == "" || !s.titles(ctx, userID) {
 		return StatusText
 	}
-	if r := []rune(m.Title); len(r) > 100 {
+	// Cleaned as a reminder's title is (clean): one line, no control or
+	// invisible character, nothing reversed by a bidi override; within
+	// Slack's 100 characters of status_text.
+	r := clean(m.Title)
+	if len(r) == 0 {
+		return StatusText
+	}
+	if len(r) > 100 {
 		return string(r[:99]) + "…"
 	}
-	return m.Title
+	return string(r)
 }
 
 // Notify sets the person's status for r's meeting, until the end of the

@@ -98,6 +98,10 @@ func TestStatusTitles(t *testing.T) {
 	}{
 		{meetingbot.Meeting{ID: "a", Title: "Budget review", Start: start, End: start.Add(time.Minute)}, "Budget review"},
 		{meetingbot.Meeting{ID: "b", Title: "Interview: Jane", Private: true, Start: start, End: start.Add(2 * time.Minute)}, notify.StatusText},
+		// Cleaned as reminders' titles are: no bidi override reverses
+		// what others read, no line break, no invisible character.
+		{meetingbot.Meeting{ID: "c", Title: "Resigning today \u202egnitirw ni\u202c\n - call\t+1 555\u200b 0100", Start: start, End: start.Add(3 * time.Minute)},
+			"Resigning today gnitirw ni - call +1 555 0100"},
 	} {
 		srv.SetStatus("U1", slacktest.Status{})
 		if _, err := set.Notify(t.Context(), meetingbot.Reminder{Key: tt.m.ID, Subscription: sub, Meeting: tt.m}); err != nil {
