@@ -50,9 +50,16 @@ func (b *Bot) makeMirror(ctx context.Context) error {
 		b.held.onFirst(mir.MaintainNow) // the channels of what it holds, once it knows
 	}
 	if b.accounts != nil {
-		// A connection about to be revoked stops the push channels it
-		// opened, while it still can.
-		b.accounts.Hook(connect.Hooks{Disconnecting: func(ctx context.Context, c meetingbot.Connection) { mir.StopChannels(ctx, c.Account) }})
+		b.accounts.Hook(connect.Hooks{
+			// A connection made adds a calendar to keep (a status's, a
+			// connected account's): its channel opens now, not at the
+			// next maintenance, so that a change made meanwhile is told
+			// at once rather than at its resync.
+			Connected: func(context.Context, meetingbot.Connection) { mir.MaintainNow() },
+			// A connection about to be revoked stops the push channels
+			// it opened, while it still can.
+			Disconnecting: func(ctx context.Context, c meetingbot.Connection) { mir.StopChannels(ctx, c.Account) },
+		})
 	}
 	return nil
 }
