@@ -38,7 +38,7 @@ func (a Agenda) Key() string { return AgendaKey(a.User, a.Date) }
 // ledger entry and names its messages' metadata: ID AgendaSubscription,
 // a DM to User of their own calendar.
 func (a Agenda) Subscription() Subscription {
-	return Subscription{ID: AgendaSubscription(a.User), Kind: KindAgenda, CalendarID: a.Calendar, Destination: a.User}
+	return Subscription{ID: AgendaSubscription(a.User), Kind: KindAgenda, CalendarID: a.Calendar, Reader: a.User, Destination: a.User}
 }
 
 // AllDayEvent is an all-day event of a calendar: it has dates, not

@@ -30,8 +30,15 @@ type CalendarSync struct {
 type PushChannel struct {
 	// ID is the channel's ID, chosen by the bot.
 	ID string
-	// CalendarID is the watched calendar.
+	// CalendarID is the watched calendar, as the mirror reads it
+	// (Subscription.Reading).
 	CalendarID string
+	// Opener is the identity that opened the channel, the only one Google
+	// lets stop it ("Channel … not found for project" to any other,
+	// googleapis/google-api-nodejs-client#627): "" for the bot's own
+	// credentials, else the reading (ReadAs) of the person whose connected
+	// account opened it.
+	Opener string
 	// Token is the secret every notification of the channel carries.
 	Token string
 	// ResourceID is Google's ID of the watched events, which stopping the

@@ -160,7 +160,7 @@ type Invitation struct {
 // Subscription is the pseudo-subscription of inv's notice: scoped by
 // InviteSubscription, reading the person's calendar, sent to them.
 func (inv Invitation) Subscription() Subscription {
-	return Subscription{ID: InviteSubscription(inv.User), Kind: KindInvite, CalendarID: inv.Calendar, Destination: inv.User}
+	return Subscription{ID: InviteSubscription(inv.User), Kind: KindInvite, CalendarID: inv.Calendar, Reader: inv.User, Destination: inv.User}
 }
 
 // Reminder is the notice as the ledger and Slack's history know it: its

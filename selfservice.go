@@ -58,9 +58,11 @@ type SlackSettings struct {
 }
 
 // Subscription returns the subscription the scheduler sweeps for s: its
-// ID, calendar, destination, offsets and muted series, marked FromSlack.
+// ID, calendar, destination, offsets and muted series, marked FromSlack,
+// read as the person who set it up (Subscription.Reader): with their own
+// connected account when the calendar is theirs, else with the bot's.
 func (s SlackSubscription) Subscription() Subscription {
-	return Subscription{ID: s.ID, CalendarID: s.CalendarID, Destination: s.Destination, Offsets: s.Offsets, Muted: s.Muted, FromSlack: true}
+	return Subscription{ID: s.ID, CalendarID: s.CalendarID, Reader: s.CreatedBy, Destination: s.Destination, Offsets: s.Offsets, Muted: s.Muted, FromSlack: true}
 }
 
 // ErrInvalid is returned by a store's self-service writes for a value the

@@ -1,6 +1,9 @@
 package meetingbot
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Kind is what a subscription, and each ledger entry of it, is for: set
 // when the subscription is made, it chooses the engine that plans its work
@@ -47,6 +50,14 @@ type Subscription struct {
 	Kind Kind
 	// CalendarID is the Google Calendar to read, usually the owner's email.
 	CalendarID string
+	// Reader is the Slack user whose own connected Google account reads
+	// CalendarID for this subscription: the person who set it up, when it
+	// is their own calendar (their reminders, a channel they subscribed to
+	// it, their status, their notices and agenda). "" reads with the bot's
+	// own credentials: CALENDARS', and a subscription someone else made of
+	// a person's calendar, which that person did not agree to, never read
+	// with their token. See Reading.
+	Reader string
 	// Destination is where reminders go, as configured: a channel ID (C…,
 	// G…), "#name", a user ID (U…, W…) or an email. Empty means a DM to the
 	// Slack user whose email is CalendarID.
@@ -101,4 +112,29 @@ func (s Subscription) MinOffset() time.Duration {
 		m = min(m, o)
 	}
 	return m
+}
+
+// readingSep joins a calendar and its reader in a Reading: no calendar
+// ID (an email address, or a group calendar's) holds a space.
+const readingSep = " as "
+
+// Reading names what the bot reads for s: its calendar as s.Reader reads
+// it. Two subscriptions of one calendar share a reading, its mirror and
+// its push channel, only when the same identity reads them: a person's
+// own token never reads for a subscription they did not set up.
+func (s Subscription) Reading() string { return ReadAs(s.CalendarID, s.Reader) }
+
+// ReadAs names calendarID as reader reads it: calendarID itself for the
+// bot's own credentials (reader ""), else "<calendarID> as <reader>".
+func ReadAs(calendarID, reader string) string {
+	if reader == "" {
+		return calendarID
+	}
+	return calendarID + readingSep + reader
+}
+
+// ParseReading returns the calendar and the reader a Reading names.
+func ParseReading(reading string) (calendarID, reader string) {
+	calendarID, reader, _ = strings.Cut(reading, readingSep)
+	return calendarID, reader
 }

@@ -36,3 +36,27 @@ func TestStatusesAreForMeetingsThePersonAttends(t *testing.T) {
 		t.Errorf("ForSubscription(reminders) = %v, want %v", got, want)
 	}
 }
+
+// A subscription made in Slack is read as the person who set it up, and
+// a reading names the calendar and its reader so that a person's own
+// token never answers for what someone else set up.
+func TestReadings(t *testing.T) {
+	mine := meetingbot.SlackSubscription{ID: "s1", Kind: meetingbot.SlackPersonal, CalendarID: "alice@example.com", Destination: "U1", CreatedBy: "U1"}
+	if got := mine.Subscription().Reading(); got != "alice@example.com as U1" {
+		t.Errorf("Reading of Alice's own subscription = %q", got)
+	}
+	theirs := meetingbot.SlackSubscription{ID: "s2", Kind: meetingbot.SlackChannel, CalendarID: "alice@example.com", Destination: "C1", CreatedBy: "U9"}
+	if got := theirs.Subscription().Reading(); got == mine.Subscription().Reading() {
+		t.Errorf("someone else's subscription of Alice's calendar reads as she does: %q", got)
+	}
+	fixed := meetingbot.Subscription{ID: "alice@example.com", CalendarID: "alice@example.com"}
+	if got := fixed.Reading(); got != "alice@example.com" {
+		t.Errorf("Reading of a CALENDARS subscription = %q, want the calendar itself (the bot's credentials)", got)
+	}
+	for _, r := range []string{"alice@example.com as U1", "alice@example.com", "team@group.calendar.google.com as U2"} {
+		cal, reader := meetingbot.ParseReading(r)
+		if back := meetingbot.ReadAs(cal, reader); back != r {
+			t.Errorf("ReadAs(ParseReading(%q)) = %q", r, back)
+		}
+	}
+}

@@ -110,7 +110,7 @@ func (e *Engine) deliver(parent context.Context, p plan, now time.Time) {
 // reports true when the key is settled (found and recorded sent) or left
 // for later (Slack could not tell now), false when the caller may send.
 func (e *Engine) lookUp(ctx context.Context, log *slog.Logger, p plan, en *meetingbot.Entry) bool {
-	r := meetingbot.Reminder{Key: en.Key, Subscription: meetingbot.Subscription{ID: en.Subscription, Kind: meetingbot.KindAgenda, Destination: p.user, CalendarID: p.calendar}, TriggerAt: p.at}
+	r := meetingbot.Reminder{Key: en.Key, Subscription: meetingbot.Subscription{ID: en.Subscription, Kind: meetingbot.KindAgenda, Destination: p.user, CalendarID: p.calendar, Reader: p.user}, TriggerAt: p.at}
 	rc, found, err := e.notifier.Delivered(ctx, r)
 	switch {
 	case err == nil && found:

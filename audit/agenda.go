@@ -145,7 +145,7 @@ func agendaDays(ctx context.Context, p period, a *AgendaDeps, set meetingbot.Sla
 		date := d.Format(time.DateOnly)
 		start := meetingbot.AgendaTime(y, m, dd, 0, 0, loc)
 		end := meetingbot.AgendaTime(y, m, dd+1, 0, 0, loc)
-		day, err := a.Source.Day(ctx, meetingbot.Subscription{ID: sub, Kind: meetingbot.KindAgenda, CalendarID: email, Destination: set.UserID}, start.Add(-time.Nanosecond), end.Add(-time.Nanosecond))
+		day, err := a.Source.Day(ctx, meetingbot.Subscription{ID: sub, Kind: meetingbot.KindAgenda, CalendarID: email, Reader: set.UserID, Destination: set.UserID}, start.Add(-time.Nanosecond), end.Add(-time.Nanosecond))
 		if err != nil {
 			return nil, fmt.Errorf("read calendar %s: %v", email, err)
 		}

@@ -17,17 +17,19 @@ const (
 	Owner          = "owner"
 )
 
-// Access reads calendarID the way a sweep does, for one event from now on,
-// and returns the access role the answer gives the bot's credentials.
+// Access reads a calendar the way a sweep does, for one event from now on,
+// as reading (meetingbot.ReadAs) says, and returns the access role the
+// answer gives the reader.
 // A calendar the bot may read as FreeBusyReader is readable, but its
 // reminders have no title, link or join button: BusyOnlyFix says what to
 // change. On an error the operator must put right (marked
 // meetingbot.Permanent: not shared, delegation or credentials refused, the
 // API not enabled) fix says what to do, as the error does; on one that may
 // pass (a 5xx, a rate limit, the network) fix is empty.
-func (s *Source) Access(ctx context.Context, calendarID string) (role, fix string, err error) {
-	err = s.withRetries(ctx, callEventsList, calendarID, func() error {
-		svc, err := s.service(ctx, calendarID)
+func (s *Source) Access(ctx context.Context, reading string) (role, fix string, err error) {
+	calendarID, _ := meetingbot.ParseReading(reading)
+	err = s.withRetries(ctx, callEventsList, reading, func() error {
+		svc, err := s.service(ctx, reading)
 		if err != nil {
 			return meetingbot.Permanent(err)
 		}

@@ -11,8 +11,8 @@ import (
 
 type oneAccount string
 
-func (a oneAccount) Account(_ context.Context, calendarID string) (oauth2.TokenSource, string, error) {
-	if calendarID != string(a) {
+func (a oneAccount) Account(_ context.Context, user, calendarID string) (oauth2.TokenSource, string, error) {
+	if calendarID != string(a) || user != "U1" {
 		return nil, "", meetingbot.ErrNotConnected
 	}
 	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "t"}), "c", nil
@@ -26,8 +26,10 @@ func (oneAccount) Renew(string)                           {}
 func TestReaderIsTheConnectedAccount(t *testing.T) {
 	s := &Source{cfg: Config{Accounts: oneAccount("Alice@example.com")}, creds: credentials{clientEmail: "bot@project.iam.gserviceaccount.com"}}
 	for cal, want := range map[string]string{
-		"Alice@example.com": "alice@example.com",
-		"bob@example.com":   "bot@project.iam.gserviceaccount.com",
+		meetingbot.ReadAs("Alice@example.com", "U1"): "alice@example.com",
+		meetingbot.ReadAs("Alice@example.com", "U2"): "bot@project.iam.gserviceaccount.com",
+		"Alice@example.com":                          "bot@project.iam.gserviceaccount.com",
+		"bob@example.com":                            "bot@project.iam.gserviceaccount.com",
 	} {
 		if got := s.reader(t.Context(), cal); got != want {
 			t.Errorf("reader(%s) = %s, want %s", cal, got, want)

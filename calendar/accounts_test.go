@@ -24,11 +24,11 @@ type fakeAccounts struct {
 	refused []string
 }
 
-func (a *fakeAccounts) Account(_ context.Context, calendarID string) (oauth2.TokenSource, string, error) {
+func (a *fakeAccounts) Account(_ context.Context, user, calendarID string) (oauth2.TokenSource, string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ts := a.sources[calendarID]
-	if ts == nil {
+	if ts == nil || user != owner(calendarID) {
 		return nil, "", meetingbot.ErrNotConnected
 	}
 	return ts, "conn:" + calendarID, nil
@@ -41,6 +41,13 @@ func (a *fakeAccounts) Refused(_ context.Context, connection string, _ error) {
 	defer a.mu.Unlock()
 	a.refused = append(a.refused, connection)
 }
+
+// owner is the Slack user whose connected account calendarID is, in
+// fakeAccounts.
+func owner(calendarID string) string { return "U-" + calendarID }
+
+// asOwner is calendarID as its owner reads it with their own account.
+func asOwner(calendarID string) string { return meetingbot.ReadAs(calendarID, owner(calendarID)) }
 
 // grant runs the web-server flow for account and returns its token
 // source.
@@ -82,11 +89,17 @@ func TestConnectedAccountsReadTheirOwnCalendar(t *testing.T) {
 	acc := &fakeAccounts{sources: map[string]oauth2.TokenSource{"alice@example.com": grant(t, srv, "alice@example.com")}}
 
 	src, _ := newSource(t, srv, func(c *calendar.Config) { c.Accounts = acc })
-	for _, cal := range []string{"alice@example.com", "bob@example.com"} {
-		got, err := src.Meetings(t.Context(), sub(cal), time.Now(), start.Add(time.Hour))
+	for _, s := range []meetingbot.Subscription{mine("alice@example.com"), sub("bob@example.com")} {
+		got, err := src.Meetings(t.Context(), s, time.Now(), start.Add(time.Hour))
 		if err != nil || len(got) != 1 {
-			t.Errorf("Meetings(%s) = %v, %v; want its one meeting", cal, ids(got), err)
+			t.Errorf("Meetings(%s) = %v, %v; want its one meeting", s.Reading(), ids(got), err)
 		}
+	}
+	// A subscription someone else made of Alice's calendar is not hers to
+	// read with: the service account reads it, which she did not share it
+	// with.
+	if got, err := src.Meetings(t.Context(), sub("alice@example.com"), time.Now(), start.Add(time.Hour)); err == nil {
+		t.Errorf("Meetings(alice's calendar, subscribed by another) = %v, want it read as the service account, which cannot", ids(got))
 	}
 
 	// No service account: only connected calendars are read.
@@ -94,7 +107,7 @@ func TestConnectedAccountsReadTheirOwnCalendar(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New with Accounts and no credentials: %v", err)
 	}
-	if got, err := alone.Meetings(t.Context(), sub("alice@example.com"), time.Now(), start.Add(time.Hour)); err != nil || len(got) != 1 {
+	if got, err := alone.Meetings(t.Context(), mine("alice@example.com"), time.Now(), start.Add(time.Hour)); err != nil || len(got) != 1 {
 		t.Errorf("Meetings(alice) without a service account = %v, %v", ids(got), err)
 	}
 	_, err = alone.Meetings(t.Context(), sub("bob@example.com"), time.Now(), start.Add(time.Hour))
@@ -113,7 +126,7 @@ func TestRefusedTokenStopsTheConnection(t *testing.T) {
 	acc := &fakeAccounts{sources: map[string]oauth2.TokenSource{"alice@example.com": grant(t, srv, "alice@example.com")}}
 	src, _ := newSource(t, srv, func(c *calendar.Config) { c.Accounts = acc })
 	srv.QueueFaults("alice@example.com", calendartest.Unauthorized, calendartest.Unauthorized)
-	_, err := src.Meetings(t.Context(), sub("alice@example.com"), time.Now(), time.Now().Add(time.Hour))
+	_, err := src.Meetings(t.Context(), mine("alice@example.com"), time.Now(), time.Now().Add(time.Hour))
 	if !meetingbot.IsPermanent(err) {
 		t.Errorf("Meetings after 401 twice: %v, want permanent", err)
 	}

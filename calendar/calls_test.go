@@ -35,26 +35,26 @@ func TestEveryCallIsObservedByKind(t *testing.T) {
 	rcv := newNotifyReceiver(t, srv)
 	ctx := t.Context()
 
-	if _, err := src.Meetings(ctx, sub(alice), time.Now(), start.Add(time.Hour)); err != nil {
+	if _, err := src.Meetings(ctx, mine(alice), time.Now(), start.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.Meeting(ctx, sub(alice), "plan1"); err != nil {
+	if _, err := src.Meeting(ctx, mine(alice), "plan1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.Instances(ctx, alice, "weekly", calendar.Window{From: time.Now(), Horizon: start.Add(30 * 24 * time.Hour)}); err != nil {
+	if _, err := src.Instances(ctx, asOwner(alice), "weekly", calendar.Window{From: time.Now(), Horizon: start.Add(30 * 24 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	first, err := src.Watch(ctx, alice, "chan-1", "s3cret-token", rcv.address(), time.Hour)
+	first, err := src.Watch(ctx, asOwner(alice), "chan-1", "s3cret-token", rcv.address(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.Watch(meetingbot.WithRenewal(ctx), alice, "chan-2", "s3cret-token", rcv.address(), time.Hour); err != nil {
+	if _, err := src.Watch(meetingbot.WithRenewal(ctx), asOwner(alice), "chan-2", "s3cret-token", rcv.address(), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if err := src.StopChannel(ctx, alice, first.ID, first.ResourceID); err != nil {
+	if err := src.StopChannel(ctx, first); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := src.Respond(ctx, alice, "plan1", meetingbot.ResponseAccepted); err != nil {
+	if _, err := src.Respond(ctx, asOwner(alice), "plan1", meetingbot.ResponseAccepted); err != nil {
 		t.Fatal(err)
 	}
 	var kinds []string

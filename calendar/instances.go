@@ -34,7 +34,8 @@ const callEventsInstances = "events.instances"
 // GOOGLE_API_ENDPOINT that does not serve events.instances, returns an
 // error matching errors.ErrUnsupported. Any other error is as
 // Meetings's.
-func (s *Source) Instances(ctx context.Context, calendarID, recurringEventID string, w Window) ([]meetingbot.Meeting, error) {
+func (s *Source) Instances(ctx context.Context, reading, recurringEventID string, w Window) ([]meetingbot.Meeting, error) {
+	calendarID, _ := meetingbot.ParseReading(reading)
 	if !w.Horizon.After(w.From) {
 		return nil, fmt.Errorf("calendar %s: events.instances: empty window (%v, %v]", calendarID, w.From, w.Horizon)
 	}
@@ -44,8 +45,8 @@ func (s *Source) Instances(ctx context.Context, calendarID, recurringEventID str
 	pageToken := ""
 	for range maxPages {
 		var page *calendar.Events
-		err := s.withRetries(ctx, callEventsInstances, calendarID, func() error {
-			svc, err := s.service(ctx, calendarID)
+		err := s.withRetries(ctx, callEventsInstances, reading, func() error {
+			svc, err := s.service(ctx, reading)
 			if err != nil {
 				return meetingbot.Permanent(err)
 			}

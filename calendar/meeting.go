@@ -33,8 +33,8 @@ func (s *Source) Meeting(ctx context.Context, sub meetingbot.Subscription, event
 		return meetingbot.Meeting{}, fmt.Errorf("calendar %s: events.get: no event ID", sub.CalendarID)
 	}
 	var ev *calendar.Event
-	err := s.withRetries(ctx, callEventsGet, sub.CalendarID, func() error {
-		svc, err := s.service(ctx, sub.CalendarID)
+	err := s.withRetries(ctx, callEventsGet, sub.Reading(), func() error {
+		svc, err := s.service(ctx, sub.Reading())
 		if err != nil {
 			return meetingbot.Permanent(err)
 		}

@@ -51,11 +51,11 @@ func (g Mirrored) Watch(ctx context.Context, calendarID, channelID, token, addre
 	if err != nil {
 		return meetingbot.PushChannel{}, err // meetingbot.ErrChannelIDTaken for an ID in use
 	}
-	return meetingbot.PushChannel{ID: ch.ID, CalendarID: ch.CalendarID, Token: ch.Token, ResourceID: ch.ResourceID, Expiration: ch.Expiration}, nil
+	return meetingbot.PushChannel{ID: ch.ID, CalendarID: ch.CalendarID, Opener: ch.Opener, Token: ch.Token, ResourceID: ch.ResourceID, Expiration: ch.Expiration}, nil
 }
 
 func (g Mirrored) StopChannel(ctx context.Context, ch meetingbot.PushChannel) error {
-	return g.Source.StopChannel(ctx, ch.CalendarID, ch.ID, ch.ResourceID)
+	return g.Source.StopChannel(ctx, Channel{ID: ch.ID, CalendarID: ch.CalendarID, Opener: ch.Opener, ResourceID: ch.ResourceID})
 }
 
 func (Mirrored) ChannelID(h http.Header) string { return NotificationChannelID(h) }

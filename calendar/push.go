@@ -68,6 +68,10 @@ type Channel struct {
 	// CalendarID is the watched calendar, the one a notification says to
 	// sync.
 	CalendarID string
+	// Opener is who opened the channel, and who alone may stop it: ""
+	// for the credentials, else the reading (meetingbot.ReadAs) whose
+	// connected account did.
+	Opener string
 	// Token is the caller's secret, sent back with every notification.
 	Token string
 	// ResourceID is Google's opaque ID of the watched events.
@@ -103,7 +107,8 @@ func (c Channel) LogValue() slog.Value {
 // notifications by. An error matching meetingbot.ErrChannelIDTaken asks for a new ID;
 // other errors are as Meetings's, bad arguments and a refused address
 // permanent.
-func (s *Source) Watch(ctx context.Context, calendarID, channelID, token, address string, ttl time.Duration) (Channel, error) {
+func (s *Source) Watch(ctx context.Context, reading, channelID, token, address string, ttl time.Duration) (Channel, error) {
+	calendarID, _ := meetingbot.ParseReading(reading)
 	if err := checkWatch(channelID, token, address, ttl); err != nil {
 		return Channel{}, meetingbot.Permanent(fmt.Errorf("calendar %s: %s: %w", calendarID, callEventsWatch, err))
 	}
@@ -117,11 +122,13 @@ func (s *Source) Watch(ctx context.Context, calendarID, channelID, token, addres
 	if meetingbot.Renewal(ctx) {
 		call = callEventsWatchRenewal
 	}
-	err := s.withRetries(ctx, call, calendarID, func() error {
-		svc, err := s.service(ctx, calendarID)
+	opener := ""
+	err := s.withRetries(ctx, call, reading, func() error {
+		svc, err := s.service(ctx, reading)
 		if err != nil {
 			return meetingbot.Permanent(err)
 		}
+		opener = s.readsAs(reading)
 		resp, err = svc.Events.Watch(calendarID, req).Context(ctx).Do()
 		var gerr *googleapi.Error
 		if errors.As(err, &gerr) && gerr.Code == http.StatusBadRequest && hasReason(gerr, "channelIdNotUnique") {
@@ -140,7 +147,8 @@ func (s *Source) Watch(ctx context.Context, calendarID, channelID, token, addres
 	}
 	ch := Channel{
 		ID:          channelID,
-		CalendarID:  calendarID,
+		CalendarID:  reading,
+		Opener:      opener,
 		Token:       token,
 		ResourceID:  resp.ResourceId,
 		ResourceURI: resp.ResourceUri,
@@ -168,19 +176,24 @@ func checkWatch(channelID, token, address string, ttl time.Duration) error {
 	return nil
 }
 
-// StopChannel closes the channel channelID that Watch opened on
-// calendarID's events, whose resource ID Watch returned (channels.stop),
-// acting as the same identity as Watch did (Google lets only that one stop
-// a user's channel). A channel Google no longer has, because it expired
-// or was stopped already, is not an error. Other errors are as
+// StopChannel closes ch, which Watch opened (channels.stop), acting as
+// the identity that opened it, ch.Opener: Google answers any other with
+// 404 "Channel … not found for project"
+// (googleapis/google-api-nodejs-client#627), which would leave the channel
+// live until it expires. A channel Google no longer has, because it
+// expired or was stopped already, is not an error. Other errors are as
 // Meetings's.
-func (s *Source) StopChannel(ctx context.Context, calendarID, channelID, resourceID string) error {
-	return s.withRetries(ctx, callChannelsStop, calendarID, func() error {
-		svc, err := s.service(ctx, calendarID)
+func (s *Source) StopChannel(ctx context.Context, ch Channel) error {
+	as := ch.Opener
+	if as == "" {
+		as, _ = meetingbot.ParseReading(ch.CalendarID) // the credentials
+	}
+	return s.withRetries(ctx, callChannelsStop, as, func() error {
+		svc, err := s.service(ctx, as)
 		if err != nil {
 			return meetingbot.Permanent(err)
 		}
-		err = svc.Channels.Stop(&calendar.Channel{Id: channelID, ResourceId: resourceID}).Context(ctx).Do()
+		err = svc.Channels.Stop(&calendar.Channel{Id: ch.ID, ResourceId: ch.ResourceID}).Context(ctx).Do()
 		var gerr *googleapi.Error
 		if errors.As(err, &gerr) && gerr.Code == http.StatusNotFound {
 			return nil // gone already: what stopping asks for

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
+	gcal "google.golang.org/api/calendar/v3"
+
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
@@ -227,7 +230,7 @@ func TestStopChannelEndsNotifications(t *testing.T) {
 				t.Errorf("Watch(ttl 0) expiration = %v, want Google's default, a week ahead", ch.Expiration)
 			}
 
-			if err := src.StopChannel(context.Background(), ch.CalendarID, ch.ID, ch.ResourceID); err != nil {
+			if err := src.StopChannel(context.Background(), ch); err != nil {
 				t.Fatalf("StopChannel() error = %v", err)
 			}
 			put(t, srv, alice, "standup", syncStart.Add(time.Hour), 15*time.Minute)
@@ -235,7 +238,7 @@ func TestStopChannelEndsNotifications(t *testing.T) {
 			if live := srv.Channels(); len(live) != 0 {
 				t.Errorf("emulator channels after StopChannel = %+v, want none", live)
 			}
-			if err := src.StopChannel(context.Background(), ch.CalendarID, ch.ID, ch.ResourceID); err != nil {
+			if err := src.StopChannel(context.Background(), ch); err != nil {
 				t.Errorf("second StopChannel() error = %v, want nil", err)
 			}
 			if n := srv.RequestsTo(calendartest.MethodStop); n != 2 {
@@ -315,5 +318,48 @@ func TestChannelLogValueHidesToken(t *testing.T) {
 	ch := calendar.Channel{ID: "chan-1", CalendarID: alice, Token: "s3cret-token", ResourceID: "r1"}
 	if got := ch.LogValue().String(); strings.Contains(got, "s3cret") || !strings.Contains(got, "chan-1") {
 		t.Errorf("Channel.LogValue() = %s, want the channel ID and no token", got)
+	}
+}
+
+// A channel is stopped by the identity that opened it. The service
+// account watches Alice's calendar; then she connects her own account.
+// Stopping the channel as her would be answered 404 "Channel … not found
+// for project" (googleapis/google-api-nodejs-client#627), taken for a
+// channel gone already, and the channel would post on until it expires.
+// Her own reading's channel is hers to stop.
+func TestChannelIsStoppedByWhoOpenedIt(t *testing.T) {
+	srv := newServer(t)
+	srv.AddCalendar(alice)
+	srv.Share(alice, srv.ServiceAccountEmail())
+	acc := &fakeAccounts{sources: map[string]oauth2.TokenSource{}}
+	src, _ := newSource(t, srv, func(c *calendar.Config) { c.Accounts = acc })
+	rcv := newNotifyReceiver(t, srv)
+	ctx := t.Context()
+
+	bots, err := src.Watch(ctx, alice, "chan-bot", "s3cret-token", rcv.address(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bots.Opener != "" {
+		t.Errorf("Opener of the service account's channel = %q, want \"\"", bots.Opener)
+	}
+	acc.mu.Lock()
+	acc.sources[alice] = oauth2.StaticTokenSource(srv.Grant(alice, gcal.CalendarEventsReadonlyScope))
+	acc.mu.Unlock()
+	hers, err := src.Watch(ctx, asOwner(alice), "chan-hers", "s3cret-token", rcv.address(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hers.Opener != asOwner(alice) || hers.CalendarID != asOwner(alice) {
+		t.Errorf("her channel = %+v, want it opened and read as her", hers)
+	}
+
+	for _, ch := range []calendar.Channel{bots, hers} {
+		if err := src.StopChannel(ctx, ch); err != nil {
+			t.Fatalf("StopChannel(%s) = %v", ch.ID, err)
+		}
+	}
+	if live := srv.Channels(); len(live) != 0 {
+		t.Errorf("channels live after stopping both = %+v, want none", live)
 	}
 }

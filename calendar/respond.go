@@ -57,9 +57,10 @@ const answerFields = "id,etag,status,summary,start(date,dateTime),recurrence,rec
 // the other guests.
 const sendUpdates = "all"
 
-// Respond sets the answer of calendarID's owner to the invitation eventID
+// Respond sets the answer of a calendar's owner to the invitation eventID
 // (an instance, a single event, or a series, whose answer holds for its
-// occurrences) with the token of the account they connected: it reads the
+// occurrences) with the token of the account they connected, reading
+// (meetingbot.ReadAs) naming the calendar and them: it reads the
 // event, changes only their own attendee entry (self), and writes it back
 // with events.patch, attendeesOmitted ("When updating an event, this can
 // be used to only update the participant's response", Events resource)
@@ -73,7 +74,8 @@ const sendUpdates = "all"
 // ErrCannotEdit, ErrNotInvited, ErrGone (deleted or cancelled), each of
 // package meetingbot and marked permanent; others (rate limits, 5xx, network,
 // an event that kept changing) are transient.
-func (s *Source) Respond(ctx context.Context, calendarID, eventID string, r meetingbot.Response) (meetingbot.Answered, error) {
+func (s *Source) Respond(ctx context.Context, reading, eventID string, r meetingbot.Response) (meetingbot.Answered, error) {
+	calendarID, reader := meetingbot.ParseReading(reading)
 	out := meetingbot.Answered{Calendar: calendarID, Event: eventID, Response: r}
 	if !r.Answer() {
 		return out, fmt.Errorf("calendar %s: answer %q: not accepted, tentative or declined", calendarID, r)
@@ -81,14 +83,17 @@ func (s *Source) Respond(ctx context.Context, calendarID, eventID string, r meet
 	if s.cfg.Accounts == nil {
 		return out, meetingbot.Permanent(meetingbot.ErrNotConnected)
 	}
-	if _, _, err := s.cfg.Accounts.Account(ctx, calendarID); err != nil {
+	if _, _, err := s.cfg.Accounts.Account(ctx, reader, calendarID); reader == "" || err != nil {
+		if reader == "" {
+			err = meetingbot.ErrNotConnected
+		}
 		if errors.Is(err, meetingbot.ErrNotConnected) {
 			return out, meetingbot.Permanent(fmt.Errorf("calendar %s: answer: %w", calendarID, err))
 		}
 		return out, err
 	}
 	for range maxConflicts {
-		ev, err := s.readForAnswer(ctx, calendarID, eventID)
+		ev, err := s.readForAnswer(ctx, reading, eventID)
 		if err != nil {
 			return out, err
 		}
@@ -108,8 +113,8 @@ func (s *Source) Respond(ctx context.Context, calendarID, eventID string, r meet
 		entry.ResponseStatus = string(r)
 		entry.Self = false // read-only: the server says it of each copy
 		patch := &calendar.Event{AttendeesOmitted: true, Attendees: []*calendar.EventAttendee{&entry}}
-		err = s.withPatchQuota(ctx, calendarID, func() error {
-			svc, err := s.service(ctx, calendarID)
+		err = s.withPatchQuota(ctx, reading, func() error {
+			svc, err := s.service(ctx, reading)
 			if err != nil {
 				return meetingbot.Permanent(err)
 			}
@@ -133,10 +138,11 @@ func (s *Source) Respond(ctx context.Context, calendarID, eventID string, r meet
 
 // readForAnswer reads what an answer needs of the event: a deleted or
 // cancelled one is meetingbot.ErrGone.
-func (s *Source) readForAnswer(ctx context.Context, calendarID, eventID string) (*calendar.Event, error) {
+func (s *Source) readForAnswer(ctx context.Context, reading, eventID string) (*calendar.Event, error) {
+	calendarID, _ := meetingbot.ParseReading(reading)
 	var ev *calendar.Event
-	err := s.withRetries(ctx, callEventsGet, calendarID, func() error {
-		svc, err := s.service(ctx, calendarID)
+	err := s.withRetries(ctx, callEventsGet, reading, func() error {
+		svc, err := s.service(ctx, reading)
 		if err != nil {
 			return meetingbot.Permanent(err)
 		}
@@ -155,13 +161,14 @@ func (s *Source) readForAnswer(ctx context.Context, calendarID, eventID string) 
 // withPatchQuota runs a write under withRetries, after two more places in
 // the quotas than a read: "each patch request consumes three quota units"
 // (Events: patch).
-func (s *Source) withPatchQuota(ctx context.Context, calendarID string, try func() error) error {
+func (s *Source) withPatchQuota(ctx context.Context, reading string, try func() error) error {
+	calendarID, _ := meetingbot.ParseReading(reading)
 	for range 2 {
-		if _, err := s.quota.wait(ctx, s.reader(ctx, calendarID)); err != nil {
+		if _, err := s.quota.wait(ctx, s.reader(ctx, reading)); err != nil {
 			return fmt.Errorf("calendar %s: %s: waiting for the quota: %w", calendarID, callEventsPatch, err)
 		}
 	}
-	return s.withRetries(ctx, callEventsPatch, calendarID, try)
+	return s.withRetries(ctx, callEventsPatch, reading, try)
 }
 
 // gone turns 404 and 410 into meetingbot.ErrGone.

@@ -68,7 +68,7 @@ func TestRespondWritesOnlyOwnAnswer(t *testing.T) {
 	start := time.Now().Add(time.Hour).Truncate(time.Minute)
 	invite(t, srv, "plan1", start)
 	src := answering(t, srv, gcal.CalendarEventsReadonlyScope, meetingbot.ScopeCalendarEvents)
-	got, err := src.Respond(t.Context(), "alice@example.com", "plan1", meetingbot.ResponseAccepted)
+	got, err := src.Respond(t.Context(), asOwner("alice@example.com"), "plan1", meetingbot.ResponseAccepted)
 	if err != nil {
 		t.Fatalf("Respond: %v", err)
 	}
@@ -80,14 +80,14 @@ func TestRespondWritesOnlyOwnAnswer(t *testing.T) {
 		!slices.Equal(writes[0].Changes, []string{"attendees[alice@example.com].responseStatus: needsAction -> accepted"}) {
 		t.Fatalf("Writes() = %+v, want one If-Match write with sendUpdates all changing Alice's answer alone", writes)
 	}
-	if _, err := src.Respond(t.Context(), "alice@example.com", "plan1", meetingbot.ResponseAccepted); err != nil || len(srv.Writes()) != 1 {
+	if _, err := src.Respond(t.Context(), asOwner("alice@example.com"), "plan1", meetingbot.ResponseAccepted); err != nil || len(srv.Writes()) != 1 {
 		t.Errorf("Respond again: %v, %d writes; want nothing written", err, len(srv.Writes()))
 	}
 	ms, _ := src.Meetings(t.Context(), sub("alice@example.com"), time.Now(), start.Add(time.Hour))
 	if len(ms) != 1 || ms[0].Response != meetingbot.ResponseAccepted {
 		t.Errorf("after the answer the meeting reads %v", ms)
 	}
-	if _, err := src.Respond(t.Context(), "alice@example.com", "plan1", meetingbot.ResponseDeclined); err != nil {
+	if _, err := src.Respond(t.Context(), asOwner("alice@example.com"), "plan1", meetingbot.ResponseDeclined); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := src.Meeting(t.Context(), sub("alice@example.com"), "plan1"); !errors.Is(err, meetingbot.ErrDeclined) || !errors.Is(err, meetingbot.ErrGone) {
@@ -103,7 +103,7 @@ func TestRespondRetriesOnPreconditionFailed(t *testing.T) {
 	invite(t, srv, "plan1", start)
 	src := answering(t, srv, meetingbot.ScopeCalendarEvents)
 	srv.Interleave("alice@example.com", "plan1", func(ev *gcal.Event) { ev.Attendees[2].ResponseStatus = "accepted" })
-	if _, err := src.Respond(t.Context(), "alice@example.com", "plan1", meetingbot.ResponseTentative); err != nil {
+	if _, err := src.Respond(t.Context(), asOwner("alice@example.com"), "plan1", meetingbot.ResponseTentative); err != nil {
 		t.Fatalf("Respond: %v", err)
 	}
 	if n := srv.RequestsTo(calendartest.MethodPatch); n != 2 {
@@ -151,7 +151,7 @@ func TestRespondErrors(t *testing.T) {
 		{"a deleted event", writer, "never", meetingbot.ErrGone},
 	}
 	for _, c := range cases {
-		_, err := c.src.Respond(t.Context(), "alice@example.com", c.event, meetingbot.ResponseAccepted)
+		_, err := c.src.Respond(t.Context(), asOwner("alice@example.com"), c.event, meetingbot.ResponseAccepted)
 		if !errors.Is(err, c.want) || !meetingbot.IsPermanent(err) {
 			t.Errorf("Respond with %s: %v, want permanent %v", c.name, err, c.want)
 		}
@@ -168,7 +168,7 @@ func TestRespondErrors(t *testing.T) {
 	tok := srv.Grant("alice@example.com", meetingbot.ScopeCalendarEvents)
 	both := &fakeAccounts{sources: map[string]oauth2.TokenSource{"carol@example.com": oauth2.StaticTokenSource(tok)}}
 	shared, _ := newSource(t, srv, func(c *calendar.Config) { c.Accounts = both })
-	if _, err := shared.Respond(context.Background(), "carol@example.com", "plan1", meetingbot.ResponseAccepted); !errors.Is(err, meetingbot.ErrCannotEdit) || !meetingbot.IsPermanent(err) {
+	if _, err := shared.Respond(context.Background(), asOwner("carol@example.com"), "plan1", meetingbot.ResponseAccepted); !errors.Is(err, meetingbot.ErrCannotEdit) || !meetingbot.IsPermanent(err) {
 		t.Errorf("Respond on a calendar shared read-only: %v, want ErrCannotEdit", err)
 	}
 	if n := len(srv.Writes()); n != 0 {

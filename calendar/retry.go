@@ -96,9 +96,10 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 // 401 renews the access token once. A permanent failure comes back
 // explained and marked meetingbot.Permanent; an error that is
 // meetingbot.ErrGone is the answer, returned as is.
-func (s *Source) withRetries(ctx context.Context, call, calendarID string, try func() error) error {
+func (s *Source) withRetries(ctx context.Context, call, reading string, try func() error) error {
+	calendarID, _ := meetingbot.ParseReading(reading)
 	renewed := false
-	principal := s.reader(ctx, calendarID)
+	principal := s.reader(ctx, reading)
 	for n := 1; ; n++ {
 		waited, err := s.quota.wait(ctx, principal)
 		if s.cfg.QuotaWait != nil {
@@ -132,12 +133,12 @@ func (s *Source) withRetries(ctx context.Context, call, calendarID string, try f
 			// An access token revoked or expired early is not the
 			// operator's problem: get a new one, once, and try again.
 			renewed = true
-			s.forget(calendarID)
+			s.forget(reading)
 			n--
 			continue
 		}
 		if class == retry.Permanent && renewed && unauthorized(err) {
-			s.refused(ctx, calendarID, err)
+			s.refused(ctx, reading, err)
 		}
 		if class == retry.Permanent {
 			return s.explain(calendarID, err)

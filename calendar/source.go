@@ -305,8 +305,8 @@ func (s *Source) list(ctx context.Context, sub meetingbot.Subscription, from, to
 	pageToken := ""
 	for range maxPages {
 		var page *calendar.Events
-		err := s.withRetries(ctx, callEventsList, sub.CalendarID, func() error {
-			svc, err := s.service(ctx, sub.CalendarID)
+		err := s.withRetries(ctx, callEventsList, sub.Reading(), func() error {
+			svc, err := s.service(ctx, sub.Reading())
 			if err != nil {
 				return meetingbot.Permanent(err)
 			}

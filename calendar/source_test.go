@@ -86,6 +86,14 @@ func sub(calendarID string) meetingbot.Subscription {
 	return meetingbot.Subscription{ID: calendarID, CalendarID: calendarID, Offsets: []time.Duration{10 * time.Minute}}
 }
 
+// mine is sub of calendarID as its owner set it up, read with their own
+// connected account when fakeAccounts has one.
+func mine(calendarID string) meetingbot.Subscription {
+	s := sub(calendarID)
+	s.Reader = owner(calendarID)
+	return s
+}
+
 func put(t *testing.T, srv *calendartest.Server, calendarID, id string, start time.Time, d time.Duration) {
 	t.Helper()
 	if err := srv.Put(calendarID, calendartest.NewEvent(id, "Meeting "+id, start, start.Add(d))); err != nil {

@@ -133,12 +133,13 @@ const syncFields = "nextPageToken,nextSyncToken,accessRole,items(" + itemFields 
 // the calendar synced in full. Any other is as Meetings's: marked
 // meetingbot.Permanent when it needs the operator, transient otherwise;
 // the token stays good after a transient one.
-func (s *Source) Sync(ctx context.Context, calendarID, token string, w Window) (SyncResult, error) {
+func (s *Source) Sync(ctx context.Context, reading, token string, w Window) (SyncResult, error) {
+	calendarID, _ := meetingbot.ParseReading(reading)
 	if !w.Horizon.After(w.From) {
 		return SyncResult{}, fmt.Errorf("calendar %s: sync: empty window (%v, %v]", calendarID, w.From, w.Horizon)
 	}
 	res := SyncResult{Full: token == ""}
-	pages := syncPages{calendarID: calendarID, token: token, w: w, byID: map[string]int{}, touched: map[string]bool{}}
+	pages := syncPages{reading: reading, calendarID: calendarID, token: token, w: w, byID: map[string]int{}, touched: map[string]bool{}}
 	for range maxPages {
 		page, err := s.listPage(ctx, &pages)
 		if err != nil {
@@ -166,11 +167,11 @@ func (s *Source) Sync(ctx context.Context, calendarID, token string, w Window) (
 // syncPages is where a sync is in its calendar's pages: the next page's
 // token, and the instances and series met so far.
 type syncPages struct {
-	calendarID, token string
-	w                 Window
-	pageToken         string
-	byID              map[string]int  // index in the result's Changes
-	touched           map[string]bool // series named in the result
+	reading, calendarID, token string
+	w                          Window
+	pageToken                  string
+	byID                       map[string]int  // index in the result's Changes
+	touched                    map[string]bool // series named in the result
 }
 
 // listPage reads the next page of an events.list: with the sync token,
@@ -183,8 +184,8 @@ func (s *Source) listPage(ctx context.Context, p *syncPages) (*calendar.Events, 
 	timeMax := p.w.Horizon.UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
 	var page *calendar.Events
 	gone := false
-	err := s.withRetries(ctx, callEventsList, p.calendarID, func() error {
-		svc, err := s.service(ctx, p.calendarID)
+	err := s.withRetries(ctx, callEventsList, p.reading, func() error {
+		svc, err := s.service(ctx, p.reading)
 		if err != nil {
 			return meetingbot.Permanent(err)
 		}

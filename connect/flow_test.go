@@ -314,7 +314,7 @@ func TestRefusedSignInKeepsAWorkingGrant(t *testing.T) {
 	if n := r.google.Grants("bob@example.com"); n == 0 {
 		t.Error("Bob's grant was revoked by a sign-in the bot refused: his connection stopped working")
 	}
-	if _, _, err := r.replica[0].Account(t.Context(), "bob@example.com"); err != nil {
+	if _, _, err := r.replica[0].Account(t.Context(), "U2", "bob@example.com"); err != nil {
 		t.Errorf("Bob's connection after the refused sign-in: %v, want it in use", err)
 	}
 

@@ -40,8 +40,9 @@ type Lister interface {
 type Access func(ctx context.Context, calendarID string) (role, fix string, err error)
 
 // Pauses says which subscriptions the scheduler sweeps with people's own
-// accounts on. A calendar is read with its person's connected Google
-// account while it is active; else with the bot's own credentials, if it
+// accounts on. A subscription its person set up of their own calendar
+// (meetingbot.Subscription.Reader) is read with their connected Google
+// account while it is active; any other, with the bot's own credentials, if it
 // has some and, for a calendar whose connection stopped, only where they
 // can read it (checked once per calendar per accessRecheck). Without
 // either its subscriptions are paused until its person connects (again).
@@ -77,21 +78,22 @@ func (p *Pauses) Swept(ctx context.Context, subs []meetingbot.Subscription) ([]m
 	if err != nil {
 		return nil, err
 	}
-	google := map[string]meetingbot.ConnectionState{}
+	google := map[string]meetingbot.Connection{}
 	for _, conn := range conns {
 		if conn.Provider == meetingbot.ProviderGoogle {
-			google[strings.ToLower(conn.Account)] = conn.State
+			google[strings.ToLower(conn.Account)] = conn
 		}
 	}
 	out := make([]meetingbot.Subscription, 0, len(subs))
 	for _, sub := range subs {
-		state, connected := google[strings.ToLower(sub.CalendarID)]
+		conn, connected := google[strings.ToLower(sub.CalendarID)]
 		switch {
-		case connected && state == meetingbot.ConnectionActive:
+		case connected && conn.State == meetingbot.ConnectionActive && conn.UserID == sub.Reader:
+			// read with its person's own account
 		case p.access == nil:
 			continue // paused: nothing reads it until its person connects
 		case connected && !p.readable(ctx, sub.CalendarID):
-			continue // paused until its person reconnects
+			continue // paused: nothing reads it until its person (re)connects or shares it
 		}
 		out = append(out, sub)
 	}

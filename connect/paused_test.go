@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,15 +36,21 @@ func TestPausedSubscriptions(t *testing.T) {
 		}
 	}
 	var made []meetingbot.Subscription
-	for _, cal := range []string{"bob@example.com", "Carol@example.com", "dave@example.com", "erin@example.com"} {
-		made = append(made, meetingbot.Subscription{ID: "slack:" + cal, CalendarID: cal, Destination: "U0X", Offsets: []time.Duration{time.Minute}})
+	for cal, by := range map[string]string{"bob@example.com": "U0BOB", "Carol@example.com": "U0CAROL", "dave@example.com": "U0DAVE", "erin@example.com": "U0ERIN"} {
+		made = append(made, meetingbot.Subscription{ID: "slack:" + cal, CalendarID: cal, Reader: by, Destination: "U0X", Offsets: []time.Duration{time.Minute}})
 	}
+	// Someone else's subscription of Bob's calendar is not read with his
+	// account: only the bot's credentials may, if it has some.
+	made = append(made, meetingbot.Subscription{ID: "slack:bob@example.com in C0X", CalendarID: "bob@example.com", Reader: "U0X", Destination: "C0X", Offsets: []time.Duration{time.Minute}})
+	slices.SortFunc(made, func(a, b meetingbot.Subscription) int {
+		return strings.Compare(strings.ToLower(a.ID), strings.ToLower(b.ID))
+	})
 	// The service account reads Carol's calendar (shared with it), not
 	// Erin's.
 	var checks []string
 	access := func(_ context.Context, calendarID string) (string, string, error) {
 		checks = append(checks, calendarID)
-		if calendarID == "Carol@example.com" {
+		if calendarID == "Carol@example.com" || calendarID == "bob@example.com" {
 			return "reader", "", nil
 		}
 		return "", "not shared", meetingbot.Permanent(errors.New("404"))
@@ -54,7 +61,7 @@ func TestPausedSubscriptions(t *testing.T) {
 		want   []string
 	}{
 		{"no service account", nil, []string{"slack:bob@example.com"}},
-		{"a service account", access, []string{"slack:bob@example.com", "slack:Carol@example.com", "slack:dave@example.com"}},
+		{"a service account", access, []string{"slack:bob@example.com", "slack:bob@example.com in C0X", "slack:Carol@example.com", "slack:dave@example.com"}},
 	}
 	for _, tt := range tests {
 		pauses := connect.NewPauses(st, tt.access, func() time.Time { return at })
@@ -72,7 +79,7 @@ func TestPausedSubscriptions(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{"Carol@example.com", "erin@example.com"}; !slices.Equal(checks, want) {
+	if want := []string{"bob@example.com", "Carol@example.com", "erin@example.com"}; !slices.Equal(checks, want) {
 		t.Errorf("the service account's access checked for %v, want %v, once each", checks, want)
 	}
 }

@@ -30,7 +30,7 @@ func revoked(p Provider) string {
 	if p.Name() == meetingbot.ProviderSlack {
 		return "Slack stopped accepting the access you gave: it was revoked (from your Slack account or by an admin) or it expired"
 	}
-	return "Google stopped accepting the access you gave: it was revoked (from your Google account or by an admin), your password changed, or it expired"
+	return "Google stopped accepting the access you gave: it was revoked (from your Google account or by an admin) or it expired"
 }
 
 func refused(p Provider) string { return p.Title() + " refused the token even after a refresh" }
@@ -42,16 +42,49 @@ const unreadable = "I can no longer read the access you gave: the key it is kept
 // keyFix says what the operator does about a token no key opens.
 const keyFix = "TOKEN_ENCRYPTION_KEY has no key that decrypts its token: put the key it was sealed with back after the first (TOKEN_ENCRYPTION_KEY=<new>,<old>) and restart, or its person reconnects (they were told)"
 
-// Account returns the token source of the Google account connected whose
-// own calendar calendarID is (its email), and the name of the connection,
-// which changes when the person connects again. The source refreshes
-// through the oauth2 library and stores what changed; replicas share the
-// token through the store. An error matching meetingbot.ErrNotConnected
-// means no connection is in use for calendarID: read it another way.
-func (a *Accounts) Account(ctx context.Context, calendarID string) (oauth2.TokenSource, string, error) {
+// Account returns the token source of the Google account user connected,
+// when it is the one whose own calendar calendarID is (its email), and the
+// name of the connection, which changes when the person connects again.
+// The source refreshes through the oauth2 library and stores what changed;
+// replicas share the token through the store. An error matching
+// meetingbot.ErrNotConnected means no connection of user's is in use for
+// calendarID: read it another way. A person's token reads only for them:
+// anyone else's reading of their calendar is ErrNotConnected.
+func (a *Accounts) Account(ctx context.Context, user, calendarID string) (oauth2.TokenSource, string, error) {
 	p := a.providers[meetingbot.ProviderGoogle]
-	if p == nil {
+	c, err := a.active(ctx, calendarID)
+	if err != nil {
+		return nil, "", err
+	}
+	if c.UserID != user {
 		return nil, "", meetingbot.ErrNotConnected
+	}
+	n := name(*c)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sources[n]
+	if s == nil {
+		s = &source{a: a, p: p, provider: c.Provider, user: c.UserID, created: c.CreatedAt}
+		a.sources[n] = s
+	}
+	return s, n, nil
+}
+
+// Owner returns the Slack user whose connected Google account calendarID
+// is, ErrNotConnected when no connection of it is in use.
+func (a *Accounts) Owner(ctx context.Context, calendarID string) (string, error) {
+	c, err := a.active(ctx, calendarID)
+	if err != nil {
+		return "", err
+	}
+	return c.UserID, nil
+}
+
+// active returns the connection in use of the Google account whose own
+// calendar calendarID is, looked up at most once a lookupTTL.
+func (a *Accounts) active(ctx context.Context, calendarID string) (*meetingbot.Connection, error) {
+	if a.providers[meetingbot.ProviderGoogle] == nil {
+		return nil, meetingbot.ErrNotConnected
 	}
 	account := strings.ToLower(calendarID)
 	a.mu.Lock()
@@ -60,7 +93,7 @@ func (a *Accounts) Account(ctx context.Context, calendarID string) (oauth2.Token
 	if !ok || a.now().Sub(l.at) >= lookupTTL {
 		c, found, err := a.cfg.Store.ConnectionOf(ctx, meetingbot.ProviderGoogle, account)
 		if err != nil {
-			return nil, "", fmt.Errorf("connect: connection of %s: %w", calendarID, err)
+			return nil, fmt.Errorf("connect: connection of %s: %w", calendarID, err)
 		}
 		l = lookup{at: a.now()}
 		if found && c.State == meetingbot.ConnectionActive {
@@ -71,17 +104,9 @@ func (a *Accounts) Account(ctx context.Context, calendarID string) (oauth2.Token
 		a.mu.Unlock()
 	}
 	if l.c == nil {
-		return nil, "", meetingbot.ErrNotConnected
+		return nil, meetingbot.ErrNotConnected
 	}
-	n := name(*l.c)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	s := a.sources[n]
-	if s == nil {
-		s = &source{a: a, p: p, provider: l.c.Provider, user: l.c.UserID, created: l.c.CreatedAt}
-		a.sources[n] = s
-	}
-	return s, n, nil
+	return l.c, nil
 }
 
 // Refused stops the connection named connection (Account's name): the API

@@ -28,10 +28,10 @@ func TestTokensRefreshAndRevocation(t *testing.T) {
 	r := newRig(t, 2)
 	connectAlice(t, r)
 	ctx := t.Context()
-	if _, _, err := r.replica[0].Account(ctx, "bob@example.com"); !errors.Is(err, meetingbot.ErrNotConnected) {
+	if _, _, err := r.replica[0].Account(ctx, "U2", "bob@example.com"); !errors.Is(err, meetingbot.ErrNotConnected) {
 		t.Errorf("Account(bob) = %v, want ErrNotConnected", err)
 	}
-	ts, name, err := r.replica[0].Account(ctx, "Alice@example.com")
+	ts, name, err := r.replica[0].Account(ctx, "U1", "Alice@example.com")
 	if err != nil || name == "" {
 		t.Fatalf("Account(alice) = %q, %v", name, err)
 	}
@@ -56,7 +56,7 @@ func TestTokensRefreshAndRevocation(t *testing.T) {
 	if err != nil || second.AccessToken == first.AccessToken {
 		t.Fatalf("Token after Renew = %v, %v; want a refreshed token", second, err)
 	}
-	other, _, err := r.replica[1].Account(ctx, "alice@example.com")
+	other, _, err := r.replica[1].Account(ctx, "U1", "alice@example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestTokensRefreshAndRevocation(t *testing.T) {
 	if c.State != meetingbot.ConnectionBroken {
 		t.Errorf("state after revocation = %s, want broken", c.State)
 	}
-	if _, _, err := r.replica[1].Account(ctx, "alice@example.com"); !errors.Is(err, meetingbot.ErrNotConnected) {
+	if _, _, err := r.replica[1].Account(ctx, "U1", "alice@example.com"); !errors.Is(err, meetingbot.ErrNotConnected) {
 		t.Errorf("Account(alice) of a broken connection = %v, want ErrNotConnected", err)
 	}
 	counts, err := r.replica[0].Counts(ctx)
@@ -104,7 +104,7 @@ func TestTokensRefreshAndRevocation(t *testing.T) {
 
 	// Reconnecting makes it active again.
 	connectAlice(t, r)
-	if _, _, err := r.replica[0].Account(ctx, "alice@example.com"); err != nil {
+	if _, _, err := r.replica[0].Account(ctx, "U1", "alice@example.com"); err != nil {
 		t.Errorf("Account(alice) after reconnecting: %v", err)
 	}
 }
@@ -113,7 +113,7 @@ func TestTokensRefreshAndRevocation(t *testing.T) {
 func TestRefusedAfterRefresh(t *testing.T) {
 	r := newRig(t, 1)
 	connectAlice(t, r)
-	_, name, err := r.replica[0].Account(t.Context(), "alice@example.com")
+	_, name, err := r.replica[0].Account(t.Context(), "U1", "alice@example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestKeyRotation(t *testing.T) {
 	if got, err := onlyNew.CheckKeys(ctx); err != nil || got.Unreadable != 0 || got.Resealed != 0 {
 		t.Errorf("CheckKeys with the new key alone = %+v, %v; want all readable", got, err)
 	}
-	ts, _, err := onlyNew.Account(ctx, "alice@example.com")
+	ts, _, err := onlyNew.Account(ctx, "U1", "alice@example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestReadOnlyChangesNothing(t *testing.T) {
 	if err != nil || got.Connections != 2 || got.Stale != 2 || got.Resealed != 0 {
 		t.Errorf("read-only CheckKeys after a rotation = %+v, %v; want 2 stale, none resealed", got, err)
 	}
-	ts, _, err := audit.Account(ctx, "alice@example.com")
+	ts, _, err := audit.Account(ctx, "U1", "alice@example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestReadOnlyChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, name, _ := audit.Account(ctx, "alice@example.com")
+	_, name, _ := audit.Account(ctx, "U1", "alice@example.com")
 	audit.Renew(name) // refused by the API: refreshed, in memory only
 	refreshed, err := ts.Token()
 	if err != nil || refreshed.AccessToken == first.AccessToken {
@@ -263,7 +263,7 @@ func TestUnreadableTokenStopsTheConnection(t *testing.T) {
 	key := newKey()
 	replicas := []*connect.Accounts{r.accounts(r.stores[0], key), r.accounts(r.stores[0], key)}
 	for i, a := range replicas {
-		ts, _, err := a.Account(ctx, "alice@example.com")
+		ts, _, err := a.Account(ctx, "U1", "alice@example.com")
 		if i == 1 {
 			if !errors.Is(err, meetingbot.ErrNotConnected) {
 				t.Errorf("Account(alice) on the other replica once stopped: %v, want ErrNotConnected", err)

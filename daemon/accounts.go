@@ -37,7 +37,7 @@ func (b *Bot) connectAccounts(ctx context.Context) error {
 	if b.cfg.GoogleConnect() && b.cfg.SelfService() {
 		// Self-service answers the clicks (rsvp).
 		b.slack.AnswerFor(func(ctx context.Context, calendarID string) bool {
-			_, _, err := a.Account(ctx, calendarID)
+			_, err := a.Owner(ctx, calendarID)
 			return err == nil
 		})
 	}

@@ -85,7 +85,7 @@ func (b *Bot) subscribedCalendars() func(ctx context.Context) ([]string, error) 
 			}
 		}
 		for _, s := range b.cfg.Subscriptions {
-			add(s.CalendarID)
+			add(s.Reading())
 		}
 		if b.cfg.SelfService() {
 			made, err := b.store.SlackSubscriptions(ctx)
@@ -93,7 +93,7 @@ func (b *Bot) subscribedCalendars() func(ctx context.Context) ([]string, error) 
 				return nil, err
 			}
 			for _, s := range made {
-				add(s.CalendarID)
+				add(s.Subscription().Reading())
 			}
 		}
 		for _, more := range extra {

@@ -88,11 +88,12 @@ func (b *Bot) makeSelfService() error {
 // bot's Calendar source, with the filters reminders use.
 type upcoming struct{ source *calendar.Source }
 
-// Upcoming returns up to limit meetings of calendarID starting in [from,
-// to), earliest first, a private one titled "Private meeting" as its
+// Upcoming returns up to limit meetings of calendarID, as reader reads
+// it (meetingbot.Subscription.Reader), starting in [from, to), earliest
+// first, a private one titled "Private meeting" as its
 // reminders show it; calendar errors keep their Permanent mark.
-func (u upcoming) Upcoming(ctx context.Context, calendarID string, from, to time.Time, limit int) ([]selfservice.Meeting, error) {
-	sub := meetingbot.Subscription{ID: "self-service check of " + calendarID, CalendarID: calendarID}
+func (u upcoming) Upcoming(ctx context.Context, calendarID, reader string, from, to time.Time, limit int) ([]selfservice.Meeting, error) {
+	sub := meetingbot.Subscription{ID: "self-service check of " + calendarID, CalendarID: calendarID, Reader: reader}
 	ms, err := u.source.Meetings(ctx, sub, from.Add(-time.Millisecond), to)
 	if err != nil {
 		return nil, err

@@ -37,9 +37,9 @@ func TestSweptTellsTheMonitorWhatIsSwept(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, cal := range []string{"bob@example.com", "carol@example.com", "dave@example.com"} {
+	for cal, by := range map[string]string{"bob@example.com": "U0BOB", "carol@example.com": "U0CAROL", "dave@example.com": "U0DAVE"} {
 		if _, _, err := st.AddSlackSubscription(ctx, meetingbot.SlackSubscription{ID: "slack:" + cal, Kind: meetingbot.SlackPersonal,
-			CalendarID: cal, Destination: "U0X", Offsets: []time.Duration{time.Minute}, CreatedBy: "U0X", CreatedAt: at}); err != nil {
+			CalendarID: cal, Destination: by, Offsets: []time.Duration{time.Minute}, CreatedBy: by, CreatedAt: at}); err != nil {
 			t.Fatal(err)
 		}
 	}

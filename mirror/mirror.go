@@ -25,11 +25,19 @@
 // check just before reminders go out (FreshMeetings) syncs the calendar
 // whatever the age of its last sync: as fresh as reading each meeting
 // (events.get), one call for all the calendar's reminders due at that
-// instant, and it counts as the calendar's resync. Subscriptions of one
-// calendar share one mirror and one channel.
+// instant, and it counts as the calendar's resync.
+//
+// A mirror is of a reading (meetingbot.Subscription.Reading): a calendar
+// as one identity reads it, the bot's credentials or a person's own
+// connected account. Subscriptions that read a calendar alike share one
+// mirror and one channel; a person's token never answers for one they did
+// not set up. Below, a calendarID is such a reading, and the store keeps
+// mirrors, syncs and channels by it. Each channel remembers who opened it
+// (meetingbot.PushChannel.Opener), as Google lets only that identity stop
+// it.
 //
 // The package imports the root's words and declares what it consumes
-// (consumes.go); cmd/bot adapts the calendar package and the stores.
+// (consumes.go); package daemon adapts the calendar package and the stores.
 package mirror
 
 import (
@@ -242,14 +250,14 @@ func (m *Mirror) mirrored(ctx context.Context, sub meetingbot.Subscription, from
 			return m.bound(ctx, sub, from, to, st, full)
 		}
 	}
-	st, err := m.synced(ctx, sub.CalendarID, to, force, bound)
+	st, err := m.synced(ctx, sub.Reading(), to, force, bound)
 	if err != nil {
 		return m.lastReading(ctx, sub, from, to, err)
 	}
 	if from.Before(st.From) || to.After(st.Horizon) {
 		return m.cal.Meetings(ctx, sub, from, to)
 	}
-	return m.store.Mirrored(ctx, sub.CalendarID, from, to)
+	return m.store.Mirrored(ctx, sub.Reading(), from, to)
 }
 
 // staleUrgency is how many resync intervals old a calendar's reading may
@@ -267,10 +275,10 @@ const staleUrgency = 10
 // sooner than Lead from now.
 func (m *Mirror) bound(ctx context.Context, sub meetingbot.Subscription, from, to time.Time, st meetingbot.CalendarSync, full bool) (context.Context, context.CancelFunc) {
 	now := m.clock.Now().UTC()
-	urgency := st.SyncedAt.Add(staleUrgency * m.resync(sub.CalendarID))
+	urgency := st.SyncedAt.Add(staleUrgency * m.resync(sub.Reading()))
 	within := m.opts.Tick
 	if !from.Before(st.From) && !to.After(st.Horizon) {
-		if ms, err := m.store.Mirrored(ctx, sub.CalendarID, from, to); err == nil {
+		if ms, err := m.store.Mirrored(ctx, sub.Reading(), from, to); err == nil {
 			if next, ok := nextTrigger(sub, meetingbot.ForSubscription(sub, ms), now); ok {
 				urgency = earlier(urgency, next)
 				if !full {
@@ -313,15 +321,15 @@ func (m *Mirror) lastReading(ctx context.Context, sub meetingbot.Subscription, f
 	if ctx.Err() != nil || meetingbot.IsPermanent(err) {
 		return nil, err
 	}
-	st, ok, serr := m.store.CalendarSync(ctx, sub.CalendarID)
+	st, ok, serr := m.store.CalendarSync(ctx, sub.Reading())
 	if serr != nil || !ok || st.Token == "" || from.Before(st.From) || to.After(st.Horizon) {
 		return nil, err
 	}
-	ms, serr := m.store.Mirrored(ctx, sub.CalendarID, from, to)
+	ms, serr := m.store.Mirrored(ctx, sub.Reading(), from, to)
 	if serr != nil {
 		return nil, err
 	}
-	c := m.calendar(sub.CalendarID)
+	c := m.calendar(sub.Reading())
 	c.mu.Lock()
 	if u := c.unsaved; u != nil && u.base == st.Token && u.at.After(st.SyncedAt) {
 		st.SyncedAt = u.at

@@ -663,22 +663,25 @@ func random(n int, hexa bool) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// StopChannels stops the push channels open on calendarID and forgets
-// them, while the identity that opened them can still stop them: Google
-// lets only that identity stop a channel. It is called before a person's
-// connection is revoked (connect.Hooks.Disconnecting); a channel that
-// cannot be stopped ends at its expiration.
-func (m *Mirror) StopChannels(ctx context.Context, calendarID string) {
+// StopChannels stops the push channels that account, a person's
+// connected Google account, opened and forgets them, while it can still
+// stop them: Google lets only the identity that opened a channel stop it.
+// It is called before a person's connection is revoked
+// (connect.Hooks.Disconnecting); a channel that cannot be stopped ends at
+// its expiration. Channels the bot's credentials opened on the same
+// calendar stay.
+func (m *Mirror) StopChannels(ctx context.Context, account string) {
 	if m.opts.Push == nil {
 		return
 	}
 	chs, err := m.store.Channels(ctx)
 	if err != nil {
-		m.log.Warn("cannot list the push channels to stop", "calendar", calendarID, "err", err)
+		m.log.Warn("cannot list the push channels to stop", "account", account, "err", err)
 		return
 	}
 	for _, ch := range chs {
-		if !strings.EqualFold(ch.CalendarID, calendarID) {
+		opener, _ := meetingbot.ParseReading(ch.Opener)
+		if ch.Opener == "" || !strings.EqualFold(opener, account) {
 			continue
 		}
 		if err := m.opts.Push.StopChannel(ctx, ch); err != nil {

@@ -569,3 +569,46 @@ func TestFailedNotificationSyncIsTheNextSweeps(t *testing.T) {
 	p.meetings(p.m, s, start, at(24))
 	assert.Equal(t, lists+2, p.lists(), "events.list calls once the sweep's sync succeeded")
 }
+
+// stopRecorder is a Push that records the channels stopped.
+type stopRecorder struct {
+	mirror.Push
+	mu      sync.Mutex
+	stopped []string
+}
+
+func (s *stopRecorder) StopChannel(_ context.Context, ch meetingbot.PushChannel) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = append(s.stopped, ch.ID)
+	return nil
+}
+
+// A person disconnecting stops the channels their account opened, while
+// it still can, and only those: the channel the bot's credentials opened
+// on the same calendar (for a subscription someone else made of it) is
+// the bot's to stop, and stays.
+func TestDisconnectStopsTheChannelsItsAccountOpened(t *testing.T) {
+	w := newWorld(t)
+	push := &stopRecorder{Push: w.src}
+	m := w.mirror(mirror.Options{Push: push, Address: "https://bot.example.com/google/notify", Calendars: func(context.Context) ([]string, error) { return nil, nil }})
+	exp := start.Add(time.Hour)
+	for _, ch := range []meetingbot.PushChannel{
+		{ID: "hers", CalendarID: meetingbot.ReadAs("Alice@example.com", "U1"), Opener: meetingbot.ReadAs("Alice@example.com", "U1"), Token: "t", ResourceID: "r1", Expiration: exp},
+		{ID: "bots", CalendarID: "Alice@example.com", Token: "t", ResourceID: "r2", Expiration: exp},
+		{ID: "bobs", CalendarID: meetingbot.ReadAs("bob@example.com", "U2"), Opener: meetingbot.ReadAs("bob@example.com", "U2"), Token: "t", ResourceID: "r3", Expiration: exp},
+	} {
+		require.NoError(t, w.store.PutChannel(t.Context(), ch))
+	}
+
+	m.StopChannels(t.Context(), "alice@example.com")
+
+	assert.Equal(t, []string{"hers"}, push.stopped, "channels stopped")
+	kept, err := w.store.Channels(t.Context())
+	require.NoError(t, err)
+	var ids []string
+	for _, ch := range kept {
+		ids = append(ids, ch.ID)
+	}
+	assert.ElementsMatch(t, []string{"bots", "bobs"}, ids, "channels kept")
+}

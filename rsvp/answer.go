@@ -80,7 +80,7 @@ func (s *Service) Answer(ctx context.Context, user, calendar, event string, r me
 	case !c.CanAnswer():
 		return out, meetingbot.Permanent(fmt.Errorf("rsvp: %s: %w", user, meetingbot.ErrNeedsWrite))
 	}
-	a, err := s.cal.Respond(ctx, c.Account, event, r)
+	a, err := s.cal.Respond(ctx, meetingbot.ReadAs(c.Account, c.UserID), event, r)
 	if calendar != "" {
 		// The calendar as the button names it, as the mirror and the
 		// subscriptions do (its email's case may differ from the

@@ -45,7 +45,7 @@ func (p *fakeAccounts) connect(user, account string, state meetingbot.Connection
 	p.tokens[account] = oauth2.StaticTokenSource(p.srv.Grant(account, scopes...))
 }
 
-func (p *fakeAccounts) Account(_ context.Context, calendarID string) (oauth2.TokenSource, string, error) {
+func (p *fakeAccounts) Account(_ context.Context, _, calendarID string) (oauth2.TokenSource, string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ts := p.tokens[strings.ToLower(calendarID)]

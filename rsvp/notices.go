@@ -142,7 +142,7 @@ func calendarsOn(ctx context.Context, settings Settings, people Connections) ([]
 			return nil, err
 		}
 		if ok && c.State == meetingbot.ConnectionActive {
-			out = append(out, c.Account)
+			out = append(out, meetingbot.ReadAs(c.Account, set.UserID))
 		}
 	}
 	return out, nil
@@ -233,7 +233,7 @@ func (e *Engine) person(ctx context.Context, set meetingbot.InviteSettings, now 
 	if !ok || c.State != meetingbot.ConnectionActive {
 		return nil, nil // no calendar of theirs to read: /meetingbot invites on says so
 	}
-	sub := meetingbot.Subscription{ID: meetingbot.InviteSubscription(set.UserID), Kind: meetingbot.KindInvite, CalendarID: c.Account, Destination: set.UserID}
+	sub := meetingbot.Subscription{ID: meetingbot.InviteSubscription(set.UserID), Kind: meetingbot.KindInvite, CalendarID: c.Account, Reader: set.UserID, Destination: set.UserID}
 	ms, err := e.source.Meetings(ctx, sub, now, now.Add(e.opts.Ahead))
 	if err != nil {
 		return nil, err // an old reading too: an answer since would make its notice wrong

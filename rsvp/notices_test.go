@@ -224,8 +224,8 @@ func TestNoticesNeedAConnectionAndNoticesOn(t *testing.T) {
 	if err := eng.Tick(t.Context()); err != nil || len(e.dms()) != 1 {
 		t.Fatalf("Tick once connected = %v, %d notices; want 1", err, len(e.dms()))
 	}
-	if cals, err := eng.Calendars(t.Context()); err != nil || !slices.Equal(cals, []string{"alice@example.com"}) {
-		t.Errorf("Calendars = %v, %v; want Alice's", cals, err)
+	if cals, err := eng.Calendars(t.Context()); err != nil || !slices.Equal(cals, []string{meetingbot.ReadAs("alice@example.com", aliceID)}) {
+		t.Errorf("Calendars = %v, %v; want Alice's, as she reads it", cals, err)
 	}
 }
 

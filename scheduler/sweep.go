@@ -110,7 +110,7 @@ func (s *Scheduler) SweepCalendar(ctx context.Context, calendarID string) {
 	seen := map[string]bool{}
 	for _, list := range lists {
 		for _, sub := range list {
-			if sub.CalendarID != calendarID || seen[sub.ID] {
+			if sub.Reading() != calendarID || seen[sub.ID] {
 				continue
 			}
 			seen[sub.ID] = true // those given to New come first and win

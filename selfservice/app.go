@@ -70,7 +70,7 @@ type Calendars interface {
 	// calendar package's do) means the bot cannot read the calendar until
 	// someone acts: it is not shared, or delegation is not granted. Any
 	// other error is transient.
-	Upcoming(ctx context.Context, calendarID string, from, to time.Time, limit int) ([]Meeting, error)
+	Upcoming(ctx context.Context, calendarID, reader string, from, to time.Time, limit int) ([]Meeting, error)
 }
 
 // Fixed is a subscription of the operator's, from CALENDARS: shown by

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/meetingbot/meetingbot"
 )
 
 // People make the bot read calendars: each Home tab opened, each "Check
@@ -60,13 +62,14 @@ func within(at, now time.Time, d time.Duration) bool {
 }
 
 // upcoming returns calendarID's meetings from now to the horizon, earliest
-// first, up to limit, with muted series left out, for user: from a reading
+// first, up to limit, with muted series left out, for user and as user
+// reads it (their own connected account when it is theirs): from a reading
 // younger than readFresh unless force ("Check again"), else read, within
 // user's reads. errTooSoon when user has none left and there is no
 // reading to answer with.
 func (a *App) upcoming(ctx context.Context, userID, calendarID string, force bool, muted []string, limit int) ([]Meeting, error) {
 	now := a.now()
-	key := strings.ToLower(calendarID)
+	key := strings.ToLower(meetingbot.ReadAs(calendarID, userID))
 	r := a.reads.get(key)
 	switch {
 	case !force && within(r.failedAt, now, errFresh):
@@ -78,7 +81,7 @@ func (a *App) upcoming(ctx context.Context, userID, calendarID string, force boo
 		v, err, _ := a.reads.flight.Do(key, func() (any, error) {
 			a.reads.flying(key, 1)
 			defer a.reads.flying(key, -1)
-			ms, err := a.cals.Upcoming(ctx, calendarID, now, now.Add(a.horizon), limit)
+			ms, err := a.cals.Upcoming(ctx, calendarID, userID, now, now.Add(a.horizon), limit)
 			a.reads.record(key, now, ms, err)
 			return ms, err
 		})

@@ -65,7 +65,7 @@ type calendars struct {
 	reads    []string
 }
 
-func (c *calendars) Upcoming(ctx context.Context, calendarID string, from, to time.Time, limit int) ([]selfservice.Meeting, error) {
+func (c *calendars) Upcoming(ctx context.Context, calendarID, _ string, from, to time.Time, limit int) ([]selfservice.Meeting, error) {
 	c.mu.Lock()
 	gate := c.gate
 	c.reads = append(c.reads, calendarID)

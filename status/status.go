@@ -114,7 +114,7 @@ func (e *Engine) Subscriptions(ctx context.Context) ([]meetingbot.Subscription, 
 			continue
 		}
 		out = append(out, meetingbot.Subscription{
-			ID: meetingbot.StatusSubscription(c.UserID), Kind: meetingbot.KindStatus, CalendarID: email,
+			ID: meetingbot.StatusSubscription(c.UserID), Kind: meetingbot.KindStatus, CalendarID: email, Reader: c.UserID,
 			Destination: meetingbot.StatusDestination(c.UserID),
 			Offsets:     []time.Duration{0}, OutOfOffice: e.Settings(ctx, c.UserID).OutOfOffice,
 		})
@@ -128,7 +128,7 @@ func (e *Engine) Calendars(ctx context.Context) ([]string, error) {
 	subs, err := e.Subscriptions(ctx)
 	out := make([]string, len(subs))
 	for i, sub := range subs {
-		out[i] = sub.CalendarID
+		out[i] = sub.Reading()
 	}
 	return out, err
 }

@@ -374,7 +374,10 @@ func checkWatch(req *calendar.Channel, now time.Time) (expiration time.Time, rea
 
 // serveStop answers channels.stop: the channel ends, whatever was queued
 // for it is not sent. Only the principal that opened it may stop it; any
-// other request naming it, or a channel that ended, is 404 notFound.
+// other request naming it, or a channel that ended, is 404 notFound,
+// "Channel '…' not found for project '…'", as Google answers a channel
+// stopped with another identity's token
+// (googleapis/google-api-nodejs-client#627).
 func (s *Server) serveStop(w http.ResponseWriter, r *http.Request) {
 	var req calendar.Channel
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {

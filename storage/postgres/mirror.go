@@ -153,10 +153,10 @@ func (s *Store) MirroredCalendars(ctx context.Context) ([]string, error) {
 func (s *Store) PutChannel(ctx context.Context, ch meetingbot.PushChannel) error {
 	ctx, cancel := s.op(ctx)
 	defer cancel()
-	_, err := s.exec(ctx, `INSERT INTO push_channels (id, calendar, token, resource, expiration) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (id) DO UPDATE SET calendar = excluded.calendar, token = excluded.token, resource = excluded.resource,
-			expiration = excluded.expiration`,
-		ch.ID, ch.CalendarID, ch.Token, ch.ResourceID, ts(ch.Expiration))
+	_, err := s.exec(ctx, `INSERT INTO push_channels (id, calendar, opener, token, resource, expiration) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (id) DO UPDATE SET calendar = excluded.calendar, opener = excluded.opener, token = excluded.token,
+			resource = excluded.resource, expiration = excluded.expiration`,
+		ch.ID, ch.CalendarID, ch.Opener, ch.Token, ch.ResourceID, ts(ch.Expiration))
 	if err != nil {
 		return fmt.Errorf("postgres: keep channel %s: %w", ch.ID, err)
 	}
@@ -167,7 +167,7 @@ func (s *Store) PutChannel(ctx context.Context, ch meetingbot.PushChannel) error
 func (s *Store) Channels(ctx context.Context) ([]meetingbot.PushChannel, error) {
 	ctx, cancel := s.op(ctx)
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT id, calendar, token, resource, expiration FROM push_channels
+	rows, err := s.pool.Query(ctx, `SELECT id, calendar, opener, token, resource, expiration FROM push_channels
 		ORDER BY calendar, expiration NULLS FIRST, id`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: channels: %w", s.lost(err))
@@ -175,7 +175,7 @@ func (s *Store) Channels(ctx context.Context) ([]meetingbot.PushChannel, error) 
 	var out []meetingbot.PushChannel
 	var ch meetingbot.PushChannel
 	var exp pgtype.Timestamptz
-	_, err = pgx.ForEachRow(rows, []any{&ch.ID, &ch.CalendarID, &ch.Token, &ch.ResourceID, &exp}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&ch.ID, &ch.CalendarID, &ch.Opener, &ch.Token, &ch.ResourceID, &exp}, func() error {
 		got := ch
 		got.Expiration = instant(exp)
 		out = append(out, got)

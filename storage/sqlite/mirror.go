@@ -170,10 +170,10 @@ func (s *Store) MirroredCalendars(ctx context.Context) ([]string, error) {
 func (s *Store) PutChannel(ctx context.Context, ch meetingbot.PushChannel) error {
 	s.write.Lock()
 	defer s.write.Unlock()
-	_, err := s.db.ExecContext(ctx, `INSERT INTO push_channels (id, calendar, token, resource, expiration_ms) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET calendar = excluded.calendar, token = excluded.token, resource = excluded.resource,
-			expiration_ms = excluded.expiration_ms`,
-		ch.ID, ch.CalendarID, ch.Token, ch.ResourceID, ms(ch.Expiration))
+	_, err := s.db.ExecContext(ctx, `INSERT INTO push_channels (id, calendar, opener, token, resource, expiration_ms) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET calendar = excluded.calendar, opener = excluded.opener, token = excluded.token,
+			resource = excluded.resource, expiration_ms = excluded.expiration_ms`,
+		ch.ID, ch.CalendarID, ch.Opener, ch.Token, ch.ResourceID, ms(ch.Expiration))
 	if err != nil {
 		return fmt.Errorf("storage: keep channel %s: %w", ch.ID, err)
 	}
@@ -182,7 +182,7 @@ func (s *Store) PutChannel(ctx context.Context, ch meetingbot.PushChannel) error
 
 // Channels returns every push channel kept, by calendar, then expiration.
 func (s *Store) Channels(ctx context.Context) ([]meetingbot.PushChannel, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, calendar, token, resource, expiration_ms FROM push_channels ORDER BY calendar, expiration_ms, id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, calendar, opener, token, resource, expiration_ms FROM push_channels ORDER BY calendar, expiration_ms, id`)
 	if err != nil {
 		return nil, fmt.Errorf("storage: channels: %w", err)
 	}
@@ -191,7 +191,7 @@ func (s *Store) Channels(ctx context.Context) ([]meetingbot.PushChannel, error) 
 	for rows.Next() {
 		var ch meetingbot.PushChannel
 		var exp int64
-		if err := rows.Scan(&ch.ID, &ch.CalendarID, &ch.Token, &ch.ResourceID, &exp); err != nil {
+		if err := rows.Scan(&ch.ID, &ch.CalendarID, &ch.Opener, &ch.Token, &ch.ResourceID, &exp); err != nil {
 			return nil, fmt.Errorf("storage: channels: %w", err)
 		}
 		ch.Expiration = fromMS(exp)

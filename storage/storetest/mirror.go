@@ -119,7 +119,7 @@ func testChannels(t *testing.T, open Opener) {
 
 	old := meetingbot.PushChannel{ID: "ch-1", CalendarID: "alice", Token: "secret-1", ResourceID: "res-a", Expiration: mirrorNow.Add(time.Hour)}
 	renewed := meetingbot.PushChannel{ID: "ch-2", CalendarID: "alice", Token: "secret-2", ResourceID: "res-a", Expiration: mirrorNow.Add(7 * 24 * time.Hour)}
-	bob := meetingbot.PushChannel{ID: "ch-3", CalendarID: "bob", Token: "secret-3", ResourceID: "res-b", Expiration: mirrorNow.Add(2 * time.Hour)}
+	bob := meetingbot.PushChannel{ID: "ch-3", CalendarID: "bob as U2", Opener: "bob as U2", Token: "secret-3", ResourceID: "res-b", Expiration: mirrorNow.Add(2 * time.Hour)}
 	for _, ch := range []meetingbot.PushChannel{renewed, bob, old} {
 		require.NoError(t, s.PutChannel(ctx, ch))
 	}
