@@ -29,7 +29,7 @@ const (
 	// ConnectionActive is a connection in use.
 	ConnectionActive ConnectionState = "active"
 	// ConnectionBroken is a grant the provider no longer honours (revoked,
-	// expired, the password changed): it is not used until the person
+	// expired, unused for six months): it is not used until the person
 	// connects again.
 	ConnectionBroken ConnectionState = "broken"
 )
