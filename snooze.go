@@ -49,9 +49,12 @@ type Snooze struct {
 	// own DM, of the reminder first clicked).
 	Reminder string `json:"reminder"`
 	// Subscription and Calendar are the reminder's subscription and the
-	// calendar it reads: where the meeting is checked before the DM.
+	// calendar it reads, and Reader the subscription's reader
+	// (Subscription.Reader): where the meeting is checked before the DM,
+	// as the reminder read it.
 	Subscription string `json:"subscription"`
 	Calendar     string `json:"calendar"`
+	Reader       string `json:"reader,omitempty"`
 	// Meeting is the meeting as the reminder showed it (a private one
 	// reduced to its time): what the DM says when the calendar cannot be
 	// read at its instant.

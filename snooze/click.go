@@ -68,7 +68,7 @@ func (s *Service) Click(ctx context.Context, ask meetingbot.Snooze, clicked time
 		}
 	}
 	sn := meetingbot.Snooze{User: ask.User, Mode: mode, Reminder: meetingbot.SnoozedReminder(ask.Reminder),
-		Subscription: sub.ID, Calendar: sub.CalendarID, Meeting: m}
+		Subscription: sub.ID, Calendar: sub.CalendarID, Reader: sub.Reader, Meeting: m}
 	got, added, err := s.timers.Add(ctx, sn.Timer(fire))
 	if err != nil {
 		return "", err

@@ -160,7 +160,7 @@ func shownAs(snapshot, m meetingbot.Meeting) meetingbot.Meeting {
 func reminder(t meetingbot.Timer, s meetingbot.Snooze, m meetingbot.Meeting, now time.Time) meetingbot.Reminder {
 	return meetingbot.Reminder{
 		Key:          t.Key,
-		Subscription: meetingbot.Subscription{ID: meetingbot.SnoozeSubscription(s.User), Kind: meetingbot.KindSnooze, CalendarID: s.Calendar, Reader: s.User, Destination: s.User},
+		Subscription: meetingbot.Subscription{ID: meetingbot.SnoozeSubscription(s.User), Kind: meetingbot.KindSnooze, CalendarID: s.Calendar, Reader: s.Reader, Destination: s.User},
 		Meeting:      m,
 		Offset:       max(m.Start.Sub(t.FireAt), 0).Truncate(time.Second),
 		TriggerAt:    t.FireAt,
@@ -325,7 +325,7 @@ func (h *Handler) release(ctx context.Context, log *slog.Logger, e meetingbot.En
 func (h *Handler) check(ctx context.Context, s meetingbot.Snooze) (meetingbot.Meeting, meetingbot.CheckOutcome) {
 	ctx, cancel := context.WithTimeout(ctx, h.opts.CheckTimeout)
 	defer cancel()
-	sub := meetingbot.Subscription{ID: s.Subscription, CalendarID: s.Calendar, Reader: s.User}
+	sub := meetingbot.Subscription{ID: s.Subscription, CalendarID: s.Calendar, Reader: s.Reader}
 	start := s.Meeting.Start
 	if ms, err := h.source.Meetings(ctx, sub, start.Add(-time.Millisecond), start); err == nil {
 		for _, m := range ms {
