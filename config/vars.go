@@ -26,7 +26,7 @@ const DemoWhen = "with none of SLACK_BOT_TOKEN, Google credentials and CALENDARS
 var Vars = []Var{
 	{"SLACK_BOT_TOKEN", "none", "Slack bot token (xoxb-…); secret, never printed. " + strings.ToUpper(DemoWhen[:1]) + DemoWhen[1:] + ", the built-in demo runs"},
 	{"SLACK_API_URL", DefaultSlackAPIURL, "Slack Web API base URL (a proxy or a local emulator); https, or http to a loopback host only"},
-	{"SLACK_SIGNING_SECRET", "none", "the app's Signing Secret (Basic Information > App Credentials); secret, never printed. Turns on self-service from Slack: POST /slack/commands, /slack/interactivity and /slack/events on HTTP_ADDR, each request verified with it (v0 signature, timestamp within 5 minutes)"},
+	{"SLACK_SIGNING_SECRET", "none", "the app's Signing Secret, 32 hex digits (Basic Information > App Credentials); secret, never printed. Turns on self-service from Slack: POST /slack/commands, /slack/interactivity and /slack/events on HTTP_ADDR, each request verified with it (v0 signature, timestamp within 5 minutes)"},
 	{"SLACK_APP_TOKEN", "none", "app-level token (xapp-…) with the scope connections:write; secret, never printed. Turns on self-service from Slack over Socket Mode, for a bot without a public URL"},
 	{"SLACK_ADMINS", "none", "comma-separated Slack user IDs (U…/W…) who may post any calendar's reminders in a channel with /meetingbot subscribe, besides workspace admins and owners; needs SLACK_SIGNING_SECRET or SLACK_APP_TOKEN"},
 	{"GOOGLE_APPLICATION_CREDENTIALS", "none", "path to a service-account or authorized-user JSON key file"},
