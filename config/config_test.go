@@ -207,7 +207,7 @@ func TestParseProblems(t *testing.T) {
 		{"impersonate federation", prod(`GOOGLE_CREDENTIALS_JSON={"type":"external_account","audience":"//iam.googleapis.com/x"}`, "GOOGLE_IMPERSONATE=true"), "GOOGLE_IMPERSONATE: true needs a service-account key, which signs the delegation"},
 		{"impersonate value", prod("GOOGLE_IMPERSONATE=yes"), `GOOGLE_IMPERSONATE="yes": must be true or false`},
 		{"impersonate user", prod("GOOGLE_CREDENTIALS_JSON="+userJSON, "GOOGLE_IMPERSONATE=true"), "GOOGLE_IMPERSONATE: true needs service-account"},
-		{"calendar destination", prod("CALENDARS=a@example.com=eng"), `CALENDARS="a@example.com=eng": destination "eng" must be`},
+		{"calendar destination", prod("CALENDARS=a@example.com=eng"), `CALENDARS="a@example.com=eng": destination "eng" has no #: for the channel, write #eng`},
 		{"calendar empty destination", prod("CALENDARS=a@example.com="), `CALENDARS="a@example.com=": entry "a@example.com=" has an empty destination`},
 		{"calendar empty entry", prod("CALENDARS=a@example.com,,b@example.com"), `CALENDARS="a@example.com,,b@example.com": entry 2 has no calendar ID`},
 		{"calendar duplicate", prod("CALENDARS=a@example.com=#eng, a@example.com=#eng"), `CALENDARS="a@example.com=#eng, a@example.com=#eng": entry "a@example.com=#eng" appears twice`},
