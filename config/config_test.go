@@ -5,9 +5,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/config"
@@ -337,18 +339,33 @@ func TestOffsetZeroAndSeconds(t *testing.T) {
 	assert.Equal(t, []time.Duration{0, 3 * time.Second}, c.Offsets)
 }
 
+// bot -h lists every variable with its default and meaning, in lines a
+// terminal of 80 columns shows whole.
 func TestUsageListsEveryVariable(t *testing.T) {
 	var b strings.Builder
 	config.Usage(&b)
-	for _, v := range config.Vars {
-		line := ""
-		for l := range strings.SplitSeq(b.String(), "\n") {
-			if strings.HasPrefix(strings.TrimSpace(l), v.Name+" ") {
-				line = l
-			}
+	lines := strings.Split(b.String(), "\n")
+	for i, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("Usage() line %d has %d characters, want at most 80: %q", i+1, n, l)
 		}
-		if !strings.Contains(line, v.Default) || !strings.Contains(line, v.Meaning) {
-			t.Errorf("Usage() line for %s = %q, want its default %q and meaning", v.Name, line, v.Default)
+	}
+	for _, v := range config.Vars {
+		head := "  " + v.Name + " (default: " + v.Default + ")"
+		i := slices.Index(lines, head)
+		if i < 0 {
+			t.Errorf("Usage() has no line %q", head)
+			continue
+		}
+		var meaning []string
+		for _, l := range lines[i+1:] {
+			if !strings.HasPrefix(l, "      ") {
+				break
+			}
+			meaning = append(meaning, strings.TrimSpace(l))
+		}
+		if got := strings.Join(meaning, " "); got != strings.Join(strings.Fields(v.Meaning), " ") {
+			t.Errorf("Usage() meaning of %s = %q, want %q", v.Name, got, v.Meaning)
 		}
 	}
 }
