@@ -173,3 +173,38 @@ func TestDocsAreTheProjects(t *testing.T) {
 		t.Errorf("README.md has %d lines, want at most 250: move what is not the first page to docs/", n)
 	}
 }
+
+// TestReadmeCostTableSaysItsUnits keeps the README's table of a simulated
+// day honest about its columns: each says whether it counts per person or
+// in all, and a column of "N of M" (a day's reminders) is a total.
+func TestReadmeCostTableSaysItsUnits(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var header []string
+	found := false
+	for line := range strings.SplitSeq(string(b), "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		switch {
+		case strings.HasPrefix(line, "| |") && strings.Contains(line, "Calendar calls"):
+			header, found = cells, true
+			for _, h := range header[1:] {
+				if !strings.Contains(h, "per person") && !strings.Contains(h, "in all") {
+					t.Errorf("README cost table: column %q says neither per person nor in all", h)
+				}
+			}
+		case header != nil && strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| ---"):
+			for i, c := range cells {
+				if i < len(header) && strings.Contains(c, " of ") && !strings.Contains(header[i], "in all") {
+					t.Errorf("README cost table: %q is a total, in column %q", c, header[i])
+				}
+			}
+		case header != nil && !strings.HasPrefix(line, "|"):
+			header = nil
+		}
+	}
+	if !found {
+		t.Fatal("README.md has no table of Calendar calls")
+	}
+}

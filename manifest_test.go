@@ -4,7 +4,9 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -18,6 +20,7 @@ import (
 const (
 	manifestRequestURLs = "slack-app-manifest.yaml"
 	manifestSocketMode  = "slack-app-manifest.socket-mode.yaml"
+	manifestMinimal     = "slack-app-manifest.minimal.yaml"
 )
 
 // manifest is the part of a Slack app manifest the bot depends on.
@@ -177,7 +180,7 @@ func dropURLs(v any) bool {
 // each group of scopes on consecutive lines, has a comment above it
 // saying which calls need it.
 func TestManifestScopesAreJustified(t *testing.T) {
-	for _, path := range []string{manifestRequestURLs, manifestSocketMode} {
+	for _, path := range []string{manifestRequestURLs, manifestSocketMode, manifestMinimal} {
 		_, raw := readManifest(t, path)
 		var doc yaml.Node
 		if err := yaml.Unmarshal(raw, &doc); err != nil {
@@ -228,5 +231,100 @@ func TestDoctorScopesAreTheManifests(t *testing.T) {
 	}
 	if !slices.Equal(names, slacktest.DefaultScopes) {
 		t.Errorf("doctor's scopes = %v, slacktest.DefaultScopes = %v", names, slacktest.DefaultScopes)
+	}
+}
+
+// TestMinimalManifest keeps the minimal manifest what setup.md says it is:
+// the request-URL manifest's bot scopes less the three only #name
+// destinations and /meetingbot need, with no slash command, request URL,
+// event, redirect URL or user scope; doctor then finds every scope a
+// CALENDARS of channel IDs and emails needs.
+func TestMinimalManifest(t *testing.T) {
+	m, raw := readManifest(t, manifestMinimal)
+	want := slices.DeleteFunc(doctor.Scopes(), func(s string) bool { return s == "channels:read" || s == "groups:read" || s == "commands" })
+	if !slices.Equal(m.OAuth.Scopes.Bot, want) {
+		t.Errorf("%s bot scopes = %v, want %v", manifestMinimal, m.OAuth.Scopes.Bot, want)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if dropURLs(doc) || len(m.Features.SlashCommands) > 0 || len(m.Settings.Events.BotEvents) > 0 || m.Settings.Interactivity.Enabled || m.Settings.SocketMode {
+		t.Errorf("%s has a request URL, a slash command, events, interactivity or Socket Mode; want reminders alone", manifestMinimal)
+	}
+	oauth, _ := doc["oauth_config"].(map[string]any)
+	scopes, _ := oauth["scopes"].(map[string]any)
+	if _, ok := oauth["redirect_urls"]; ok || scopes["user"] != nil {
+		t.Errorf("%s has a redirect URL or user scopes; want neither", manifestMinimal)
+	}
+}
+
+// TestScopesAreDocumented keeps setup.md's table of scopes whole: a row for
+// every bot scope of the manifests and each user scope, saying what needs
+// it and what is lost without it; and the scopes setup.md says the minimal
+// manifest asks for are its.
+func TestScopesAreDocumented(t *testing.T) {
+	b, err := os.ReadFile("docs/setup.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup := string(b)
+	var documented []string
+	for _, row := range regexp.MustCompile("(?m)^\\| ((?:user )?`[a-z.:]+`(?:, `[a-z.:]+`)*) \\| [^|]+ \\| [^|]+ \\|$").FindAllStringSubmatch(setup, -1) {
+		for _, m := range regexp.MustCompile("`([a-z.:]+)`").FindAllStringSubmatch(row[1], -1) {
+			documented = append(documented, m[1])
+		}
+	}
+	for _, scope := range append(doctor.Scopes(), "users.profile:read", "users.profile:write") {
+		if !slices.Contains(documented, scope) {
+			t.Errorf("docs/setup.md, What each Slack scope is for: no row for %s", scope)
+		}
+	}
+	m, _ := readManifest(t, manifestMinimal)
+	_, after, _ := strings.Cut(setup, "["+"`"+manifestMinimal+"`]")
+	said, _, _ := strings.Cut(after, "; it has")
+	for _, scope := range m.OAuth.Scopes.Bot {
+		if !strings.Contains(said, "`"+scope+"`") && !strings.Contains(said, "history scopes") {
+			t.Errorf("docs/setup.md does not say the minimal manifest asks for %s", scope)
+		}
+	}
+}
+
+// TestManifestHostPlaces counts the places of the request-URL manifest
+// that name the bot's host, and keeps the docs that say to replace them
+// saying how many and which.
+func TestManifestHostPlaces(t *testing.T) {
+	_, raw := readManifest(t, manifestRequestURLs)
+	var paths []string
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if l := strings.TrimSpace(line); !strings.HasPrefix(l, "#") && strings.Contains(l, "https://meetingbot.example.com") {
+			_, path, _ := strings.Cut(l, "https://meetingbot.example.com")
+			paths = append(paths, path)
+		}
+	}
+	if len(paths) == 0 {
+		t.Fatalf("%s names no https://meetingbot.example.com URL", manifestRequestURLs)
+	}
+	words := map[int]string{1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+	for _, doc := range []string{"README.md", "docs/setup.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(strings.Fields(string(b)), " ")
+		i := strings.Index(text, "`meetingbot.example.com`")
+		if i < 0 {
+			t.Errorf("%s does not say to replace meetingbot.example.com", doc)
+			continue
+		}
+		say := text[i:min(len(text), i+300)]
+		if !strings.Contains(say, words[len(paths)]+" places") {
+			t.Errorf("%s: %q; want it to say %s places, as %s has", doc, say, words[len(paths)], manifestRequestURLs)
+		}
+		for _, p := range paths {
+			if !strings.Contains(say, "`"+p+"`") {
+				t.Errorf("%s: %q; want it to name %s among the places", doc, say, p)
+			}
+		}
 	}
 }

@@ -5,18 +5,22 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
 )
 
-// TestRelease runs .ci/release as a maintainer would, on a scratch
-// repository holding this working tree with a tag, for the machine's own
-// platform: the binary says the tag and its commit, and SHA256SUMS holds
-// its checksum. It also checks what the script refuses.
+// TestRelease runs .ci/release on a scratch repository holding this
+// working tree, for the machine's own platform, as CI runs it (--dry-run:
+// the newest CHANGELOG.md version, tagged on HEAD in a clone of its own):
+// the binary says the tag and its commit, its SBOM lists the modules linked
+// into it, and SHA256SUMS holds the checksums of both. It also checks what
+// the script refuses.
 func TestRelease(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed: .ci/release is not tested")
@@ -51,8 +55,8 @@ func TestRelease(t *testing.T) {
 
 	dist := t.TempDir()
 	target := runtime.GOOS + "/" + runtime.GOARCH
-	if out, err := release(t, repo, dist, "v0.9.9", target); err != nil {
-		t.Fatalf(".ci/release v0.9.9 %s: %v\n%s", target, err, out)
+	if out, err := release(t, repo, dist, "--dry-run", target); err != nil {
+		t.Fatalf(".ci/release --dry-run %s: %v\n%s", target, err, out)
 	}
 	name := "meetingbot-v0.9.9-" + runtime.GOOS + "-" + runtime.GOARCH
 	bin := filepath.Join(dist, name)
@@ -60,14 +64,19 @@ func TestRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
+	var want strings.Builder
+	for _, f := range []string{name, name + ".cdx.json"} {
+		data, err := os.ReadFile(filepath.Join(dist, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		want.WriteString(hex.EncodeToString(sum[:]) + "  " + f + "\n")
 	}
-	sum := sha256.Sum256(data)
-	if want := hex.EncodeToString(sum[:]) + "  " + name + "\n"; string(sums) != want {
-		t.Errorf("SHA256SUMS = %q, want %q", sums, want)
+	if string(sums) != want.String() {
+		t.Errorf("SHA256SUMS = %q, want %q", sums, want.String())
 	}
+	checkSBOM(t, filepath.Join(dist, name+".cdx.json"), "v0.9.9")
 	for _, arg := range []string{"version", "--version"} {
 		out, err := exec.Command(bin, arg).CombinedOutput()
 		if err != nil {
@@ -76,6 +85,42 @@ func TestRelease(t *testing.T) {
 		if want := "meetingbot v0.9.9, commit " + commit + " ("; !strings.HasPrefix(string(out), want) {
 			t.Errorf("%s %s = %q, want it to start %q", name, arg, out, want)
 		}
+	}
+}
+
+// checkSBOM checks that the SBOM at path is CycloneDX JSON for the bot at
+// version, listing the modules linked into it, the Slack and Calendar
+// clients among them, each with a version.
+func checkSBOM(t *testing.T, path, version string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sbom struct {
+		BOMFormat string `json:"bomFormat"`
+		Metadata  struct {
+			Component struct{ Name, Version string } `json:"component"`
+		} `json:"metadata"`
+		Components []struct{ Name, Version string } `json:"components"`
+	}
+	if err := json.Unmarshal(b, &sbom); err != nil {
+		t.Fatalf("SBOM %s: %v", path, err)
+	}
+	if c := sbom.Metadata.Component; sbom.BOMFormat != "CycloneDX" || c.Name != module || c.Version != version {
+		t.Errorf("SBOM = %s of %s %s, want CycloneDX of %s %s", sbom.BOMFormat, c.Name, c.Version, module, version)
+	}
+	found := 0
+	for _, c := range sbom.Components {
+		if c.Version == "" {
+			t.Errorf("SBOM component %s has no version", c.Name)
+		}
+		if c.Name == "github.com/slack-go/slack" || c.Name == "google.golang.org/api" {
+			found++
+		}
+	}
+	if found != 2 {
+		t.Errorf("SBOM lists %d components, without the Slack and Calendar clients", len(sbom.Components))
 	}
 }
 
@@ -132,4 +177,45 @@ func release(t *testing.T, repo, dist string, args ...string) (string, error) {
 	cmd.Env = append(os.Environ(), "RELEASE_DIR="+dist)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// TestReleaseArtifactsNamed keeps the recipes naming what .ci/release
+// writes, at the newest version of CHANGELOG.md: the Dockerfile's release
+// target copies the binary from dist/, the systemd unit and setup page
+// install it, and the Kubernetes manifests run the image built from it.
+func TestReleaseArtifactsNamed(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	script := read(".ci/release")
+	for _, want := range []string{`out=${RELEASE_DIR:-$repo/dist/$tag}`, `name="meetingbot-$tag-$os-$arch"`, `"$name.cdx.json"`, ">SHA256SUMS"} {
+		if !strings.Contains(script, want) {
+			t.Fatalf(".ci/release lacks %q: this test's idea of its files is out of date", want)
+		}
+	}
+	m := regexp.MustCompile(`(?m)^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$`).FindStringSubmatch(read("CHANGELOG.md"))
+	if m == nil {
+		t.Fatal("CHANGELOG.md has no released version")
+	}
+	tag := "v" + m[1]
+	binary := "meetingbot-" + tag + "-linux-amd64"
+	for _, c := range []struct{ file, want string }{
+		{"Dockerfile", "COPY dist/${VERSION}/meetingbot-${VERSION}-linux-${TARGETARCH} /usr/local/bin/bot"},
+		{"Dockerfile", "docker build --target release --build-arg VERSION=" + tag},
+		{"deploy/systemd/meetingbot.service", "install -m 0755 " + binary + " /usr/local/bin/meetingbot"},
+		{"deploy/systemd/meetingbot.service", "sha256sum -c --ignore-missing SHA256SUMS"},
+		{"docs/setup.md", "install -m 0755 " + binary + " /usr/local/bin/meetingbot"},
+		{"docs/setup.md", "docker build --target release --build-arg VERSION=" + tag + " -t registry.example.com/meetingbot:" + tag + " ."},
+		{"deploy/kubernetes/deployment.yaml", "docker build --target release --build-arg VERSION=" + tag},
+		{"deploy/kubernetes/deployment.yaml", "image: registry.example.com/meetingbot:" + tag},
+		{"deploy/kubernetes/replicas/deployment.yaml", "image: registry.example.com/meetingbot:" + tag},
+	} {
+		if !strings.Contains(read(c.file), c.want) {
+			t.Errorf("%s lacks %q: name the files .ci/release %s writes", c.file, c.want, tag)
+		}
+	}
 }

@@ -5,9 +5,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/config"
@@ -207,7 +209,7 @@ func TestParseProblems(t *testing.T) {
 		{"impersonate federation", prod(`GOOGLE_CREDENTIALS_JSON={"type":"external_account","audience":"//iam.googleapis.com/x"}`, "GOOGLE_IMPERSONATE=true"), "GOOGLE_IMPERSONATE: true needs a service-account key, which signs the delegation"},
 		{"impersonate value", prod("GOOGLE_IMPERSONATE=yes"), `GOOGLE_IMPERSONATE="yes": must be true or false`},
 		{"impersonate user", prod("GOOGLE_CREDENTIALS_JSON="+userJSON, "GOOGLE_IMPERSONATE=true"), "GOOGLE_IMPERSONATE: true needs service-account"},
-		{"calendar destination", prod("CALENDARS=a@example.com=eng"), `CALENDARS="a@example.com=eng": destination "eng" must be`},
+		{"calendar destination", prod("CALENDARS=a@example.com=eng"), `CALENDARS="a@example.com=eng": destination "eng" has no #: for the channel, write #eng`},
 		{"calendar empty destination", prod("CALENDARS=a@example.com="), `CALENDARS="a@example.com=": entry "a@example.com=" has an empty destination`},
 		{"calendar empty entry", prod("CALENDARS=a@example.com,,b@example.com"), `CALENDARS="a@example.com,,b@example.com": entry 2 has no calendar ID`},
 		{"calendar duplicate", prod("CALENDARS=a@example.com=#eng, a@example.com=#eng"), `CALENDARS="a@example.com=#eng, a@example.com=#eng": entry "a@example.com=#eng" appears twice`},
@@ -337,18 +339,33 @@ func TestOffsetZeroAndSeconds(t *testing.T) {
 	assert.Equal(t, []time.Duration{0, 3 * time.Second}, c.Offsets)
 }
 
+// bot -h lists every variable with its default and meaning, in lines a
+// terminal of 80 columns shows whole.
 func TestUsageListsEveryVariable(t *testing.T) {
 	var b strings.Builder
 	config.Usage(&b)
-	for _, v := range config.Vars {
-		line := ""
-		for l := range strings.SplitSeq(b.String(), "\n") {
-			if strings.HasPrefix(strings.TrimSpace(l), v.Name+" ") {
-				line = l
-			}
+	lines := strings.Split(b.String(), "\n")
+	for i, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("Usage() line %d has %d characters, want at most 80: %q", i+1, n, l)
 		}
-		if !strings.Contains(line, v.Default) || !strings.Contains(line, v.Meaning) {
-			t.Errorf("Usage() line for %s = %q, want its default %q and meaning", v.Name, line, v.Default)
+	}
+	for _, v := range config.Vars {
+		head := "  " + v.Name + " (default: " + v.Default + ")"
+		i := slices.Index(lines, head)
+		if i < 0 {
+			t.Errorf("Usage() has no line %q", head)
+			continue
+		}
+		var meaning []string
+		for _, l := range lines[i+1:] {
+			if !strings.HasPrefix(l, "      ") {
+				break
+			}
+			meaning = append(meaning, strings.TrimSpace(l))
+		}
+		if got := strings.Join(meaning, " "); got != strings.Join(strings.Fields(v.Meaning), " ") {
+			t.Errorf("Usage() meaning of %s = %q, want %q", v.Name, got, v.Meaning)
 		}
 	}
 }

@@ -125,3 +125,30 @@ func publicURLMistake(name, v, path string) string {
 	}
 	return ""
 }
+
+// destinationMistake says what is wrong with a CALENDARS destination that
+// is none of the four kinds, and what was probably meant: a channel name
+// with capitals (#Eng), one without its # (eng), a person by @name, a
+// channel ID in lower case. Slack's channel names are lower-case letters,
+// digits, hyphens and underscores, at most 80
+// (https://slack.com/help/articles/201402297-Create-a-channel).
+func destinationMistake(dest string) string {
+	const kinds = "a destination is a channel ID (C…, G…), #channel-name, a user ID (U…, W…) or an email"
+	lower := strings.ToLower(dest)
+	switch {
+	case strings.HasPrefix(dest, "#") && channelName.MatchString(lower):
+		return fmt.Sprintf("destination %q has capitals, and Slack's channel names are lower case: write %s", dest, lower)
+	case strings.HasPrefix(dest, "#") && len(dest) > 81:
+		return fmt.Sprintf("destination %q is longer than a Slack channel name (at most 80 characters after the #); %s", dest, kinds)
+	case strings.HasPrefix(dest, "#"):
+		return fmt.Sprintf("destination %q is not a Slack channel name, which has only lower-case letters, digits, - and _ (no spaces): write it as Slack shows it in the channel's header, or its ID (C…)", dest)
+	case strings.HasPrefix(dest, "@"):
+		return fmt.Sprintf("destination %q: @names are not accepted (a display name changes and two people may share it): write the person's email, or their user ID (U…, their profile's ⋮ > Copy member ID)", dest)
+	case (channelID.MatchString(strings.ToUpper(dest)) || userID.MatchString(strings.ToUpper(dest))) && dest != strings.ToUpper(dest) &&
+		strings.IndexFunc(dest, unicode.IsDigit) >= 0:
+		return fmt.Sprintf("destination %q looks like a Slack ID in lower case; IDs are upper case: write %s", dest, strings.ToUpper(dest))
+	case channelName.MatchString("#" + lower):
+		return fmt.Sprintf("destination %q has no #: for the channel, write #%s (or its ID, C…); for a person, their email or user ID (U…)", dest, lower)
+	}
+	return fmt.Sprintf("destination %q is not one Slack knows: %s", dest, kinds)
+}

@@ -13,7 +13,7 @@ import (
 const (
 	webClient       = `{"web":{"client_id":"1-web.apps.googleusercontent.com","project_id":"p","auth_uri":"https://accounts.google.com/o/oauth2/auth","token_uri":"https://oauth2.googleapis.com/token","client_secret":"GOCSPX-HIDDENsecret","redirect_uris":["https://meetingbot.fly.dev/google/oauth/callback"]}}`
 	tokenKey        = "TOKEN_ENCRYPTION_KEY=q83vEjRWeJAFUUoY5Fj1fN0Xc2/7N0tqTPiwd/dQe5k="
-	signing         = "SLACK_SIGNING_SECRET=8f742231b10e8888abcd99yyyzzz85a5"
+	signing         = "SLACK_SIGNING_SECRET=8f742231b10e8888abcd99edabd85ea5"
 	connectPublic   = "PUBLIC_URL=https://meetingbot.fly.dev"
 	webClientPrefix = "GOOGLE_OAUTH_CLIENT_JSON="
 )

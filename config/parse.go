@@ -534,7 +534,7 @@ func (p *parser) calendars(name string, offsets []time.Duration) []meetingbot.Su
 			p.bad(name, v, fmt.Sprintf("entry %q has an empty destination; drop the = to DM the calendar's owner, %s", entry, example))
 			continue
 		case dest != "" && !validDestination(dest):
-			p.bad(name, v, fmt.Sprintf("destination %q must be a channel ID (C…, G…), #channel-name, a user ID (U…, W…) or an email, %s", dest, example))
+			p.bad(name, v, destinationMistake(dest)+", "+example)
 			continue
 		case dest == "" && !email.MatchString(cal):
 			p.bad(name, v, fmt.Sprintf("calendar %q is not an email, so it needs a destination, e.g. %s=%s=#eng", cal, name, cal))

@@ -1,9 +1,11 @@
 package config
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // The variables of self-service from Slack: SLACK_SIGNING_SECRET turns on
@@ -32,37 +34,66 @@ func (c Config) selfServiceString() string {
 }
 
 // Examples of the self-service variables, for the problems that cannot
-// quote the value. The signing secret is Slack's documentation example.
+// quote the value. The signing secret has the shape of Slack's: 32
+// lower-case hex digits (Slack's documentation example,
+// 8f742231b10e8888abcd99yyyzzz85a5, has letters no real one has).
 const (
-	exampleSigningSecret = "SLACK_SIGNING_SECRET=8f742231b10e8888abcd99yyyzzz85a5"
+	exampleSigningSecret = "SLACK_SIGNING_SECRET=8f742231b10e8888abcd99edabd85ea5"
 	exampleAppToken      = "SLACK_APP_TOKEN=xapp-1-A0123ABCD-1234-abcd"
 	exampleAdmins        = "SLACK_ADMINS=U0123ABCD,U0456EFGH"
 )
 
+// signingSecretLen is the length of a Slack Signing Secret: 32 hex digits
+// (the App Credentials of every app's Basic Information page).
+const signingSecretLen = 32
+
 // signingSecret reads SLACK_SIGNING_SECRET, the app's Signing Secret, which
-// Slack's requests are verified with. Slack's are 32 hex digits; the check
-// is looser, but refuses a token or a value with spaces or punctuation,
-// the usual wrong copies. The value is never shown.
+// Slack's requests are verified with. Slack's are exactly 32 lower-case hex
+// digits, so anything else is a wrong copy (a token, a cut or doubled
+// paste, the Client Secret's neighbour): refused here rather than found
+// later as every command answered 401. The value is never shown; its
+// length is, which a fixed-length secret does not give away.
 func (p *parser) signingSecret(name string) string {
 	v := p.get(name)
 	if v == "" {
 		return ""
 	}
 	const where = "copy the Signing Secret from your app's Basic Information page (App Credentials), e.g. " + exampleSigningSecret
-	alnum := strings.IndexFunc(v, func(r rune) bool { return r > unicode.MaxASCII || !(unicode.IsLetter(r) || unicode.IsDigit(r)) }) < 0
 	switch {
 	case strings.HasPrefix(v, "xox") || strings.HasPrefix(v, "xapp-"):
 		p.add(name, "is a Slack token, not the Signing Secret (the value is secret and not shown): "+where)
 	case strings.IndexFunc(v, unicode.IsSpace) >= 0:
 		p.add(name, "must be the Signing Secret without spaces (the value is secret and not shown): "+where)
-	case !alnum:
-		p.add(name, "must be the Signing Secret, letters and digits only (the value is secret and not shown): "+where)
-	case len(v) < 16:
-		p.add(name, "is too short for a Signing Secret, which has 32 characters (the value is secret and not shown): "+where)
 	default:
+		if wrong := signingSecretMistake(v); wrong != "" {
+			p.add(name, wrong+" (the value is secret and not shown): "+where)
+			return ""
+		}
 		return v
 	}
 	return ""
+}
+
+// signingSecretMistake says what keeps v from being a Signing Secret, or
+// "": its length, then characters that are not hex digits.
+func signingSecretMistake(v string) string {
+	notHex := strings.IndexFunc(v, func(r rune) bool { return !strings.ContainsRune("0123456789abcdef", r) }) >= 0
+	upper := strings.ToLower(v) != v && strings.IndexFunc(strings.ToLower(v), func(r rune) bool { return !strings.ContainsRune("0123456789abcdef", r) }) < 0
+	n := utf8.RuneCountInString(v)
+	var what string
+	switch {
+	case n != signingSecretLen && notHex:
+		what = fmt.Sprintf("has %d characters, some of them not hex digits", n)
+	case n != signingSecretLen:
+		what = fmt.Sprintf("has %d characters", n)
+	case upper:
+		what = "has upper-case letters, and Slack's are lower case"
+	case notHex:
+		what = "has characters that are not hex digits (0-9, a-f)"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("must be the Signing Secret, %d hex digits (0-9, a-f), but %s", signingSecretLen, what)
 }
 
 // appToken reads SLACK_APP_TOKEN, an app-level token (xapp-…) with the

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/meetingbot/meetingbot"
 )
@@ -26,7 +26,7 @@ const DemoWhen = "with none of SLACK_BOT_TOKEN, Google credentials and CALENDARS
 var Vars = []Var{
 	{"SLACK_BOT_TOKEN", "none", "Slack bot token (xoxb-…); secret, never printed. " + strings.ToUpper(DemoWhen[:1]) + DemoWhen[1:] + ", the built-in demo runs"},
 	{"SLACK_API_URL", DefaultSlackAPIURL, "Slack Web API base URL (a proxy or a local emulator); https, or http to a loopback host only"},
-	{"SLACK_SIGNING_SECRET", "none", "the app's Signing Secret (Basic Information > App Credentials); secret, never printed. Turns on self-service from Slack: POST /slack/commands, /slack/interactivity and /slack/events on HTTP_ADDR, each request verified with it (v0 signature, timestamp within 5 minutes)"},
+	{"SLACK_SIGNING_SECRET", "none", "the app's Signing Secret, 32 hex digits (Basic Information > App Credentials); secret, never printed. Turns on self-service from Slack: POST /slack/commands, /slack/interactivity and /slack/events on HTTP_ADDR, each request verified with it (v0 signature, timestamp within 5 minutes)"},
 	{"SLACK_APP_TOKEN", "none", "app-level token (xapp-…) with the scope connections:write; secret, never printed. Turns on self-service from Slack over Socket Mode, for a bot without a public URL"},
 	{"SLACK_ADMINS", "none", "comma-separated Slack user IDs (U…/W…) who may post any calendar's reminders in a channel with /meetingbot subscribe, besides workspace admins and owners; needs SLACK_SIGNING_SECRET or SLACK_APP_TOKEN"},
 	{"GOOGLE_APPLICATION_CREDENTIALS", "none", "path to a service-account or authorized-user JSON key file"},
@@ -62,10 +62,10 @@ func Usage(w io.Writer) {
 A Slack bot that posts a reminder before each Google Calendar meeting.
 Configuration comes only from environment variables.
 
-  bot         run the bot; `+DemoWhen+`,
-              run the demo instead
-  bot demo    run the built-in demo: local Calendar and Slack emulators, reminders
-              printed to the terminal
+  bot         run the bot; with none of SLACK_BOT_TOKEN, Google credentials
+              and CALENDARS set, run the demo instead
+  bot demo    run the built-in demo: local Calendar and Slack emulators,
+              reminders printed to the terminal
   bot audit   compare the reminders that were due with what Slack received
               (bot audit -h for its flags)
   bot doctor  check the configuration against Slack, Google Calendar, the
@@ -75,17 +75,42 @@ Configuration comes only from environment variables.
 
 Environment:
 `)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  VARIABLE\tDEFAULT\tMEANING")
 	for _, v := range Vars {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", v.Name, v.Default, v.Meaning)
+		fmt.Fprintf(w, "  %s (default: %s)\n", v.Name, v.Default)
+		for _, line := range wrap(v.Meaning, usageWidth-6) {
+			fmt.Fprintf(w, "      %s\n", line)
+		}
 	}
-	tw.Flush()
 	fmt.Fprint(w, `
 Malformed configuration exits with status 2, one line per problem.
 Health: GET /healthz. Metrics: GET /metrics (Prometheus text format); with
 a private listener set, both in detail there.
 `)
+}
+
+// usageWidth is the widest line bot -h prints: a terminal's 80 columns.
+const usageWidth = 80
+
+// wrap breaks s into lines of at most width runes at spaces (a word longer
+// than width stands alone).
+func wrap(s string, width int) []string {
+	var lines []string
+	line := ""
+	for word := range strings.FieldsSeq(s) {
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // Markdown returns the variables as the Markdown table in docs/configuration.md.

@@ -92,7 +92,11 @@ func Run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	if err != nil {
 		return fmt.Errorf("demo: read the ledger: %w", err)
 	}
-	out.summary(entries, script.titles, script.none, !script.finished.Load())
+	now, err := demoCalendar(context.WithoutCancel(ctx), w.cal, script.meetings)
+	if err != nil {
+		return fmt.Errorf("demo: read the calendars: %w", err)
+	}
+	out.summary(entries, script.titles, withoutReminder(out, entries, script.meetings, now, time.Now()), !script.finished.Load())
 	return nil
 }
 
@@ -230,21 +234,28 @@ type demoScript struct {
 	slack  *slacktest.Server
 	secret string
 	addr   string
+	// edited is when each message (by ts) was last seen edited.
+	edited map[string]time.Time
 
-	// titles names the meetings by event ID, and none those that get no
-	// reminder, for the summary; finish stops the bot after the last
+	// titles names the meetings by event ID, and meetings are those the
+	// script puts in a calendar, for the summary, which reads each one
+	// back when the demo stops; finish stops the bot after the last
 	// meeting, and finished says it did.
 	titles   map[string]string
-	none     []demoOutcome
+	meetings []demoMeeting
 	finish   func()
 	finished atomic.Bool
 }
 
 // demoBobTypesAt is when Bob types his slash command, and demoRetroAt when
-// his meeting starts, after the demo starts.
+// his meeting starts, after the demo starts; the design review moves at
+// demoReviewMovedAt, after its first reminder (at 20 s), to start at
+// demoReviewMovedTo.
 const (
-	demoBobTypesAt = 10 * time.Second
-	demoRetroAt    = 100 * time.Second
+	demoBobTypesAt    = 10 * time.Second
+	demoRetroAt       = 100 * time.Second
+	demoReviewMovedAt = 35 * time.Second
+	demoReviewMovedTo = 170 * time.Second
 )
 
 func newDemoScript(cal *calendartest.Server, out *demoPrinter, start time.Time) *demoScript {
@@ -278,13 +289,17 @@ func (d *demoScript) seed() error {
 	}
 	moved := d.event("one-on-one", "1:1 with Bob", 210*time.Second, 25*time.Minute)
 	quick := d.event("quick", "Quick question", 50*time.Second, 15*time.Minute)
+	// The design review moves after its 1-minute reminder went out: that
+	// message is edited in place, and the new time gets its own reminders.
+	reviewMoved := d.event("review", "Design review <API v2>", demoReviewMovedTo, 30*time.Minute)
+	reviewMoved.HangoutLink = review.HangoutLink
 	d.titles = map[string]string{}
-	for _, ev := range []*gcal.Event{planning, review, oneOnOne, budget, retro, quick} {
-		d.titles[ev.Id] = ev.Summary
-	}
-	d.none = []demoOutcome{
-		{"Budget sync", "cancelled before its reminder time"},
-		{"1:1 with Bob at " + d.out.clock(d.start.Add(150*time.Second)), "moved to " + d.out.clock(d.start.Add(210*time.Second)) + " before its reminders: those went out for the new time only"},
+	for _, m := range []struct {
+		cal string
+		ev  *gcal.Event
+	}{{demoTeam, planning}, {demoAlice, review}, {demoAlice, oneOnOne}, {demoAlice, budget}, {demoBob, retro}, {demoAlice, quick}} {
+		d.titles[m.ev.Id] = m.ev.Summary
+		d.meetings = append(d.meetings, demoMeeting{cal: m.cal, id: m.ev.Id, title: m.ev.Summary, start: d.start.Add(d.offsetOf(m.ev))})
 	}
 	d.steps = []demoStep{
 		{at: demoBobTypesAt, do: d.bobTurnsOn},
@@ -292,11 +307,19 @@ func (d *demoScript) seed() error {
 			do: func() error { return d.cal.Put(demoAlice, quick) }},
 		{at: 30 * time.Second, say: fmt.Sprintf("1:1 with Bob moved from %s to %s, before its reminders: both (1 minute before and at the start) go out for the new time only", d.out.clock(d.start.Add(150*time.Second)), d.out.clock(d.start.Add(210*time.Second))),
 			do: func() error { return d.cal.Put(demoAlice, moved) }},
+		{at: demoReviewMovedAt, say: fmt.Sprintf("Design review moved from %s to %s, after its 1-minute reminder went out: that message is edited in place to say so, and the new time gets its own reminders", d.out.clock(d.start.Add(80*time.Second)), d.out.clock(d.start.Add(demoReviewMovedTo))),
+			do: func() error { return d.cal.Put(demoAlice, reviewMoved) }},
 		{at: 45 * time.Second, say: "Budget sync cancelled before its reminder: nothing will be sent for it",
 			do: func() error { return d.cal.Delete(demoAlice, "budget") }},
 	}
 	d.until = 215 * time.Second
 	return nil
+}
+
+// offsetOf is when ev starts, after the demo starts.
+func (d *demoScript) offsetOf(ev *gcal.Event) time.Duration {
+	start, _ := time.Parse(time.RFC3339, ev.Start.DateTime)
+	return start.Sub(d.start)
 }
 
 // play applies the steps at their times, until ctx ends.
@@ -324,10 +347,30 @@ func (d *demoScript) play(ctx context.Context) {
 				d.out.note(s.say)
 			}
 		}
+		d.showEdits()
 		if elapsed > d.until+demoEndsAfter && d.finish != nil && !d.finished.Swap(true) {
 			d.finish() // the bot stops; demo prints the summary
 			return
 		}
+	}
+}
+
+// showEdits prints each message Slack has edited since it last looked:
+// the Slack emulator tells of each post as it comes, and an edit in place
+// (chat.update) is seen here, within a quarter of a second.
+func (d *demoScript) showEdits() {
+	if d.slack == nil {
+		return
+	}
+	for _, m := range d.slack.Messages() {
+		if m.Edited.IsZero() || d.edited[m.TS].Equal(m.Edited) {
+			continue
+		}
+		if d.edited == nil {
+			d.edited = map[string]time.Time{}
+		}
+		d.edited[m.TS] = m.Edited
+		d.out.edit(m)
 	}
 }
 

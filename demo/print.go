@@ -36,7 +36,7 @@ Two reminders per meeting, 1 minute before it and when it starts, sweeping every
 
   %s  Quick question (Alice's calendar; created at %s, after its 1-minute reminder time: that one goes out at once, marked late)
   %s  Sprint planning (team calendar, reminds %s)
-  %s  Design review <API v2> (Alice's calendar, reminds her by DM)
+  %s  Design review <API v2> (Alice's calendar, reminds her by DM; at %s moved to %s, after its first reminder: that message is edited in place)
   %s  Team retro (Bob's calendar, not in the bot's configuration: at %s Bob turns his reminders on from Slack with /meetingbot %s)
   %s  Budget sync (will be cancelled)
   %s  1:1 with Bob (will be moved to %s)
@@ -45,7 +45,7 @@ Health: http://%s/healthz   Metrics: http://%s/metrics   Slack: http://%s/slack/
 Ledger: %s
 It ends by itself after the last meeting, at %s, with a summary of what the bot did; Ctrl-C stops it sooner.
 
-`, demoTick, at(50*time.Second), at(20*time.Second), at(65*time.Second), demoChannel, at(80*time.Second),
+`, demoTick, at(50*time.Second), at(20*time.Second), at(65*time.Second), demoChannel, at(80*time.Second), at(demoReviewMovedAt), at(demoReviewMovedTo),
 		at(demoRetroAt), at(demoBobTypesAt), demoBobCommand,
 		at(120*time.Second), at(150*time.Second), at(210*time.Second), addr, addr, addr, db, at(d.until+demoEndsAfter))
 }
@@ -69,17 +69,21 @@ func (p *demoPrinter) note(msg string) {
 
 // message prints one message Slack received.
 func (p *demoPrinter) message(m slacktest.Message) {
-	dest := "DM to @alice"
-	switch m.Channel {
-	case demoChannelID:
-		dest = demoChannel
-	case demoDM(demoBobSlackID):
-		dest = "DM to @bob"
-	}
-	head := fmt.Sprintf("%s  Slack %s", p.clock(m.Posted), dest)
+	head := fmt.Sprintf("%s  Slack %s", p.clock(m.Posted), demoDestination(m.Channel, ""))
 	if late := lateness(m); late > 0 {
 		head += fmt.Sprintf("  [LATE: %s after its reminder time]", late.Round(time.Second))
 	}
+	p.box(head, m)
+}
+
+// edit prints a message Slack has edited in place (chat.update), as it
+// reads now.
+func (p *demoPrinter) edit(m slacktest.Message) {
+	p.box(fmt.Sprintf("%s  Slack %s  [EDITED in place: the message posted at %s]", p.clock(m.Edited), demoDestination(m.Channel, ""), p.clock(m.Posted)), m)
+}
+
+// box prints a message under head, as Slack shows it.
+func (p *demoPrinter) box(head string, m slacktest.Message) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "┌ %s\n", head)
 	for _, line := range renderBlocks(m) {

@@ -2,11 +2,20 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"slices"
 	"strings"
 	"time"
 
+	"golang.org/x/oauth2/google"
+	gcal "google.golang.org/api/calendar/v3"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/api/option"
+
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
@@ -25,11 +34,93 @@ func demoLedger(ctx context.Context, path string, from, to time.Time) ([]meeting
 	return s.Range(ctx, "", from, to)
 }
 
-// demoOutcome is what the demo says happened to the meetings that got no
-// reminder at all, because of a change the script made: the ledger has no
-// row for them.
+// demoOutcome is what the demo says of a meeting the ledger has no
+// reminder of at its time, read from the calendar as it is when the demo
+// stops.
 type demoOutcome struct {
 	title, why string
+}
+
+// demoMeeting is a meeting the script puts in a calendar, with the start
+// it was first given.
+type demoMeeting struct {
+	cal, id, title string
+	start          time.Time
+}
+
+// demoCalendar reads each meeting back from the Calendar emulator, as the
+// bot reads it (events.get, which answers a deleted event as cancelled),
+// when the demo stops: by event ID, those the calendar has (one the script
+// had not created yet is absent).
+func demoCalendar(ctx context.Context, cal *calendartest.Server, meetings []demoMeeting) (map[string]*gcal.Event, error) {
+	conf, err := google.JWTConfigFromJSON(cal.ServiceAccountJSON(), gcal.CalendarEventsReadonlyScope)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := gcal.NewService(ctx, option.WithHTTPClient(conf.Client(ctx)), option.WithEndpoint(cal.Endpoint()))
+	if err != nil {
+		return nil, err
+	}
+	now := map[string]*gcal.Event{}
+	for _, m := range meetings {
+		ev, err := svc.Events.Get(m.cal, m.id).Context(ctx).Do()
+		var ge *googleapi.Error
+		switch {
+		case errors.As(err, &ge) && ge.Code == http.StatusNotFound:
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("%s in %s: %w", m.id, m.cal, err)
+		}
+		now[m.id] = ev
+	}
+	return now, nil
+}
+
+// withoutReminder says, for each meeting the ledger has no reminder of at
+// its first start, why, from the calendar as it is at stop: cancelled,
+// moved (and whether its new time was reminded), or not due yet.
+func withoutReminder(p *demoPrinter, entries []meetingbot.Entry, meetings []demoMeeting, now map[string]*gcal.Event, stop time.Time) []demoOutcome {
+	var out []demoOutcome
+	first := demoFirstOffset()
+	for _, m := range meetings {
+		ev := now[m.id]
+		if ev == nil {
+			continue
+		}
+		start, _ := time.Parse(time.RFC3339, ev.Start.DateTime)
+		at := func(t time.Time) bool {
+			return slices.ContainsFunc(entries, func(e meetingbot.Entry) bool { return e.EventID == m.id && e.Start.Equal(t) })
+		}
+		notDue := ev.Status != "cancelled" && !at(start) && start.Add(-first).After(stop)
+		switch {
+		case ev.Status == "cancelled" && !at(m.start):
+			out = append(out, demoOutcome{m.title, "cancelled before its reminder time (the calendar has it cancelled)"})
+		case !start.Equal(m.start) && !at(m.start):
+			why := "moved to " + p.clock(start) + " before its reminders were due"
+			switch {
+			case at(start):
+				why += ": they went out for the new time only"
+			case notDue:
+				why += ": its first reminder for the new time is not due yet, at " + p.clock(start.Add(-first))
+			}
+			out = append(out, demoOutcome{m.title + " at " + p.clock(m.start), why})
+		case notDue:
+			out = append(out, demoOutcome{m.title + " at " + p.clock(start), "not due yet when the demo stopped: its first reminder is due at " + p.clock(start.Add(-first))})
+		}
+	}
+	return out
+}
+
+// demoFirstOffset is the demo's longest offset: a meeting's first
+// reminder is due that long before it starts.
+func demoFirstOffset() time.Duration {
+	var longest time.Duration
+	for o := range strings.SplitSeq(demoOffsets, ",") {
+		if d, err := time.ParseDuration(o); err == nil && d > longest {
+			longest = d
+		}
+	}
+	return longest
 }
 
 // summary prints what the bot did, from the ledger: each reminder sent
@@ -75,7 +166,7 @@ func (p *demoPrinter) summary(entries []meetingbot.Entry, titles map[string]stri
 	if early {
 		head = "Stopped before the last demo meeting."
 	}
-	p.printf("%s What the bot did (from its ledger; times are when each reminder was due): %d reminders sent, %d of them late, %d edited since, %d skipped or failed.\n%s\n",
+	p.printf("%s What the bot did (from its ledger; times are when each reminder was due; \"none\" lines are the meetings without one, as the calendar has them now): %d reminders sent, %d of them late, %d edited since, %d skipped or failed.\n%s\n",
 		head, sent, late, edited, other, b.String())
 }
 

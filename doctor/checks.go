@@ -1,11 +1,9 @@
 package doctor
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -112,16 +110,18 @@ func slackChecks(d *doctorEnv) []check {
 		g, err := d.slack.Grant(ctx)
 		switch {
 		case err != nil && meetingbot.IsPermanent(err):
+			d.slackState = slackRefused
 			return fail("Slack refused it", err.Error())
 		case err != nil:
-			return fail("Slack did not answer: "+err.Error(), "check SLACK_API_URL ("+d.cfg.SlackAPIURL+") and the network, then run bot doctor again")
+			d.slackState = slackSilent
+			return fail(didNotAnswer("Slack", d.cfg.SlackAPIURL, err), "check SLACK_API_URL ("+d.cfg.SlackAPIURL+") and the network, then run bot doctor again")
 		}
-		d.slackOK = true
+		d.slackState = slackTook
 		grant.scopes, grant.known = g.Scopes, g.ScopesKnown
 		return pass("the bot user %s (%s) in %s (%s)", g.User, g.UserID, g.Team, g.TeamID)
 	}}, {"Slack scopes", func(ctx context.Context) outcome {
-		if !d.slackOK {
-			return fail("not checked: Slack refused the token", "fix the Slack token first")
+		if d.slackState != slackTook {
+			return d.skipped()
 		}
 		if !grant.known {
 			return fail("Slack's answer to auth.test named no scopes (no x-oauth-scopes header)",
@@ -159,7 +159,7 @@ func slackChecks(d *doctorEnv) []check {
 					return fail("Slack refused it ("+se.Err+")",
 						"generate an app-level token with the scope connections:write on your app's Basic Information page (App-Level Tokens) and put it, xapp-…, in SLACK_APP_TOKEN; and turn Socket Mode on (Socket Mode page), as slack-app-manifest.socket-mode.yaml does")
 				}
-				return fail("Slack did not answer: "+err.Error(), "check SLACK_API_URL and the network, then run bot doctor again")
+				return fail(didNotAnswer("Slack", d.cfg.SlackAPIURL, err), "check SLACK_API_URL and the network, then run bot doctor again")
 			}
 			return pass("Slack opens Socket Mode connections for it")
 		}})
@@ -191,7 +191,7 @@ func calendarChecks(d *doctorEnv) []check {
 			case err != nil && fix != "":
 				return fail("cannot be read", fix)
 			case err != nil:
-				return fail("Google did not answer: "+err.Error(), "run bot doctor again; if it keeps failing, check GOOGLE_API_ENDPOINT ("+d.cfg.GoogleEndpoint+") and the network")
+				return d.googleSilent(err)
 			case role == calendar.FreeBusyReader:
 				return fail("shows only free/busy: its reminders would have no title, link or join button", d.source.BusyOnlyFix(id))
 			}
@@ -209,8 +209,8 @@ func destinationChecks(d *doctorEnv) []check {
 	var pace *monitor.DestinationCheck
 	for _, sub := range d.cfg.Subscriptions {
 		checks = append(checks, check{"destination of " + sub.ID, func(ctx context.Context) outcome {
-			if !d.slackOK {
-				return fail("not checked: Slack refused the token", "fix the Slack token first")
+			if d.slackState != slackTook {
+				return d.skipped()
 			}
 			if pace == nil {
 				pace = monitor.NewDestinationCheck(nil, d.slack.Resolve, func(meetingbot.Subscription, error) {}, d.log)
@@ -222,7 +222,7 @@ func destinationChecks(d *doctorEnv) []check {
 			case err != nil && meetingbot.IsPermanent(err):
 				return fail("Slack refuses "+monitor.DestinationName(sub), err.Error())
 			case err != nil:
-				return fail("Slack did not answer: "+err.Error(), "run bot doctor again")
+				return fail(didNotAnswer("Slack", d.cfg.SlackAPIURL, err), "check the network and SLACK_API_URL, then run bot doctor again")
 			}
 			return pass("reminders can be posted: %s", monitor.DestinationName(sub))
 		}})
@@ -286,36 +286,4 @@ func postgresOutcome(rawURL string, h postgres.Health, err error) outcome {
 		return fail("cannot be reached: "+err.Error(), "check the host and port in DATABASE_URL, that PostgreSQL runs and that it accepts connections from this host")
 	}
 	return fail("cannot be used: "+err.Error(), "give the user in DATABASE_URL the right to create tables in its schema (or point ?search_path= at one where it may)")
-}
-
-// publicURLChecks fetch PUBLIC_URL/healthz from outside, as Google reaches
-// the bot, over https with the certificate checked.
-func publicURLChecks(d *doctorEnv) []check {
-	if d.cfg.PublicURL == "" {
-		return nil
-	}
-	url := d.cfg.PublicURL + "/healthz"
-	return []check{{"PUBLIC_URL", func(ctx context.Context) outcome {
-		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return fail("not a URL: "+err.Error(), "set PUBLIC_URL to the bot's public https base URL")
-		}
-		resp, err := outbound.Client(nil).Do(req)
-		if err != nil {
-			return fail(url+" cannot be reached: "+err.Error(),
-				"Google posts to PUBLIC_URL over https with a valid certificate: check its DNS name, the certificate and the proxy in front of HTTP_ADDR, and that the bot runs")
-		}
-		defer resp.Body.Close()
-		first, _ := bufio.NewReader(resp.Body).ReadString('\n')
-		first = strings.TrimSpace(first)
-		if (resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusServiceUnavailable) &&
-			(strings.HasPrefix(first, "ok") || strings.HasPrefix(first, "unhealthy:")) {
-			return pass("%s answers from outside: %s", url, first)
-		}
-		return fail(fmt.Sprintf("%s answered %s, not this bot's /healthz", url, resp.Status),
-			"PUBLIC_URL must be the base URL that reaches HTTP_ADDR (the proxy in front of the bot forwards PUBLIC_URL/… to it), e.g. "+
-				"https://meetingbot.fly.dev, without "+config.NotifyPath)
-	}}}
 }

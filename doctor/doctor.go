@@ -32,6 +32,10 @@ type check struct {
 // outcome is a check's verdict.
 type outcome struct {
 	ok bool
+	// waiting marks a check that cannot pass yet and is not failing:
+	// PUBLIC_URL before the bot's first deploy. It is not counted as
+	// failed.
+	waiting bool
 	// detail says what was found: for a pass, what works; for a failure,
 	// what is wrong.
 	detail string
@@ -45,6 +49,8 @@ func pass(format string, args ...any) outcome {
 
 func fail(detail, fix string) outcome { return outcome{detail: detail, fix: fix} }
 
+func wait(detail, fix string) outcome { return outcome{waiting: true, detail: detail, fix: fix} }
+
 // doctorEnv is what the checks share: the configuration, and the clients
 // the bot itself would use, built once.
 type doctorEnv struct {
@@ -52,9 +58,29 @@ type doctorEnv struct {
 	log    *slog.Logger
 	source *calendar.Source
 	slack  *notify.Slack
-	// slackOK is set by the Slack token's check: the checks that need
-	// the token skip when Slack refused it.
-	slackOK bool
+	// slackState is set by the Slack token's check: the checks that need the
+	// token skip, and say why, unless Slack took it.
+	slackState slackState
+}
+
+// slackState is what the Slack token's check found.
+type slackState int
+
+const (
+	slackUnchecked slackState = iota
+	slackTook                 // auth.test answered ok
+	slackRefused              // Slack answered, and refused the token
+	slackSilent               // Slack did not answer (network, DNS, timeout)
+)
+
+// skipped is the outcome of a check that needs the token when the token's
+// check did not pass: whether Slack refused it or did not answer, which
+// have different fixes.
+func (d *doctorEnv) skipped() outcome {
+	if d.slackState == slackSilent {
+		return fail("not checked: Slack did not answer at "+d.cfg.SlackAPIURL, "check the network and SLACK_API_URL, then run bot doctor again")
+	}
+	return fail("not checked: Slack refused the token", "fix the Slack token first")
 }
 
 // doctorChecks lists what bot doctor checks, in order; each function
@@ -73,10 +99,13 @@ var doctorChecks = []func(*doctorEnv) []check{
 
 // doctorResult is one check's line in bot doctor --json.
 type doctorResult struct {
-	Name   string `json:"name"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail"`
-	Fix    string `json:"fix,omitempty"`
+	Name string `json:"name"`
+	OK   bool   `json:"ok"`
+	// Waiting is a check that waits for the first deploy: not ok, and
+	// not failed.
+	Waiting bool   `json:"waiting,omitempty"`
+	Detail  string `json:"detail"`
+	Fix     string `json:"fix,omitempty"`
 }
 
 // Run checks cfg, one line each on out (or, with asJSON, a JSON report),
@@ -111,7 +140,7 @@ func Run(ctx context.Context, cfg config.Config, out io.Writer, asJSON bool) (in
 		return failed, err
 	}
 	if !asJSON {
-		fmt.Fprintf(out, "%d checks: %d passed, %d failed\n", len(results), len(results)-failed, failed)
+		fmt.Fprintln(out, summary(results, failed))
 		return failed, nil
 	}
 	enc := json.NewEncoder(out)
@@ -134,10 +163,10 @@ func (d *doctorEnv) run(ctx context.Context, out io.Writer, asJSON bool) ([]doct
 				return results, failed, ctx.Err()
 			}
 			o.detail, o.fix = oneLine(o.detail), oneLine(o.fix)
-			if !o.ok {
+			if !o.ok && !o.waiting {
 				failed++
 			}
-			results = append(results, doctorResult{Name: c.name, OK: o.ok, Detail: o.detail, Fix: o.fix})
+			results = append(results, doctorResult{Name: c.name, OK: o.ok, Waiting: o.waiting, Detail: o.detail, Fix: o.fix})
 			if !asJSON {
 				fmt.Fprintln(out, doctorLine(c.name, o))
 			}
@@ -146,13 +175,36 @@ func (d *doctorEnv) run(ctx context.Context, out io.Writer, asJSON bool) ([]doct
 	return results, failed, nil
 }
 
-// doctorLine is a check's line: ✓ or ✗, what, what was found, the fix.
+// summary is the last line: how many checks passed, failed and wait.
+func summary(results []doctorResult, failed int) string {
+	waiting := 0
+	for _, r := range results {
+		if r.Waiting {
+			waiting++
+		}
+	}
+	line := fmt.Sprintf("%d checks: %d passed, %d failed", len(results), len(results)-failed-waiting, failed)
+	if waiting > 0 {
+		line += fmt.Sprintf(", %d waiting for the first deploy", waiting)
+	}
+	return line
+}
+
+// doctorLine is a check's line: ✓, ✗ or … (waiting), what, what was
+// found, the fix (or, waiting, what comes next).
 func doctorLine(name string, o outcome) string {
 	if o.ok {
 		return "✓ " + name + ": " + o.detail
 	}
-	line := "✗ " + name + ": " + o.detail
-	if o.fix != "" {
+	mark := "✗ "
+	if o.waiting {
+		mark = "… "
+	}
+	line := mark + name + ": " + o.detail
+	switch {
+	case o.fix != "" && o.waiting:
+		line += "; then: " + o.fix
+	case o.fix != "":
 		line += "; fix: " + o.fix
 	}
 	return line

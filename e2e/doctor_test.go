@@ -36,7 +36,7 @@ func doctorOf(t *testing.T, w *world, env map[string]string, args ...string) (in
 // line returns the output line of the check named name, or "".
 func line(lines []string, name string) string {
 	for _, l := range lines {
-		for _, mark := range []string{"✓ ", "✗ "} {
+		for _, mark := range []string{"✓ ", "✗ ", "… "} {
 			if strings.HasPrefix(l, mark+name+": ") {
 				return l
 			}
@@ -240,7 +240,8 @@ func sqliteTables(t *testing.T, path string) []string {
 
 // TestDoctorPublicURL fetches PUBLIC_URL/healthz over https with the
 // certificate checked: through a TLS proxy to the running bot it passes;
-// a URL that reaches something else fails with the fix.
+// a URL that reaches something else fails with the fix, doctor running
+// where the bot runs (its HTTP_ADDR).
 func TestDoctorPublicURL(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -265,7 +266,7 @@ func TestDoctorPublicURL(t *testing.T) {
 		{proxy.URL, "✓ PUBLIC_URL: " + proxy.URL + "/healthz answers from outside: ok", 0},
 		{other.URL, "✗ PUBLIC_URL: " + other.URL + "/healthz answered 404 Not Found, not this bot's /healthz; fix: PUBLIC_URL must be the base URL that reaches HTTP_ADDR", 1},
 	} {
-		env := w.env("PUBLIC_URL="+tt.url, "SSL_CERT_FILE="+certFile, "DATABASE_PATH="+filepath.Join(t.TempDir(), "doctor.db"))
+		env := w.env("PUBLIC_URL="+tt.url, "SSL_CERT_FILE="+certFile, "DATABASE_PATH="+filepath.Join(t.TempDir(), "doctor.db"), "HTTP_ADDR="+addr)
 		code, lines := doctorOf(t, w, env)
 		if l := line(lines, "PUBLIC_URL"); code != tt.code || !strings.HasPrefix(l, tt.want) {
 			t.Errorf("bot doctor with PUBLIC_URL=%s = exit %d, %q; want %d and a line starting %q", tt.url, code, l, tt.code, tt.want)

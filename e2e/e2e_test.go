@@ -385,6 +385,14 @@ func TestDemoAsNewcomer(t *testing.T) {
 	eventually(t, 60*time.Second, "Bob's reminder after his slash command", func() bool {
 		return strings.Contains(p.out.String(), "Slack DM to @bob")
 	})
+	// The design review moves after its first reminder: that message is
+	// edited in place, and shown so.
+	eventually(t, 60*time.Second, "the reminder edited in place", func() bool {
+		return strings.Contains(p.out.String(), "Slack DM to @alice  [EDITED in place: the message posted at ")
+	})
+	eventually(t, 60*time.Second, "the demo's note on the cancelled meeting", func() bool {
+		return strings.Contains(p.out.String(), "Budget sync cancelled before its reminder")
+	})
 	out := p.out.String()
 	if !regexp.MustCompile(`Slack: @bob types  /meetingbot on 1m,0\n┌ reply only @bob sees\n│ On\. Next reminder: Team retro at .* \(1m before it starts\)\.`).MatchString(out) {
 		t.Errorf("demo output lacks Bob's slash command and its reply:\n%s", out)
@@ -411,12 +419,22 @@ func TestDemoAsNewcomer(t *testing.T) {
 	if code, took := p.wait(15 * time.Second); code != 0 || took > 10*time.Second {
 		t.Errorf("demo after SIGINT: exit %d after %v, want 0 within 10s", code, took)
 	}
-	// Stopped early, it still sums up what the bot did, from its ledger.
+	// Stopped early, it still sums up what the bot did, from its ledger,
+	// and what the calendar has of the meetings without a reminder, as it
+	// is at the stop: the 1:1's new time and the retro's end are still
+	// to come.
 	out = p.out.String()
 	summary := strings.Index(out, "Stopped before the last demo meeting. What the bot did (from its ledger; ")
-	if summary < 0 || !strings.Contains(out[summary:], "\n  sent     ") || !strings.Contains(out[summary:], "Sprint planning, 1m before") ||
-		!strings.Contains(out[summary:], "  none     Budget sync: cancelled before its reminder time") {
-		t.Errorf("demo after SIGINT printed no summary of what was sent and why:\n%s", out)
+	if summary < 0 {
+		t.Fatalf("demo after SIGINT printed no summary of what was sent and why:\n%s", out)
+	}
+	for _, want := range []string{"\n  sent     ", "Sprint planning, 1m before",
+		"Design review <API v2>, 1m before; edited since: moved to ",
+		"  none     Budget sync: cancelled before its reminder time (the calendar has it cancelled)",
+		"  none     1:1 with Bob at "} {
+		if !strings.Contains(out[summary:], want) {
+			t.Errorf("demo's summary after SIGINT lacks %q:\n%s", want, out[summary:])
+		}
 	}
 	if !strings.Contains(out, "It ends by itself after the last meeting, at ") {
 		t.Errorf("demo's banner does not say when it ends:\n%s", out)

@@ -23,9 +23,9 @@ import (
 // tests acting as Slack: slash commands, button clicks and events signed
 // as Slack signs them, to the bot's own request URLs.
 
-// signingSecret is the tests' SLACK_SIGNING_SECRET (Slack's documentation
-// example).
-const signingSecret = "8f742231b10e8888abcd99yyyzzz85a5"
+// signingSecret is the tests' SLACK_SIGNING_SECRET, 32 hex digits as
+// Slack's are.
+const signingSecret = "8f742231b10e8888abcd99edabd85ea5"
 
 // People of the self-service tests: Bob, a member whose calendar is his
 // email; Lisa, listed in SLACK_ADMINS.
