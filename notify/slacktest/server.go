@@ -15,7 +15,9 @@
 // only a message of the bot's own that is still there (cant_update_message,
 // message_not_found), in a channel it can use.
 //
-// Every Block Kit payload it receives is also held to Slack's own
+// Every method the bot calls is held to its documented rate-limit tier,
+// answering 429 with Retry-After past it (tiers.go). Every Block Kit
+// payload it receives is also held to Slack's own
 // TypeScript definitions, @slack/types: CheckTypes compiles them with tsc,
 // and a test binary run through Checked does so at its end (typecheck.go).
 //

@@ -122,7 +122,8 @@ func register(s *Server) {
 // Checked returns a Runner that runs m, then type-checks every Block Kit
 // payload the Servers made meanwhile received and not checked yet, in one
 // compiler run, as CheckTypes does. A payload Slack's types refuse fails
-// the run (exit status 1) and is printed with the compiler's complaint.
+// the run (exit status 1) and is printed with the compiler's complaint; so
+// does a call of a method whose rate limit tiers.go does not give.
 // Without the compiler installed it says so and lets the run pass, unless
 // CI is "true", where that fails it too. A test binary whose tests use a
 // Server runs through it:
@@ -141,6 +142,10 @@ func Checked(m Runner) Runner {
 		var all []payload
 		for _, s := range servers {
 			all = append(all, s.takeTypes()...)
+		}
+		if missing := untieredCalls(servers); len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "FAIL: slacktest: the tests called %s, of no tier in tiers.go: add each with its reference page's rate limit\n", strings.Join(missing, ", "))
+			code = 1
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
