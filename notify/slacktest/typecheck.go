@@ -156,8 +156,11 @@ func Checked(m Runner) Runner {
 		case errors.Is(err, ErrNoTypeScript) && os.Getenv("CI") != "true":
 			fmt.Fprintf(os.Stderr, "%v\n(%d Block Kit payloads not type-checked)\n", err, len(all))
 			return code
+		case errors.Is(err, ErrNoTypeScript):
+			fmt.Fprintf(os.Stderr, "FAIL: %d Block Kit payloads not type-checked, and CI=true:\n", len(all))
+		default:
+			fmt.Fprintln(os.Stderr, "FAIL: Block Kit payloads that Slack's types refuse:")
 		}
-		fmt.Fprintln(os.Stderr, "FAIL: Block Kit payloads that Slack's types refuse:")
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	})
