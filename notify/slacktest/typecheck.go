@@ -295,7 +295,7 @@ func excerpt(s string, at int) string {
 	if from > len(s) {
 		from = max(len(s)-160, 0)
 	}
-	e := s[from:to]
+	e := strings.ToValidUTF8(s[from:to], "")
 	if from > 0 {
 		e = "…" + e
 	}
