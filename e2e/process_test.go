@@ -74,7 +74,7 @@ func TestMain(m *testing.M) {
 	if !set {
 		flag.Set("test.parallel", strconv.Itoa(parallelRuns))
 	}
-	code := m.Run()
+	code := slacktest.Checked(calendartest.Checked(m)).Run()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -150,6 +151,9 @@ func TestGetFieldsAndRefusals(t *testing.T) {
 	}
 	if code, _, eb := getEvent(t, c, s, cal, "m", url.Values{"fields": {"items(id)"}}); code != 400 || eb.Error.Errors[0].Reason != "invalidParameter" {
 		t.Errorf("events.get(fields=items(id)) = %d %+v, want 400 invalidParameter: items is events.list's", code, eb)
+	}
+	if err := s.CheckRequests(); err == nil || !strings.Contains(err.Error(), "Invalid field selection items") {
+		t.Errorf("CheckRequests() = %v, want events.get(fields=items(id)) refused by the discovery document", err)
 	}
 
 	s.QueueGetFaults(cal, Deleted)

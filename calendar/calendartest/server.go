@@ -16,7 +16,9 @@
 // application's flow, see oauth.go), and injects
 // faults (rate limits, server errors, dropped connections, lost
 // notifications) and a latency on request, and enforces per-minute and
-// daily quotas as Google does (quota.go).
+// daily quotas as Google does (quota.go). Run through Checked, it holds
+// every request to Google's own discovery document of calendar/v3 and
+// refuses, as Google does, what the document refuses (discovery.go).
 package calendartest
 
 import (
@@ -47,8 +49,13 @@ type Server struct {
 	// the URL the server's URLs start with, and mux serves them.
 	ts   *httptest.Server
 	base string
-	mux  *http.ServeMux
+	mux  http.Handler
 	key  *rsa.PrivateKey
+	// spec is the discovery document requests are checked against, nil
+	// outside a Checked runner; refused are the requests it refused, see
+	// discovery.go.
+	spec    *discovery
+	refused []refused
 
 	mu        sync.Mutex
 	calendars map[string]*calendarState
@@ -188,7 +195,8 @@ func newServer() *Server {
 	mux.HandleFunc("PATCH /calendar/v3/calendars/{calendarId}/events/{eventId}", s.api(MethodPatch, s.servePatch))
 	mux.HandleFunc("POST /calendar/v3/calendars/{calendarId}/events/watch", s.api(MethodWatch, s.serveWatch))
 	mux.HandleFunc("POST /calendar/v3/channels/stop", s.api(MethodStop, s.serveStop))
-	s.mux = mux
+	register(s)
+	s.mux = s.specCheck(mux)
 	return s
 }
 

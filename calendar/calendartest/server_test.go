@@ -226,4 +226,7 @@ func TestListFields(t *testing.T) {
 			t.Errorf("list(fields=%s) = %d %+v, want 400 invalidParameter", bad, code, eb)
 		}
 	}
+	if err := s.CheckRequests(); err == nil || strings.Count(err.Error(), "\n") != 3 {
+		t.Errorf("CheckRequests() = %v, want the 4 requests the discovery document refuses", err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,6 +171,9 @@ func TestSyncTokenRefusesRestrictions(t *testing.T) {
 		if code != http.StatusBadRequest || eb.Error.Message != SyncRestrictionsMessage {
 			t.Errorf("list(syncToken, %s=%s) = %d %q, want 400 %q", p.name, p.value, code, eb.Error.Message, SyncRestrictionsMessage)
 		}
+	}
+	if err := s.CheckRequests(); err == nil || strings.Count(err.Error(), "\n") != 8 {
+		t.Errorf("CheckRequests() = %v, want the 9 requests the discovery document refuses", err)
 	}
 	q := incremental(token)
 	q.Set("showDeleted", "true")

@@ -33,9 +33,11 @@ func (s *Server) postMessage(form url.Values) response {
 		if errs := checkBlocks(v); len(errs) > 0 {
 			return invalidBlocks(errs)
 		}
+		s.recordType(kindBlocks, "chat.postMessage", blocks)
 		msg.Blocks = json.RawMessage(blocks)
 	}
 	if raw := form.Get("metadata"); raw != "" {
+		s.recordType(kindMetadata, "chat.postMessage", raw)
 		var md Metadata
 		if json.Unmarshal([]byte(raw), &md) != nil || md.EventType == "" {
 			return slackErr("invalid_metadata_format")

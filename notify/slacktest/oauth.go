@@ -290,6 +290,10 @@ func (s *Server) serveAccess(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	s.ext.oauth.init()
 	s.calls = append(s.calls, Call{Method: "oauth.v2.access", Form: cloneValues(form), Authorized: true, At: s.now()})
+	if retryAfter, limited := s.overTier("oauth.v2.access", s.now()); limited {
+		writeRateLimited(w, retryAfter)
+		return
+	}
 	switch {
 	case id != ClientID:
 		writeJSON(w, slackErr("invalid_client_id"))
@@ -388,6 +392,10 @@ func (s *Server) userMethod(h func(user, token string, form url.Values) response
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		user, ok := s.ext.oauth.users[token]
+		if retryAfter, limited := s.overTier(method, s.now()); limited {
+			writeRateLimited(w, retryAfter)
+			return
+		}
 		switch {
 		case token == "":
 			writeJSON(w, slackErr("not_authed"))

@@ -177,6 +177,7 @@ func (s *Server) publishView(form url.Values) response {
 	if errs := checkView(view.Blocks); len(errs) > 0 {
 		return invalidBlocks(errs)
 	}
+	s.recordType(kindHome, "views.publish", form.Get("view"))
 	blocks, _ := json.Marshal(view.Blocks)
 	v := View{User: userID, ID: "V" + strings.TrimLeft(userID, "UW"), Blocks: blocks, Published: s.now()}
 	v.Hash = fmt.Sprintf("%d.%s", v.Published.Unix(), randomHex(4))
@@ -286,6 +287,7 @@ func (s *Server) postEphemeral(form url.Values) response {
 		if errs := checkBlocks(v); len(errs) > 0 {
 			return invalidBlocks(errs)
 		}
+		s.recordType(kindBlocks, "chat.postEphemeral", blocks)
 		e.Blocks = json.RawMessage(blocks)
 	}
 	s.ext.ephemerals = append(s.ext.ephemerals, e)
@@ -366,6 +368,7 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
 			answer(http.StatusBadRequest, invalidBlocks(errs).body)
 			return
 		}
+		s.recordType(kindBlocks, "response_url", string(msg.Blocks))
 	}
 	u.uses++
 	s.ext.responses = append(s.ext.responses, Response{

@@ -15,6 +15,12 @@
 // only a message of the bot's own that is still there (cant_update_message,
 // message_not_found), in a channel it can use.
 //
+// Every method the bot calls is held to its documented rate-limit tier,
+// answering 429 with Retry-After past it (tiers.go). Every Block Kit
+// payload it receives is also held to Slack's own
+// TypeScript definitions, @slack/types: CheckTypes compiles them with tsc,
+// and a test binary run through Checked does so at its end (typecheck.go).
+//
 // It is ordinary code, not test-only code: tests, the binary's demo mode and
 // the audit command's tests all use it. A Server keeps every posted message,
 // records every call, and can be told to fail the next calls of a method (a
@@ -125,6 +131,9 @@ type Server struct {
 	scopesSet bool
 
 	ext extension // self-service methods and Socket Mode
+	// types are the Block Kit payloads received and not type-checked
+	// yet, see typecheck.go.
+	types typeLog
 }
 
 // NewServer starts an emulator that accepts Token and has no users or
@@ -150,6 +159,7 @@ func newServer() *Server {
 	mux.HandleFunc("/api/", s.serve)
 	s.registerExtension(mux)
 	s.mux = mux
+	register(s)
 	return s
 }
 

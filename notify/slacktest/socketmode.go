@@ -199,7 +199,14 @@ func (s *Server) readAcks(ws *websocket.Conn, c *socketConn) {
 		if json.Unmarshal(data, &ack) != nil || ack.EnvelopeID == "" {
 			continue // Slack ignores what is not an ack
 		}
+		var reply struct {
+			Blocks json.RawMessage `json:"blocks"`
+		}
+		_ = json.Unmarshal(ack.Payload, &reply)
 		s.mu.Lock()
+		if len(reply.Blocks) > 0 {
+			s.recordType(kindBlocks, "Socket Mode acknowledgement", string(reply.Blocks))
+		}
 		s.ext.socket.acks = append(s.ext.socket.acks, Ack{EnvelopeID: ack.EnvelopeID, Payload: ack.Payload, At: s.now()})
 		s.ext.socket.notify()
 		s.mu.Unlock()

@@ -58,6 +58,7 @@ func (s *Server) update(form url.Values) response {
 		if errs := checkBlocks(v); len(errs) > 0 {
 			return invalidBlocks(errs)
 		}
+		s.recordType(kindBlocks, "chat.update", blocks)
 		msg.Blocks = json.RawMessage(blocks)
 		if len(v) == 0 {
 			msg.Blocks = nil
@@ -67,10 +68,11 @@ func (s *Server) update(form url.Values) response {
 		var md Metadata
 		switch raw := form.Get("metadata"); {
 		case raw == "{}":
-			msg.Metadata = nil
+			msg.Metadata = nil // Slack's way to remove it, not a MessageMetadata
 		case json.Unmarshal([]byte(raw), &md) != nil || md.EventType == "":
 			return slackErr("invalid_metadata_format")
 		default:
+			s.recordType(kindMetadata, "chat.update", raw)
 			msg.Metadata = &md
 		}
 	}
