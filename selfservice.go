@@ -33,7 +33,33 @@ type SlackSubscription struct {
 	// Muted lists the recurring series IDs muted for this subscription,
 	// sorted. It is filled by the reads; writes ignore it.
 	Muted []string
+	// Following says what else a channel subscription posts: its
+	// calendar's changes and its agendas. A channel subscription may have
+	// no Offsets when it follows something; a personal one follows
+	// nothing.
+	Following
 }
+
+// Following is what a channel subscription posts besides reminders
+// ("/meetingbot subscribe <calendar> [offsets] [changes] [daily HH:MM]
+// [weekly <day> HH:MM]"): docs/design.md, "Team calendars in channels".
+type Following struct {
+	// ChangesSince is when the channel began to hear of each change of
+	// the calendar (added, moved, cancelled, renamed, re-placed); zero for
+	// none. Nothing on the calendar before it is announced.
+	ChangesSince time.Time
+	// Daily is the daily agenda's time "HH:MM" in Zone; "" for none.
+	Daily string
+	// Weekly is the weekly agenda's day and time, "mon 09:00", in Zone;
+	// "" for none.
+	Weekly string
+	// Zone is the IANA zone the agendas' times are in: the subscriber's
+	// Slack time zone when they set them; "" for UTC.
+	Zone string
+}
+
+// Any reports whether f follows anything.
+func (f Following) Any() bool { return !f.ChangesSince.IsZero() || f.Daily != "" || f.Weekly != "" }
 
 // MutedSeries is a recurring series muted for one subscription.
 type MutedSeries struct {
