@@ -166,3 +166,12 @@ const (
 	// following changes since; it was not found in Slack.
 	ReasonFeedOff ReasonCode = "feed_off"
 )
+
+// ResourceCalendar reports whether calendarID is a Google Workspace
+// resource's (a meeting room, a piece of equipment): Google gives each
+// resource a calendar whose ID ends in "@resource.calendar.google.com"
+// (Admin SDK Directory API, Resources.calendars: resourceEmail). Its
+// events are bookings, and a notice of one says who booked it.
+func ResourceCalendar(calendarID string) bool {
+	return strings.HasSuffix(strings.ToLower(calendarID), "@resource.calendar.google.com")
+}
