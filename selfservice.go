@@ -2,6 +2,7 @@ package meetingbot
 
 import (
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -93,3 +94,22 @@ func (s SlackSubscription) Subscription() Subscription {
 // database must not hold (an empty ID, an unknown kind, no offsets). Both
 // stores (SQLite and PostgreSQL) return it.
 var ErrInvalid = errors.New("invalid value")
+
+// ParseWeekly reads a weekly agenda's day and time as Following.Weekly
+// holds them, "mon 09:00" (the day's first three letters, lower case),
+// and reports whether it is one.
+func ParseWeekly(weekly string) (day time.Weekday, hhmm string, ok bool) {
+	name, at, found := strings.Cut(weekly, " ")
+	if !found || len(at) != len("09:00") {
+		return 0, "", false
+	}
+	if _, err := time.Parse("15:04", at); err != nil {
+		return 0, "", false
+	}
+	for d := time.Sunday; d <= time.Saturday; d++ {
+		if strings.ToLower(d.String()[:3]) == name {
+			return d, at, true
+		}
+	}
+	return 0, "", false
+}

@@ -96,16 +96,18 @@ type Bot struct {
 	calendars cost.Calendars
 	mir       *mirror.Mirror
 
-	sched        *scheduler.Scheduler
-	timers       *timer.Engine
-	snoozes      *snooze.Service
-	answers      *rsvp.Service
-	notices      *rsvp.Engine
-	agendas      *agenda.Engine
-	changes      *feed.Engine
-	watcher      *audit.Watcher
-	demand       *cost.Demand
-	destinations *monitor.DestinationCheck
+	sched   *scheduler.Scheduler
+	timers  *timer.Engine
+	snoozes *snooze.Service
+	answers *rsvp.Service
+	notices *rsvp.Engine
+	agendas *agenda.Engine
+	changes *feed.Engine
+	// channelAgendas are the channels' daily and weekly agendas.
+	channelAgendas *agenda.ChannelEngine
+	watcher        *audit.Watcher
+	demand         *cost.Demand
+	destinations   *monitor.DestinationCheck
 
 	app     *selfservice.App
 	handler http.Handler       // Slack's request URLs; nil without SLACK_SIGNING_SECRET
@@ -228,6 +230,7 @@ func (b *Bot) runBackground(bg, ctx context.Context, wg *sync.WaitGroup) {
 	}
 	if b.changes != nil {
 		wg.Go(func() { _ = b.changes.Run(ctx) })
+		wg.Go(func() { _ = b.channelAgendas.Run(ctx) })
 	}
 }
 

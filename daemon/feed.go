@@ -4,21 +4,26 @@ import (
 	"context"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/agenda"
 	"github.com/meetingbot/meetingbot/feed"
 	"github.com/meetingbot/meetingbot/mirror"
 	"github.com/meetingbot/meetingbot/notify"
 )
 
-// The adapters provide what the change notices consume.
+// The adapters provide what the change notices and the channel agendas
+// consume.
 var (
-	_ feed.Source   = (*mirror.Mirror)(nil)
-	_ feed.Notifier = (*notify.Slack)(nil)
+	_ feed.Source            = (*mirror.Mirror)(nil)
+	_ feed.Notifier          = (*notify.Slack)(nil)
+	_ agenda.ChannelNotifier = (*notify.Slack)(nil)
 )
 
-// makeFeed makes the change notices of the channels that follow their
-// calendar ("/meetingbot subscribe <calendar> changes"), on with
-// self-service, which sets them. They read the calendars through the
-// mirror, which keeps every calendar subscribed in Slack.
+// makeFeed makes what channels that follow a calendar post besides
+// reminders, on with self-service, which sets it: the change notices
+// ("/meetingbot subscribe <calendar> changes"), which read the calendars
+// through the mirror (it keeps every calendar subscribed in Slack), and
+// the daily and weekly agendas ("daily 09:00", "weekly mon 09:00"), which
+// read each day or week from the calendar, as a person's agenda does.
 func (b *Bot) makeFeed(context.Context) error {
 	if !b.cfg.SelfService() {
 		return nil
@@ -29,7 +34,31 @@ func (b *Bot) makeFeed(context.Context) error {
 		Lease:    claimLease(b.cfg),
 		Logger:   b.log,
 	})
+	if err != nil {
+		return err
+	}
+	b.channelAgendas, err = agenda.NewChannels(b.channelsWithAgendas, b.source, b.slack, b.store, agenda.Options{
+		Interval: b.cfg.TickInterval,
+		Lease:    claimLease(b.cfg),
+		Logger:   b.log,
+	})
 	return err
+}
+
+// channelsWithAgendas lists the channel subscriptions made in Slack that
+// post agendas.
+func (b *Bot) channelsWithAgendas(ctx context.Context) ([]agenda.ChannelSettings, error) {
+	made, err := b.store.SlackSubscriptions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []agenda.ChannelSettings
+	for _, s := range made {
+		if s.Kind == meetingbot.SlackChannel && (s.Daily != "" || s.Weekly != "") {
+			out = append(out, agenda.ChannelSettings{Subscription: s.Subscription(), Daily: s.Daily, Weekly: s.Weekly, Zone: s.Zone})
+		}
+	}
+	return out, nil
 }
 
 // followed lists the channel subscriptions made in Slack that follow

@@ -147,3 +147,25 @@ func TestAFloodOfChangesIsOneMessageSlackTakes(t *testing.T) {
 		t.Errorf("Delivered(the 200th) = %v, %v; want found", found, err)
 	}
 }
+
+// TestChannelAgendaHidesPrivateMeetings: a channel's agenda lists a
+// private meeting as "Private meeting" and its time, as a channel's
+// reminder does; a weekly one shows each meeting's day.
+func TestChannelAgendaHidesPrivateMeetings(t *testing.T) {
+	m := meeting()
+	secret := meeting()
+	secret.ID, secret.Title, secret.Private = "secret", "Interview with Carol", true
+	a := meetingbot.ChannelAgenda{Subscription: feedChannel("team@group.calendar.google.com"), Weekly: true, Date: "2026-03-02", Zone: time.UTC,
+		At: meetingStart.Add(-time.Hour), Start: meetingStart.Add(-9 * time.Hour), End: meetingStart.Add(7 * 24 * time.Hour),
+		Meetings: []meetingbot.Meeting{m, secret}}
+	text, blocks := notify.ChannelAgendaMessage(a)
+	body := blocksText(t, blocks)
+	for _, want := range []string{"*team@group.calendar.google.com* · The week from <!date^", ": 2 meetings", "*Weekly sync*", "*Private meeting*", "{date_short_pretty} {time}"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("ChannelAgendaMessage blocks %s, want %q", body, want)
+		}
+	}
+	if strings.Contains(body, "Interview") || strings.Contains(text, "Interview") {
+		t.Errorf("ChannelAgendaMessage %q %s shows a private meeting's title", text, body)
+	}
+}

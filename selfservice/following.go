@@ -39,15 +39,6 @@ var weekdays = map[string]time.Weekday{
 	"sun": time.Sunday, "sunday": time.Sunday,
 }
 
-// WeeklyDay returns the day and "HH:MM" of a weekly agenda as stored
-// ("mon 09:00"), and whether it is one.
-func WeeklyDay(weekly string) (time.Weekday, string, bool) {
-	day, at, ok := strings.Cut(weekly, " ")
-	d, known := weekdays[day]
-	hhmm, valid := parseTimeOfDay(at)
-	return d, hhmm, ok && known && valid && hhmm == at
-}
-
 // parseSubscribeArgs reads what follows subscribe's calendar ID: offsets
 // (or "none"), "changes", "daily HH:MM" and "weekly <day> HH:MM", in any
 // order. offsetsExample is a whole valid command with offsets; the
@@ -141,7 +132,7 @@ func followingText(f meetingbot.Following) string {
 	if f.Daily != "" {
 		parts = append(parts, "a daily agenda at "+f.Daily)
 	}
-	if day, at, ok := WeeklyDay(f.Weekly); ok {
+	if day, at, ok := meetingbot.ParseWeekly(f.Weekly); ok {
 		parts = append(parts, fmt.Sprintf("a weekly agenda on %ss at %s", day, at))
 	}
 	if len(parts) == 0 {
