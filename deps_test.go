@@ -38,6 +38,7 @@ var forbidden = map[string]map[string]string{
 		module + "/scheduler":      "an adapter never imports the engine",
 		module + "/calendar":       "adapters never import each other",
 		module + "/storage/sqlite": "adapters never import each other",
+		module + "/feed":           "an adapter never imports the engine: the notices' words live at the root",
 	},
 	"storage/sqlite": {
 		pgx:                          "the SQLite store links no PostgreSQL driver",
@@ -120,6 +121,15 @@ var forbidden = map[string]map[string]string{
 		module + "/connect":        "answers and notices declare what they consume; adapters provide it",
 		module + "/selfservice":    "self-service consumes the answers, not the other way",
 		module + "/scheduler":      "answers and notices are beside the scheduler, not inside it",
+	},
+	"feed": {
+		"modernc.org/sqlite":       "the change notices consume a Ledger and a Seen interface, not a driver",
+		pgx:                        "the change notices consume a Ledger and a Seen interface, not a driver",
+		module + "/storage/sqlite": "the change notices declare what they consume; adapters provide it",
+		module + "/calendar":       "the change notices declare what they consume; adapters provide it",
+		module + "/notify":         "the change notices declare what they consume; adapters provide it",
+		module + "/mirror":         "the change notices read the mirror through a Source interface of their own",
+		module + "/scheduler":      "the change notices are beside the scheduler, not inside it",
 	},
 	"status": {
 		"modernc.org/sqlite":       "the statuses read connections and settings through interfaces of their own",

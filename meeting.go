@@ -31,6 +31,15 @@ type Meeting struct {
 	JoinURL string
 	// Organizer is the organizer's display name or email.
 	Organizer string
+	// Location is the event's location as typed (a room, an address, a
+	// link), unescaped; "" for none.
+	Location string `json:",omitempty"`
+	// Creator is the display name of who created the event (Google's
+	// creator, or its organizer when the creator has none), and
+	// CreatorEmail their email: who booked a room. A channel is shown
+	// the name, or the Slack user the email belongs to, never the email.
+	Creator      string `json:",omitempty"`
+	CreatorEmail string `json:",omitempty"`
 	// Updated is when the event was last modified.
 	Updated time.Time
 	// Private is true when the event's visibility is private or

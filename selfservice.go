@@ -2,6 +2,7 @@ package meetingbot
 
 import (
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -33,7 +34,33 @@ type SlackSubscription struct {
 	// Muted lists the recurring series IDs muted for this subscription,
 	// sorted. It is filled by the reads; writes ignore it.
 	Muted []string
+	// Following says what else a channel subscription posts: its
+	// calendar's changes and its agendas. A channel subscription may have
+	// no Offsets when it follows something; a personal one follows
+	// nothing.
+	Following
 }
+
+// Following is what a channel subscription posts besides reminders
+// ("/meetingbot subscribe <calendar> [offsets] [changes] [daily HH:MM]
+// [weekly <day> HH:MM]"): docs/design.md, "Team calendars in channels".
+type Following struct {
+	// ChangesSince is when the channel began to hear of each change of
+	// the calendar (added, moved, cancelled, renamed, re-placed); zero for
+	// none. Nothing on the calendar before it is announced.
+	ChangesSince time.Time
+	// Daily is the daily agenda's time "HH:MM" in Zone; "" for none.
+	Daily string
+	// Weekly is the weekly agenda's day and time, "mon 09:00", in Zone;
+	// "" for none.
+	Weekly string
+	// Zone is the IANA zone the agendas' times are in: the subscriber's
+	// Slack time zone when they set them; "" for UTC.
+	Zone string
+}
+
+// Any reports whether f follows anything.
+func (f Following) Any() bool { return !f.ChangesSince.IsZero() || f.Daily != "" || f.Weekly != "" }
 
 // MutedSeries is a recurring series muted for one subscription.
 type MutedSeries struct {
@@ -69,3 +96,22 @@ func (s SlackSubscription) Subscription() Subscription {
 // database must not hold (an empty ID, an unknown kind, no offsets). Both
 // stores (SQLite and PostgreSQL) return it.
 var ErrInvalid = errors.New("invalid value")
+
+// ParseWeekly reads a weekly agenda's day and time as Following.Weekly
+// holds them, "mon 09:00" (the day's first three letters, lower case),
+// and reports whether it is one.
+func ParseWeekly(weekly string) (day time.Weekday, hhmm string, ok bool) {
+	name, at, found := strings.Cut(weekly, " ")
+	if !found || len(at) != len("09:00") {
+		return 0, "", false
+	}
+	if _, err := time.Parse("15:04", at); err != nil {
+		return 0, "", false
+	}
+	for d := time.Sunday; d <= time.Saturday; d++ {
+		if strings.ToLower(d.String()[:3]) == name {
+			return d, at, true
+		}
+	}
+	return 0, "", false
+}

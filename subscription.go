@@ -29,6 +29,12 @@ const (
 	KindInvite Kind = "invite"
 	// KindAgenda: a person's daily agenda (AgendaSubscription).
 	KindAgenda Kind = "agenda"
+	// KindFeed: a channel's notices of its calendar's changes
+	// (FeedSubscription).
+	KindFeed Kind = "feed"
+	// KindChannelAgenda: a channel's daily and weekly agendas
+	// (ChannelAgendaSubscription).
+	KindChannelAgenda Kind = "channel_agenda"
 )
 
 // StatusSubscription returns the ID of user's status subscription:

@@ -15,7 +15,7 @@ import (
 // meeting reads travels.
 const itemFields = "id,recurringEventId,recurrence,originalStartTime(dateTime),status,eventType,summary,start(date,dateTime),end(date,dateTime)," +
 	"htmlLink,hangoutLink,conferenceData(entryPoints(entryPointType,uri)),location,description," +
-	"organizer(email,displayName,self),attendees(self,responseStatus),updated,visibility"
+	"organizer(email,displayName,self),creator(email,displayName),attendees(self,responseStatus),updated,visibility"
 
 // eventFields is the fields mask of events.list: the same for each item,
 // and the caller's access role, which says when the calendar shows only
@@ -95,12 +95,32 @@ func meeting(ev *calendar.Event) (m meetingbot.Meeting, ok bool, err error) {
 			m.Organizer = ev.Organizer.Email
 		}
 	}
+	m.Location = ev.Location
+	m.Creator, m.CreatorEmail = creator(ev)
 	m.Response = response(ev)
 	if ev.Updated != "" {
 		// updated is informational: a bad one does not cost the reminder.
 		m.Updated, _ = time.Parse(time.RFC3339, ev.Updated)
 	}
 	return m, true, nil
+}
+
+// creator returns who made ev, for a channel's notice of it ("booked by"
+// on a room's calendar): the creator's display name and email, or the
+// organizer's where Google gives no creator (the Events resource marks
+// both read-only; the organizer is whoever owns the event, which for a
+// room is the person who booked it).
+func creator(ev *calendar.Event) (name, email string) {
+	if ev.Creator != nil {
+		name, email = ev.Creator.DisplayName, ev.Creator.Email
+	}
+	if ev.Organizer != nil && name == "" && (email == "" || email == ev.Organizer.Email) {
+		name = ev.Organizer.DisplayName
+		if email == "" {
+			email = ev.Organizer.Email
+		}
+	}
+	return name, email
 }
 
 // response returns the calendar owner's answer to ev when they are an

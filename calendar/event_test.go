@@ -244,3 +244,34 @@ func BenchmarkDecodeFilterPage(b *testing.B) {
 	}
 	b.ReportMetric(float64(n), "meetings/page")
 }
+
+// TestMeetingSaysWhereAndWhoBooked: a channel's change notices say where
+// an event is and who made it (on a room's calendar, who booked it); a
+// creator without a name falls back to the organizer's when they are the
+// same person, never to someone else's.
+func TestMeetingSaysWhereAndWhoBooked(t *testing.T) {
+	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name            string
+		creator         *calendar.EventCreator
+		organizer       *calendar.EventOrganizer
+		wantName, wantE string
+	}{
+		{"creator named", &calendar.EventCreator{Email: "bob@example.com", DisplayName: "Bob"}, &calendar.EventOrganizer{Email: "room@resource.calendar.google.com", DisplayName: "Room 1"}, "Bob", "bob@example.com"},
+		{"creator unnamed, organizer the same", &calendar.EventCreator{Email: "bob@example.com"}, &calendar.EventOrganizer{Email: "bob@example.com", DisplayName: "Bob B."}, "Bob B.", "bob@example.com"},
+		{"creator unnamed, organizer another", &calendar.EventCreator{Email: "bob@example.com"}, &calendar.EventOrganizer{Email: "ann@example.com", DisplayName: "Ann"}, "", "bob@example.com"},
+		{"no creator", nil, &calendar.EventOrganizer{Email: "ann@example.com", DisplayName: "Ann"}, "Ann", "ann@example.com"},
+	}
+	for _, tt := range tests {
+		ev := &calendar.Event{Id: "e1", Status: "confirmed", Summary: "Standup", Location: "Room 1 <3rd floor>",
+			Start: &calendar.EventDateTime{DateTime: start.Format(time.RFC3339)}, End: &calendar.EventDateTime{DateTime: start.Add(time.Hour).Format(time.RFC3339)},
+			Creator: tt.creator, Organizer: tt.organizer}
+		m, ok, err := meeting(ev)
+		if err != nil || !ok {
+			t.Fatalf("%s: meeting() = %v, %v", tt.name, ok, err)
+		}
+		if m.Location != "Room 1 <3rd floor>" || m.Creator != tt.wantName || m.CreatorEmail != tt.wantE {
+			t.Errorf("%s: meeting() = location %q, creator %q <%s>, want %q, %q <%s>", tt.name, m.Location, m.Creator, m.CreatorEmail, "Room 1 <3rd floor>", tt.wantName, tt.wantE)
+		}
+	}
+}

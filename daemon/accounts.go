@@ -151,9 +151,11 @@ func (b *Bot) slackSubscriptions(ctx context.Context) ([]meetingbot.Subscription
 	if err != nil {
 		return nil, err
 	}
-	out := make([]meetingbot.Subscription, len(made))
-	for i, sub := range made {
-		out[i] = sub.Subscription()
+	out := make([]meetingbot.Subscription, 0, len(made))
+	for _, sub := range made {
+		if len(sub.Offsets) > 0 { // a channel that only follows changes or agendas has no reminders to sweep
+			out = append(out, sub.Subscription())
+		}
 	}
 	return out, nil
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/meetingbot/meetingbot/calendar/cost"
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/connect"
+	"github.com/meetingbot/meetingbot/feed"
 	"github.com/meetingbot/meetingbot/mirror"
 	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/meetingbot/meetingbot/notify"
@@ -95,15 +96,18 @@ type Bot struct {
 	calendars cost.Calendars
 	mir       *mirror.Mirror
 
-	sched        *scheduler.Scheduler
-	timers       *timer.Engine
-	snoozes      *snooze.Service
-	answers      *rsvp.Service
-	notices      *rsvp.Engine
-	agendas      *agenda.Engine
-	watcher      *audit.Watcher
-	demand       *cost.Demand
-	destinations *monitor.DestinationCheck
+	sched   *scheduler.Scheduler
+	timers  *timer.Engine
+	snoozes *snooze.Service
+	answers *rsvp.Service
+	notices *rsvp.Engine
+	agendas *agenda.Engine
+	changes *feed.Engine
+	// channelAgendas are the channels' daily and weekly agendas.
+	channelAgendas *agenda.ChannelEngine
+	watcher        *audit.Watcher
+	demand         *cost.Demand
+	destinations   *monitor.DestinationCheck
 
 	app     *selfservice.App
 	handler http.Handler       // Slack's request URLs; nil without SLACK_SIGNING_SECRET
@@ -136,7 +140,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Bot, error) {
 	log.Info("starting", "version", opts.Version, "config", cfg.String())
 	stages := []func(context.Context) error{
 		b.check, b.openStore, b.connectAccounts, b.makeClients, b.makeMirror,
-		b.makeScheduler, b.makeSnoozes, b.makeInvitations, b.makeWatchers, b.listen,
+		b.makeScheduler, b.makeSnoozes, b.makeInvitations, b.makeFeed, b.makeWatchers, b.listen,
 	}
 	for _, stage := range stages {
 		err := stage(ctx)
@@ -223,6 +227,10 @@ func (b *Bot) runBackground(bg, ctx context.Context, wg *sync.WaitGroup) {
 	}
 	if b.notices != nil {
 		wg.Go(func() { _ = b.notices.Run(ctx) })
+	}
+	if b.changes != nil {
+		wg.Go(func() { _ = b.changes.Run(ctx) })
+		wg.Go(func() { _ = b.channelAgendas.Run(ctx) })
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/config"
 	"github.com/meetingbot/meetingbot/connect"
+	"github.com/meetingbot/meetingbot/feed"
 	"github.com/meetingbot/meetingbot/mirror"
 	"github.com/meetingbot/meetingbot/monitor"
 	"github.com/meetingbot/meetingbot/notify"
@@ -46,6 +47,8 @@ type Store interface {
 	status.Settings
 	rsvp.Settings
 	rsvp.Ledger
+	feed.Seen
+	feed.Ledger
 	notify.ChannelNames
 	notify.StatusLedger
 	Close() error

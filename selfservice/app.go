@@ -40,6 +40,9 @@ type Store interface {
 	SlackSubscription(ctx context.Context, id string) (meetingbot.SlackSubscription, bool, error)
 	AddSlackSubscription(ctx context.Context, sub meetingbot.SlackSubscription) (meetingbot.SlackSubscription, bool, error)
 	SetSlackSubscriptionOffsets(ctx context.Context, id string, offsets []time.Duration) (bool, error)
+	// SetSlackSubscriptionFollowing replaces a channel subscription's
+	// offsets (none when it follows something) and what it follows.
+	SetSlackSubscriptionFollowing(ctx context.Context, id string, offsets []time.Duration, f meetingbot.Following) (bool, error)
 	RemoveSlackSubscription(ctx context.Context, id string) (bool, error)
 	MuteSeries(ctx context.Context, m meetingbot.MutedSeries) (bool, error)
 	UnmuteSeries(ctx context.Context, subscription, series string) (bool, error)

@@ -263,10 +263,10 @@ func (a *App) subscribe(ctx context.Context, cmd slack.SlashCommand, req request
 	if sub, ok, err := a.store.SlackSubscription(ctx, id); err != nil {
 		return a.failed(err, cmd.UserID)
 	} else if ok {
-		return alreadySubscribed(sub, a.command)
+		return a.resubscribe(ctx, cmd, p, sub, req)
 	}
 	offsets := req.offsets
-	if offsets == nil {
+	if offsets == nil && !req.follow.none {
 		offsets = a.defaults
 	}
 	muted, err := a.mutedSeries(ctx, id)
@@ -278,9 +278,10 @@ func (a *App) subscribe(ctx context.Context, cmd slack.SlashCommand, req request
 		a.log.Info("calendar not readable", "user", cmd.UserID, "calendar", req.calendar, "err", err)
 		return a.unreadable(req.calendar, "`"+a.command+" subscribe "+escape(req.calendar)+"`", err)
 	}
+	following := req.follow.following(a.now(), time.Time{}, p.TZ)
 	sub, added, err := a.store.AddSlackSubscription(ctx, meetingbot.SlackSubscription{
 		ID: id, Kind: meetingbot.SlackChannel, CalendarID: req.calendar, Destination: cmd.ChannelID,
-		Offsets: offsets, CreatedBy: cmd.UserID, CreatedAt: a.now(),
+		Offsets: offsets, CreatedBy: cmd.UserID, CreatedAt: a.now(), Following: following,
 	})
 	if err != nil {
 		return a.failed(err, cmd.UserID)
@@ -289,13 +290,16 @@ func (a *App) subscribe(ctx context.Context, cmd slack.SlashCommand, req request
 		return alreadySubscribed(sub, a.command)
 	}
 	a.log.Info("subscribed", "user", cmd.UserID, "subscription", id)
-	return fmt.Sprintf("Subscribed: I'll post the reminders of %s in this channel, %s. %s\n%s",
-		escape(req.calendar), eachMeeting(offsets), a.nextText(meetings, offsets, p.TZ), a.inviteHint())
+	return subscribedText(req.calendar, offsets, following, a.nextText(meetings, offsets, p.TZ), a.inviteHint())
 }
 
 func alreadySubscribed(sub meetingbot.SlackSubscription, command string) string {
-	return fmt.Sprintf("Already subscribed: %s is posted here %s (set up by <@%s>). Nothing changed; to change its offsets, `%s unsubscribe %s` and subscribe again.",
-		escape(sub.CalendarID), eachMeeting(sub.Offsets), sub.CreatedBy, command, escape(sub.CalendarID))
+	posts := eachMeeting(sub.Offsets)
+	if sub.Following.Any() {
+		posts = "with " + postsText(sub.Offsets, sub.Following)
+	}
+	return fmt.Sprintf("Already subscribed: %s is posted here %s (set up by <@%s>). Nothing changed; to change it, subscribe again saying what to post, e.g. `%s subscribe %s 10m changes daily 09:00`.",
+		escape(sub.CalendarID), posts, sub.CreatedBy, command, escape(sub.CalendarID))
 }
 
 // inviteHint reminds that the bot posts only where it is a member.
@@ -350,7 +354,7 @@ func (a *App) list(ctx context.Context, cmd slack.SlashCommand) string {
 			lines = append(lines, fmt.Sprintf("• %s, %s (the bot's configuration)", escape(f.CalendarID), eachMeeting(f.Offsets)))
 		}
 		for _, s := range subs {
-			lines = append(lines, fmt.Sprintf("• %s, %s (set up by <@%s>)", escape(s.CalendarID), eachMeeting(s.Offsets), s.CreatedBy))
+			lines = append(lines, fmt.Sprintf("• %s, %s (set up by <@%s>)", escape(s.CalendarID), channelPosts(s), s.CreatedBy))
 		}
 		if len(lines) == 0 {
 			b.WriteString("*In this channel:* nothing yet.\n")
@@ -404,7 +408,7 @@ func (a *App) help(ctx context.Context, userID, unknown string) string {
 		"• `%[1]s off`: stop my DMs\n"+
 		"• `%[1]s offsets 5m,0`: change when I'm reminded (0 is when it starts)\n"+
 		"• `%[1]s agenda 08:30` or `%[1]s agenda off`: a DM listing the day's meetings, in my Slack time zone\n"+
-		"• `%[1]s subscribe <calendar> [offsets]`: post that calendar's reminders in this channel\n"+
+		"• `%[1]s subscribe <calendar> [offsets]`: post that calendar's reminders in this channel; add `changes` for each event added, moved, cancelled or renamed, `daily 09:00` or `weekly mon 09:00` for its agenda, and `none` as offsets for no reminders\n"+
 		"• `%[1]s unsubscribe <calendar>`: stop posting it here\n"+
 		"• `%[1]s list`: this channel's subscriptions and mine\n", c)
 	if a.googleEnabled() {

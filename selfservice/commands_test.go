@@ -217,9 +217,13 @@ func TestSubscribeAndUnsubscribePermissions(t *testing.T) {
 	}, sub)
 	reply := e.command(bob, eng, "subscribe "+strings.ToUpper(team))
 	assert.Contains(t, reply, "Only the calendar's owner", "a member may not even repeat it")
-	reply = e.command(carol, eng, "subscribe "+team+" 1h")
+	reply = e.command(carol, eng, "subscribe "+team)
 	assert.Contains(t, reply, "Already subscribed: "+team+" is posted here 5m before each meeting and as it starts (set up by <@"+carol+">). Nothing changed")
 	assert.Equal(t, []time.Duration{0, 5 * time.Minute}, e.subs()[0].Offsets, "a duplicate subscribe is a no-op")
+	// Subscribing again saying what to post changes it, for whoever set it up.
+	reply = e.command(carol, eng, "subscribe "+team+" 1h")
+	assert.Contains(t, reply, "Changed: I'll post in this channel reminders 1h before each meeting of "+team)
+	assert.Equal(t, []time.Duration{time.Hour}, e.subs()[0].Offsets, "offsets changed by subscribing again")
 
 	reply = e.command(bob, eng, "unsubscribe "+team)
 	assert.Contains(t, reply, "Only <@"+carol+">, who set it up", "a member may not unsubscribe it")

@@ -37,6 +37,8 @@ type request struct {
 	agenda string
 	// calendar is subscribe's and unsubscribe's calendar ID, lower case.
 	calendar string
+	// follow is what subscribe asks to follow besides reminders.
+	follow follow
 	// unknown is the word of an unknown subcommand, shown with the help.
 	unknown string
 	// on is status's and invites' on (true) or off; titles says it is
@@ -153,7 +155,7 @@ func parse(text, cmd string, lim Limits) (request, error) {
 			if v == verbUnsubscribe {
 				return request{}, usage("`unsubscribe` takes only the calendar ID, e.g. `%s`.", example)
 			}
-			r.offsets, err = parseOffsetsArg(strings.Join(args[1:], " "), example, lim)
+			r.offsets, r.follow, err = parseSubscribeArgs(args[1:], example, cmd, cal, lim)
 		}
 		return r, err
 	default:

@@ -142,6 +142,7 @@ func (a *App) homeBlocks(ctx context.Context, userID, notice string, check bool)
 	}
 	blocks = append(blocks, section(agenda, nil), slack.NewActionBlock("agenda", controls...), slack.NewDividerBlock())
 
+	blocks = append(blocks, a.channelsBlocks(ctx, userID)...)
 	blocks = append(blocks, a.connectBlocks(ctx, userID)...)
 	blocks = append(blocks, a.statusBlocks(ctx, userID)...)
 	blocks = append(blocks, a.invitesBlocks(ctx, userID)...)
@@ -320,6 +321,10 @@ func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 				break
 			}
 			if n, ok := a.invitesAction(ctx, user, act.ActionID); ok {
+				notice = n
+				break
+			}
+			if n, ok := a.channelsAction(ctx, user, act); ok {
 				notice = n
 				break
 			}

@@ -15,6 +15,7 @@ import (
 // slackSubColumns are a subscription's columns and its muted series,
 // sorted, read in the same statement so that they agree.
 const slackSubColumns = `s.id, s.kind, s.calendar, s.destination, s.offsets, s.created_by, s.created_at,
+	s.changes_at, s.daily, s.weekly, s.zone,
 	coalesce((SELECT array_agg(m.series ORDER BY m.series) FROM slack_muted_series m WHERE m.subscription = s.id), '{}')`
 
 // SlackSubscriptions returns every subscription made from Slack, with its
@@ -53,9 +54,15 @@ func (s *Store) slackSubs(ctx context.Context, query string, args ...any) ([]mee
 	var kind string
 	var offsets []int32
 	var created time.Time
-	_, err = pgx.ForEachRow(rows, []any{&sub.ID, &kind, &sub.CalendarID, &sub.Destination, &offsets, &sub.CreatedBy, &created, &sub.Muted}, func() error {
+	var changes *time.Time
+	_, err = pgx.ForEachRow(rows, []any{&sub.ID, &kind, &sub.CalendarID, &sub.Destination, &offsets, &sub.CreatedBy, &created,
+		&changes, &sub.Daily, &sub.Weekly, &sub.Zone, &sub.Muted}, func() error {
 		got := sub
 		got.Kind, got.CreatedAt, got.Offsets = meetingbot.SlackKind(kind), created.UTC(), durations(offsets)
+		got.ChangesSince = time.Time{}
+		if changes != nil {
+			got.ChangesSince = changes.UTC()
+		}
 		if len(got.Muted) == 0 {
 			got.Muted = nil
 		}
@@ -81,9 +88,11 @@ func (s *Store) AddSlackSubscription(ctx context.Context, sub meetingbot.SlackSu
 	}
 	ctx, cancel := s.op(ctx)
 	defer cancel()
-	tag, err := s.exec(ctx, `INSERT INTO slack_subscriptions (id, kind, calendar, destination, offsets, created_by, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
-		sub.ID, string(sub.Kind), sub.CalendarID, sub.Destination, seconds(sub.Offsets), sub.CreatedBy, ts(sub.CreatedAt))
+	tag, err := s.exec(ctx, `INSERT INTO slack_subscriptions (id, kind, calendar, destination, offsets, created_by, created_at,
+			changes_at, daily, weekly, zone)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
+		sub.ID, string(sub.Kind), sub.CalendarID, sub.Destination, seconds(sub.Offsets), sub.CreatedBy, ts(sub.CreatedAt),
+		ts(sub.ChangesSince), sub.Daily, sub.Weekly, sub.Zone)
 	if err != nil {
 		return meetingbot.SlackSubscription{}, false, fmt.Errorf("postgres: add slack subscription %s: %w", sub.ID, err)
 	}
@@ -105,6 +114,18 @@ func (s *Store) SetSlackSubscriptionOffsets(ctx context.Context, id string, offs
 		return false, fmt.Errorf("postgres: slack subscription %s: %w", id, err)
 	}
 	return s.changed(ctx, "set offsets of slack subscription "+id, `UPDATE slack_subscriptions SET offsets = $1 WHERE id = $2`, seconds(offsets), id)
+}
+
+// SetSlackSubscriptionFollowing replaces the offsets of the channel
+// subscription with id and what it follows (its changes, its agendas),
+// and reports whether it exists. Offsets may be none when it follows
+// something; meetingbot.ErrInvalid otherwise.
+func (s *Store) SetSlackSubscriptionFollowing(ctx context.Context, id string, offsets []time.Duration, f meetingbot.Following) (bool, error) {
+	if err := checkFollowing(offsets, f); err != nil {
+		return false, fmt.Errorf("postgres: slack subscription %s: %w", id, err)
+	}
+	return s.changed(ctx, "set slack subscription "+id, `UPDATE slack_subscriptions SET offsets = $1, changes_at = $2, daily = $3, weekly = $4, zone = $5
+		WHERE id = $6 AND kind = 'channel'`, seconds(offsets), ts(f.ChangesSince), f.Daily, f.Weekly, f.Zone, id)
 }
 
 // RemoveSlackSubscription deletes the subscription with id and reports
@@ -252,10 +273,22 @@ func checkSlackSub(sub meetingbot.SlackSubscription) error {
 	case sub.Kind != meetingbot.SlackPersonal && sub.Kind != meetingbot.SlackChannel:
 		return fmt.Errorf("postgres: add slack subscription %s: %w: kind %q", sub.ID, meetingbot.ErrInvalid, sub.Kind)
 	}
-	if err := checkOffsets(sub.Offsets); err != nil {
+	if sub.Kind == meetingbot.SlackPersonal && sub.Following.Any() {
+		return fmt.Errorf("postgres: add slack subscription %s: %w: a personal subscription follows nothing", sub.ID, meetingbot.ErrInvalid)
+	}
+	if err := checkFollowing(sub.Offsets, sub.Following); err != nil {
 		return fmt.Errorf("postgres: add slack subscription %s: %w", sub.ID, err)
 	}
 	return nil
+}
+
+// checkFollowing allows no offsets to a subscription that follows
+// something.
+func checkFollowing(offsets []time.Duration, f meetingbot.Following) error {
+	if len(offsets) == 0 && f.Any() {
+		return nil
+	}
+	return checkOffsets(offsets)
 }
 
 // maxOffset keeps an offset in an integer column of seconds.

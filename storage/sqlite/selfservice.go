@@ -18,7 +18,7 @@ import (
 // meetingbot.ErrInvalid, which the PostgreSQL store returns too.
 var ErrInvalid = meetingbot.ErrInvalid
 
-const slackSubColumns = `id, kind, calendar, destination, offsets, created_by, created_ms`
+const slackSubColumns = `id, kind, calendar, destination, offsets, created_by, created_ms, changes_ms, daily, weekly, zone`
 
 // SlackSubscriptions returns every subscription made from Slack, with its
 // muted series, ordered by ID. The scheduler calls it on every sweep: what
@@ -57,12 +57,13 @@ func (s *Store) slackSubs(ctx context.Context, query string, args ...any) ([]mee
 	for rows.Next() {
 		var sub meetingbot.SlackSubscription
 		var kind, offsets string
-		var created int64
-		if err := rows.Scan(&sub.ID, &kind, &sub.CalendarID, &sub.Destination, &offsets, &sub.CreatedBy, &created); err != nil {
+		var created, changes int64
+		if err := rows.Scan(&sub.ID, &kind, &sub.CalendarID, &sub.Destination, &offsets, &sub.CreatedBy, &created,
+			&changes, &sub.Daily, &sub.Weekly, &sub.Zone); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("storage: read slack subscriptions: %w", err)
 		}
-		sub.Kind, sub.CreatedAt = meetingbot.SlackKind(kind), fromMS(created)
+		sub.Kind, sub.CreatedAt, sub.ChangesSince = meetingbot.SlackKind(kind), fromMS(created), fromMS(changes)
 		if sub.Offsets, err = parseOffsets(offsets); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("storage: slack subscription %s: %w", sub.ID, err)
@@ -109,8 +110,9 @@ func (s *Store) AddSlackSubscription(ctx context.Context, sub meetingbot.SlackSu
 		sub.CreatedAt = time.Now()
 	}
 	res, err := s.db.ExecContext(ctx, `INSERT INTO slack_subscriptions (`+slackSubColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-		sub.ID, string(sub.Kind), sub.CalendarID, sub.Destination, formatOffsets(sub.Offsets), sub.CreatedBy, ms(sub.CreatedAt))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		sub.ID, string(sub.Kind), sub.CalendarID, sub.Destination, formatOffsets(sub.Offsets), sub.CreatedBy, ms(sub.CreatedAt),
+		ms(sub.ChangesSince), sub.Daily, sub.Weekly, sub.Zone)
 	if err != nil {
 		return meetingbot.SlackSubscription{}, false, fmt.Errorf("storage: add slack subscription %s: %w", sub.ID, err)
 	}
@@ -142,6 +144,26 @@ func (s *Store) SetSlackSubscriptionOffsets(ctx context.Context, id string, offs
 	n, err := res.RowsAffected()
 	if err != nil {
 		return false, fmt.Errorf("storage: set offsets of slack subscription %s: %w", id, err)
+	}
+	return n == 1, nil
+}
+
+// SetSlackSubscriptionFollowing replaces the offsets of the channel
+// subscription with id and what it follows (its changes, its agendas),
+// and reports whether it exists. Offsets may be none when it follows
+// something; ErrInvalid otherwise.
+func (s *Store) SetSlackSubscriptionFollowing(ctx context.Context, id string, offsets []time.Duration, f meetingbot.Following) (bool, error) {
+	if err := checkFollowing(offsets, f); err != nil {
+		return false, fmt.Errorf("storage: slack subscription %s: %w", id, err)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE slack_subscriptions SET offsets = ?, changes_ms = ?, daily = ?, weekly = ?, zone = ?
+		WHERE id = ? AND kind = 'channel'`, formatOffsets(offsets), ms(f.ChangesSince), f.Daily, f.Weekly, f.Zone, id)
+	if err != nil {
+		return false, fmt.Errorf("storage: set slack subscription %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("storage: set slack subscription %s: %w", id, err)
 	}
 	return n == 1, nil
 }
@@ -318,10 +340,22 @@ func checkSlackSub(sub meetingbot.SlackSubscription) error {
 	case sub.Kind != meetingbot.SlackPersonal && sub.Kind != meetingbot.SlackChannel:
 		return fmt.Errorf("storage: add slack subscription %s: %w: kind %q", sub.ID, ErrInvalid, sub.Kind)
 	}
-	if err := checkOffsets(sub.Offsets); err != nil {
+	if sub.Kind == meetingbot.SlackPersonal && sub.Following.Any() {
+		return fmt.Errorf("storage: add slack subscription %s: %w: a personal subscription follows nothing", sub.ID, ErrInvalid)
+	}
+	if err := checkFollowing(sub.Offsets, sub.Following); err != nil {
 		return fmt.Errorf("storage: add slack subscription %s: %w", sub.ID, err)
 	}
 	return nil
+}
+
+// checkFollowing allows no offsets to a subscription that follows
+// something.
+func checkFollowing(offsets []time.Duration, f meetingbot.Following) error {
+	if len(offsets) == 0 && f.Any() {
+		return nil
+	}
+	return checkOffsets(offsets)
 }
 
 func checkOffsets(offsets []time.Duration) error {
@@ -348,6 +382,9 @@ func formatOffsets(offsets []time.Duration) string {
 }
 
 func parseOffsets(v string) ([]time.Duration, error) {
+	if v == "" {
+		return nil, nil // a channel subscription that only follows
+	}
 	var out []time.Duration
 	for part := range strings.SplitSeq(v, ",") {
 		n, err := strconv.ParseInt(part, 10, 64)

@@ -48,6 +48,7 @@ type Store interface {
 	SlackSubscription(ctx context.Context, id string) (meetingbot.SlackSubscription, bool, error)
 	AddSlackSubscription(ctx context.Context, sub meetingbot.SlackSubscription) (meetingbot.SlackSubscription, bool, error)
 	SetSlackSubscriptionOffsets(ctx context.Context, id string, offsets []time.Duration) (bool, error)
+	SetSlackSubscriptionFollowing(ctx context.Context, id string, offsets []time.Duration, f meetingbot.Following) (bool, error)
 	RemoveSlackSubscription(ctx context.Context, id string) (bool, error)
 	MuteSeries(ctx context.Context, m meetingbot.MutedSeries) (bool, error)
 	UnmuteSeries(ctx context.Context, subscription, series string) (bool, error)
@@ -67,6 +68,10 @@ type Store interface {
 	DeleteChannel(ctx context.Context, id string) error
 
 	Remember(ctx context.Context, key string, now, expires time.Time) (bool, error)
+
+	FeedSeen(ctx context.Context, sub string) (map[string]meetingbot.Meeting, time.Time, error)
+	PutFeedSeen(ctx context.Context, sub string, primed time.Time, put []meetingbot.Meeting, drop []string) error
+	ForgetFeed(ctx context.Context, sub string) error
 
 	ChannelNames(ctx context.Context) (map[string]string, error)
 	PutChannelNames(ctx context.Context, names map[string]string, seen time.Time) error
@@ -128,6 +133,8 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"PushChannelsSurviveRestart", testChannels},
 		{"RememberOnceAmongProcesses", testRememberOnceAmongProcesses},
 		{"ChannelNamesSurviveRestartUntilAListingMissesThem", testChannelNames},
+		{"AChannelFollowsChangesAndAgendasWithoutOffsets", testFollowing},
+		{"FeedSeenFromTheFirstReadingAcrossProcesses", testFeedSeen},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,18 @@
+-- What each channel that follows its calendar's changes was last told of
+-- each upcoming event (package feed): the event as a JSON meetingbot
+-- Meeting, by the notices' pseudo-subscription (feed:<subscription>). A
+-- change is a difference from it; the ledger keeps each notice once.
+CREATE TABLE feed_seen (
+	subscription TEXT    NOT NULL,
+	event        TEXT    NOT NULL,
+	meeting      TEXT    NOT NULL,
+	PRIMARY KEY (subscription, event)
+) STRICT;
+
+-- When each channel's first reading of its calendar was taken: nothing
+-- on the calendar then is announced (the agenda's job), and an event
+-- that only now comes within the window read is not "added".
+CREATE TABLE feed_primed (
+	subscription TEXT    PRIMARY KEY,
+	primed_ms    INTEGER NOT NULL
+) STRICT;
