@@ -33,6 +33,11 @@ type SlackSubscription struct {
 	// Muted lists the recurring series IDs muted for this subscription,
 	// sorted. It is filled by the reads; writes ignore it.
 	Muted []string
+	// OnCalendar reminds at each meeting's own popup reminders too
+	// ("/meetingbot on calendar"); with it, Offsets may be empty.
+	OnCalendar bool
+	// Rules say which meetings get reminders; the zero value, all.
+	Rules Rules
 }
 
 // MutedSeries is a recurring series muted for one subscription.
@@ -53,14 +58,21 @@ type SlackSettings struct {
 	// Agenda is the daily agenda's time "HH:MM" in TZ; "" for none.
 	Agenda string
 	// TZ is the user's IANA zone as Slack last reported it.
-	TZ        string
-	UpdatedAt time.Time
+	TZ string
+	// OnCalendar and Rules are the user's choices for their reminders,
+	// kept while they are off as Offsets are. With OnCalendar, Offsets
+	// nil means their calendar's reminders alone.
+	OnCalendar bool
+	Rules      Rules
+	UpdatedAt  time.Time
 }
 
 // Subscription returns the subscription the scheduler sweeps for s: its
-// ID, calendar, destination, offsets and muted series, marked FromSlack.
+// ID, calendar, destination, offsets, muted series, calendar reminders and
+// rules, marked FromSlack.
 func (s SlackSubscription) Subscription() Subscription {
-	return Subscription{ID: s.ID, CalendarID: s.CalendarID, Destination: s.Destination, Offsets: s.Offsets, Muted: s.Muted, FromSlack: true}
+	return Subscription{ID: s.ID, CalendarID: s.CalendarID, Destination: s.Destination, Offsets: s.Offsets, Muted: s.Muted, FromSlack: true,
+		OnCalendar: s.OnCalendar, Rules: s.Rules}
 }
 
 // ErrInvalid is returned by a store's self-service writes for a value the

@@ -14,7 +14,7 @@ import (
 
 // slackSubColumns are a subscription's columns and its muted series,
 // sorted, read in the same statement so that they agree.
-const slackSubColumns = `s.id, s.kind, s.calendar, s.destination, s.offsets, s.created_by, s.created_at,
+const slackSubColumns = `s.id, s.kind, s.calendar, s.destination, s.offsets, s.created_by, s.created_at, s.on_calendar, s.rules,
 	coalesce((SELECT array_agg(m.series ORDER BY m.series) FROM slack_muted_series m WHERE m.subscription = s.id), '{}')`
 
 // SlackSubscriptions returns every subscription made from Slack, with its
@@ -50,14 +50,21 @@ func (s *Store) slackSubs(ctx context.Context, query string, args ...any) ([]mee
 	}
 	var subs []meetingbot.SlackSubscription
 	var sub meetingbot.SlackSubscription
-	var kind string
+	var kind, rules string
 	var offsets []int32
 	var created time.Time
-	_, err = pgx.ForEachRow(rows, []any{&sub.ID, &kind, &sub.CalendarID, &sub.Destination, &offsets, &sub.CreatedBy, &created, &sub.Muted}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&sub.ID, &kind, &sub.CalendarID, &sub.Destination, &offsets, &sub.CreatedBy, &created, &sub.OnCalendar, &rules, &sub.Muted}, func() error {
 		got := sub
 		got.Kind, got.CreatedAt, got.Offsets = meetingbot.SlackKind(kind), created.UTC(), durations(offsets)
+		var err error
+		if got.Rules, err = meetingbot.ParseRulesJSON(rules); err != nil {
+			return fmt.Errorf("slack subscription %s: %w", got.ID, err)
+		}
 		if len(got.Muted) == 0 {
 			got.Muted = nil
+		}
+		if len(got.Offsets) == 0 {
+			got.Offsets = nil // the calendar's reminders alone
 		}
 		subs = append(subs, got)
 		return nil
@@ -81,9 +88,9 @@ func (s *Store) AddSlackSubscription(ctx context.Context, sub meetingbot.SlackSu
 	}
 	ctx, cancel := s.op(ctx)
 	defer cancel()
-	tag, err := s.exec(ctx, `INSERT INTO slack_subscriptions (id, kind, calendar, destination, offsets, created_by, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
-		sub.ID, string(sub.Kind), sub.CalendarID, sub.Destination, seconds(sub.Offsets), sub.CreatedBy, ts(sub.CreatedAt))
+	tag, err := s.exec(ctx, `INSERT INTO slack_subscriptions (id, kind, calendar, destination, offsets, created_by, created_at, on_calendar, rules)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
+		sub.ID, string(sub.Kind), sub.CalendarID, sub.Destination, seconds(sub.Offsets), sub.CreatedBy, ts(sub.CreatedAt), sub.OnCalendar, sub.Rules.JSON())
 	if err != nil {
 		return meetingbot.SlackSubscription{}, false, fmt.Errorf("postgres: add slack subscription %s: %w", sub.ID, err)
 	}
@@ -105,6 +112,17 @@ func (s *Store) SetSlackSubscriptionOffsets(ctx context.Context, id string, offs
 		return false, fmt.Errorf("postgres: slack subscription %s: %w", id, err)
 	}
 	return s.changed(ctx, "set offsets of slack subscription "+id, `UPDATE slack_subscriptions SET offsets = $1 WHERE id = $2`, seconds(offsets), id)
+}
+
+// SetSlackSubscriptionReminding replaces how the subscription with id
+// reminds: its offsets, whether at its calendar's own reminders too, and
+// its rules. It reports whether the subscription exists.
+func (s *Store) SetSlackSubscriptionReminding(ctx context.Context, id string, offsets []time.Duration, onCalendar bool, rules meetingbot.Rules) (bool, error) {
+	if err := checkReminding(offsets, onCalendar); err != nil {
+		return false, fmt.Errorf("postgres: slack subscription %s: %w", id, err)
+	}
+	return s.changed(ctx, "set reminding of slack subscription "+id, `UPDATE slack_subscriptions SET offsets = $1, on_calendar = $2, rules = $3 WHERE id = $4`,
+		seconds(offsets), onCalendar, rules.JSON(), id)
 }
 
 // RemoveSlackSubscription deletes the subscription with id and reports
@@ -173,8 +191,9 @@ func (s *Store) SlackSettingsOf(ctx context.Context, userID string) (meetingbot.
 	set := meetingbot.SlackSettings{UserID: userID}
 	var offsets []int32
 	var updated pgtype.Timestamptz
-	err := s.pool.QueryRow(ctx, `SELECT offsets, agenda, tz, updated_at FROM slack_settings WHERE user_id = $1`, userID).
-		Scan(&offsets, &set.Agenda, &set.TZ, &updated)
+	var rules string
+	err := s.pool.QueryRow(ctx, `SELECT offsets, agenda, tz, updated_at, on_calendar, rules FROM slack_settings WHERE user_id = $1`, userID).
+		Scan(&offsets, &set.Agenda, &set.TZ, &updated, &set.OnCalendar, &rules)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return set, false, nil
 	}
@@ -182,7 +201,10 @@ func (s *Store) SlackSettingsOf(ctx context.Context, userID string) (meetingbot.
 		return set, false, fmt.Errorf("postgres: read settings of %s: %w", userID, s.lost(err))
 	}
 	set.UpdatedAt = instant(updated)
-	if offsets != nil {
+	if set.Rules, err = meetingbot.ParseRulesJSON(rules); err != nil {
+		return set, false, fmt.Errorf("postgres: settings of %s: %w", userID, err)
+	}
+	if len(offsets) > 0 {
 		set.Offsets = durations(offsets)
 	}
 	return set, true, nil
@@ -225,7 +247,7 @@ func (s *Store) PutSlackSettings(ctx context.Context, set meetingbot.SlackSettin
 		return fmt.Errorf("postgres: put settings: %w: no user ID", meetingbot.ErrInvalid)
 	}
 	var offsets []int32
-	if set.Offsets != nil {
+	if len(set.Offsets) > 0 {
 		if err := checkOffsets(set.Offsets); err != nil {
 			return fmt.Errorf("postgres: settings of %s: %w", set.UserID, err)
 		}
@@ -236,9 +258,10 @@ func (s *Store) PutSlackSettings(ctx context.Context, set meetingbot.SlackSettin
 	}
 	ctx, cancel := s.op(ctx)
 	defer cancel()
-	_, err := s.exec(ctx, `INSERT INTO slack_settings (user_id, offsets, agenda, tz, updated_at) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (user_id) DO UPDATE SET offsets = excluded.offsets, agenda = excluded.agenda, tz = excluded.tz, updated_at = excluded.updated_at`,
-		set.UserID, offsets, set.Agenda, set.TZ, ts(set.UpdatedAt))
+	_, err := s.exec(ctx, `INSERT INTO slack_settings (user_id, offsets, agenda, tz, updated_at, on_calendar, rules) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (user_id) DO UPDATE SET offsets = excluded.offsets, agenda = excluded.agenda, tz = excluded.tz, updated_at = excluded.updated_at,
+		on_calendar = excluded.on_calendar, rules = excluded.rules`,
+		set.UserID, offsets, set.Agenda, set.TZ, ts(set.UpdatedAt), set.OnCalendar, set.Rules.JSON())
 	if err != nil {
 		return fmt.Errorf("postgres: put settings of %s: %w", set.UserID, err)
 	}
@@ -252,10 +275,19 @@ func checkSlackSub(sub meetingbot.SlackSubscription) error {
 	case sub.Kind != meetingbot.SlackPersonal && sub.Kind != meetingbot.SlackChannel:
 		return fmt.Errorf("postgres: add slack subscription %s: %w: kind %q", sub.ID, meetingbot.ErrInvalid, sub.Kind)
 	}
-	if err := checkOffsets(sub.Offsets); err != nil {
+	if err := checkReminding(sub.Offsets, sub.OnCalendar); err != nil {
 		return fmt.Errorf("postgres: add slack subscription %s: %w", sub.ID, err)
 	}
 	return nil
+}
+
+// checkReminding checks a subscription's offsets: some, or none with
+// onCalendar.
+func checkReminding(offsets []time.Duration, onCalendar bool) error {
+	if len(offsets) == 0 && onCalendar {
+		return nil
+	}
+	return checkOffsets(offsets)
 }
 
 // maxOffset keeps an offset in an integer column of seconds.

@@ -18,7 +18,7 @@ import (
 // meetingbot.ErrInvalid, which the PostgreSQL store returns too.
 var ErrInvalid = meetingbot.ErrInvalid
 
-const slackSubColumns = `id, kind, calendar, destination, offsets, created_by, created_ms`
+const slackSubColumns = `id, kind, calendar, destination, offsets, created_by, created_ms, on_calendar, rules`
 
 // SlackSubscriptions returns every subscription made from Slack, with its
 // muted series, ordered by ID. The scheduler calls it on every sweep: what
@@ -56,13 +56,17 @@ func (s *Store) slackSubs(ctx context.Context, query string, args ...any) ([]mee
 	var subs []meetingbot.SlackSubscription
 	for rows.Next() {
 		var sub meetingbot.SlackSubscription
-		var kind, offsets string
+		var kind, offsets, rules string
 		var created int64
-		if err := rows.Scan(&sub.ID, &kind, &sub.CalendarID, &sub.Destination, &offsets, &sub.CreatedBy, &created); err != nil {
+		if err := rows.Scan(&sub.ID, &kind, &sub.CalendarID, &sub.Destination, &offsets, &sub.CreatedBy, &created, &sub.OnCalendar, &rules); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("storage: read slack subscriptions: %w", err)
 		}
 		sub.Kind, sub.CreatedAt = meetingbot.SlackKind(kind), fromMS(created)
+		if sub.Rules, err = meetingbot.ParseRulesJSON(rules); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("storage: slack subscription %s: %w", sub.ID, err)
+		}
 		if sub.Offsets, err = parseOffsets(offsets); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("storage: slack subscription %s: %w", sub.ID, err)
@@ -109,8 +113,8 @@ func (s *Store) AddSlackSubscription(ctx context.Context, sub meetingbot.SlackSu
 		sub.CreatedAt = time.Now()
 	}
 	res, err := s.db.ExecContext(ctx, `INSERT INTO slack_subscriptions (`+slackSubColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-		sub.ID, string(sub.Kind), sub.CalendarID, sub.Destination, formatOffsets(sub.Offsets), sub.CreatedBy, ms(sub.CreatedAt))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		sub.ID, string(sub.Kind), sub.CalendarID, sub.Destination, formatOffsets(sub.Offsets), sub.CreatedBy, ms(sub.CreatedAt), sub.OnCalendar, sub.Rules.JSON())
 	if err != nil {
 		return meetingbot.SlackSubscription{}, false, fmt.Errorf("storage: add slack subscription %s: %w", sub.ID, err)
 	}
@@ -142,6 +146,25 @@ func (s *Store) SetSlackSubscriptionOffsets(ctx context.Context, id string, offs
 	n, err := res.RowsAffected()
 	if err != nil {
 		return false, fmt.Errorf("storage: set offsets of slack subscription %s: %w", id, err)
+	}
+	return n == 1, nil
+}
+
+// SetSlackSubscriptionReminding replaces how the subscription with id
+// reminds: its offsets, whether at its calendar's own reminders too, and
+// its rules. It reports whether the subscription exists.
+func (s *Store) SetSlackSubscriptionReminding(ctx context.Context, id string, offsets []time.Duration, onCalendar bool, rules meetingbot.Rules) (bool, error) {
+	if err := checkReminding(offsets, onCalendar); err != nil {
+		return false, fmt.Errorf("storage: slack subscription %s: %w", id, err)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE slack_subscriptions SET offsets = ?, on_calendar = ?, rules = ? WHERE id = ?`,
+		formatOffsets(offsets), onCalendar, rules.JSON(), id)
+	if err != nil {
+		return false, fmt.Errorf("storage: set reminding of slack subscription %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("storage: set reminding of slack subscription %s: %w", id, err)
 	}
 	return n == 1, nil
 }
@@ -237,10 +260,10 @@ func readMuted(ctx context.Context, q querier, subscription string) ([]meetingbo
 // were stored; a user without settings gets the zero value with UserID set.
 func (s *Store) SlackSettingsOf(ctx context.Context, userID string) (meetingbot.SlackSettings, bool, error) {
 	set := meetingbot.SlackSettings{UserID: userID}
-	var offsets string
+	var offsets, rules string
 	var updated int64
-	err := s.db.QueryRowContext(ctx, `SELECT offsets, agenda, tz, updated_ms FROM slack_settings WHERE user_id = ?`, userID).
-		Scan(&offsets, &set.Agenda, &set.TZ, &updated)
+	err := s.db.QueryRowContext(ctx, `SELECT offsets, agenda, tz, updated_ms, on_calendar, rules FROM slack_settings WHERE user_id = ?`, userID).
+		Scan(&offsets, &set.Agenda, &set.TZ, &updated, &set.OnCalendar, &rules)
 	if errors.Is(err, sql.ErrNoRows) {
 		return set, false, nil
 	}
@@ -248,6 +271,9 @@ func (s *Store) SlackSettingsOf(ctx context.Context, userID string) (meetingbot.
 		return set, false, fmt.Errorf("storage: read settings of %s: %w", userID, err)
 	}
 	set.UpdatedAt = fromMS(updated)
+	if set.Rules, err = meetingbot.ParseRulesJSON(rules); err != nil {
+		return set, false, fmt.Errorf("storage: settings of %s: %w", userID, err)
+	}
 	if offsets != "" {
 		if set.Offsets, err = parseOffsets(offsets); err != nil {
 			return set, false, fmt.Errorf("storage: settings of %s: %w", userID, err)
@@ -293,7 +319,7 @@ func (s *Store) PutSlackSettings(ctx context.Context, set meetingbot.SlackSettin
 		return fmt.Errorf("storage: put settings: %w: no user ID", ErrInvalid)
 	}
 	offsets := ""
-	if set.Offsets != nil {
+	if len(set.Offsets) > 0 {
 		if err := checkOffsets(set.Offsets); err != nil {
 			return fmt.Errorf("storage: settings of %s: %w", set.UserID, err)
 		}
@@ -302,9 +328,10 @@ func (s *Store) PutSlackSettings(ctx context.Context, set meetingbot.SlackSettin
 	if set.UpdatedAt.IsZero() {
 		set.UpdatedAt = time.Now()
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO slack_settings (user_id, offsets, agenda, tz, updated_ms) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (user_id) DO UPDATE SET offsets = excluded.offsets, agenda = excluded.agenda, tz = excluded.tz, updated_ms = excluded.updated_ms`,
-		set.UserID, offsets, set.Agenda, set.TZ, ms(set.UpdatedAt))
+	_, err := s.db.ExecContext(ctx, `INSERT INTO slack_settings (user_id, offsets, agenda, tz, updated_ms, on_calendar, rules) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (user_id) DO UPDATE SET offsets = excluded.offsets, agenda = excluded.agenda, tz = excluded.tz, updated_ms = excluded.updated_ms,
+		on_calendar = excluded.on_calendar, rules = excluded.rules`,
+		set.UserID, offsets, set.Agenda, set.TZ, ms(set.UpdatedAt), set.OnCalendar, set.Rules.JSON())
 	if err != nil {
 		return fmt.Errorf("storage: put settings of %s: %w", set.UserID, err)
 	}
@@ -318,10 +345,19 @@ func checkSlackSub(sub meetingbot.SlackSubscription) error {
 	case sub.Kind != meetingbot.SlackPersonal && sub.Kind != meetingbot.SlackChannel:
 		return fmt.Errorf("storage: add slack subscription %s: %w: kind %q", sub.ID, ErrInvalid, sub.Kind)
 	}
-	if err := checkOffsets(sub.Offsets); err != nil {
+	if err := checkReminding(sub.Offsets, sub.OnCalendar); err != nil {
 		return fmt.Errorf("storage: add slack subscription %s: %w", sub.ID, err)
 	}
 	return nil
+}
+
+// checkReminding checks a subscription's offsets: some, or none with
+// onCalendar.
+func checkReminding(offsets []time.Duration, onCalendar bool) error {
+	if len(offsets) == 0 && onCalendar {
+		return nil
+	}
+	return checkOffsets(offsets)
 }
 
 func checkOffsets(offsets []time.Duration) error {
@@ -348,6 +384,9 @@ func formatOffsets(offsets []time.Duration) string {
 }
 
 func parseOffsets(v string) ([]time.Duration, error) {
+	if v == "" {
+		return nil, nil // the calendar's reminders alone
+	}
 	var out []time.Duration
 	for part := range strings.SplitSeq(v, ",") {
 		n, err := strconv.ParseInt(part, 10, 64)
