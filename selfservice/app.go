@@ -40,6 +40,7 @@ type Store interface {
 	SlackSubscription(ctx context.Context, id string) (meetingbot.SlackSubscription, bool, error)
 	AddSlackSubscription(ctx context.Context, sub meetingbot.SlackSubscription) (meetingbot.SlackSubscription, bool, error)
 	SetSlackSubscriptionOffsets(ctx context.Context, id string, offsets []time.Duration) (bool, error)
+	SetSlackSubscriptionReminding(ctx context.Context, id string, offsets []time.Duration, onCalendar bool, rules meetingbot.Rules) (bool, error)
 	RemoveSlackSubscription(ctx context.Context, id string) (bool, error)
 	MuteSeries(ctx context.Context, m meetingbot.MutedSeries) (bool, error)
 	UnmuteSeries(ctx context.Context, subscription, series string) (bool, error)
