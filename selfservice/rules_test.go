@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// The words of DESIGN.md's table for the calendar's own reminders and the
+// The words of docs/usage.md's table for the calendar's own reminders and the
 // rules, for a person and after subscribe.
 func TestParseRemindingAndRules(t *testing.T) {
 	lim := Limits{Tick: 30 * time.Second, StartGrace: time.Minute}
