@@ -110,6 +110,11 @@ func (a *App) turnOn(ctx context.Context, userID string, want choice, retry stri
 			offsets = a.defaults // chosen under another TICK_INTERVAL
 		}
 	}
+	if h := set.Rules.Hours; h != nil && p.TZ != "" && h.Zone != p.TZ {
+		moved := *h // working hours follow the person's Slack time zone
+		moved.Zone = p.TZ
+		set.Rules.Hours = &moved
+	}
 	id := SubscriptionID(p.Email, userID)
 	muted, err := a.mutedSeries(ctx, id)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meetingbot/meetingbot"
+	"github.com/meetingbot/meetingbot/notify/slacktest"
 )
 
 // A person sets their calendar's own reminders and their rules by
@@ -43,6 +44,15 @@ func TestCalendarRemindersAndRulesByCommand(t *testing.T) {
 	reply = e.command(alice, eng, "on")
 	assert.Contains(t, reply, "at each meeting's own reminders in Google Calendar and 5m before it, except invitations not answered, those answered maybe, those without a video link.", "off and on keep the choice")
 	assert.Nil(t, e.subs()[0].Rules.Hours)
+
+	// Alice moves to New York: her working hours follow her zone when she
+	// next turns her reminders on.
+	e.command(alice, eng, "hours 09:00-18:00 mon-fri")
+	e.command(alice, eng, "off")
+	e.slack.SetProfile(alice, slacktest.Profile{TZ: "America/New_York"})
+	e.clock.Advance(time.Hour) // past the cache of people
+	assert.Contains(t, e.command(alice, eng, "on"), "outside 09:00-18:00 mon-fri (America/New_York)")
+	assert.Equal(t, "America/New_York", e.subs()[0].Rules.Hours.Zone)
 
 	assert.Contains(t, e.command(alice, eng, "on 10m"), "10m before each meeting")
 	assert.False(t, e.subs()[0].OnCalendar, "offsets without calendar: the calendar's reminders no more")
