@@ -60,7 +60,7 @@ func (a ChannelAgenda) Key() string { return ChannelAgendaKey(a.Subscription.ID,
 // message metadata, posting to the channel.
 func (a ChannelAgenda) Pseudo() Subscription {
 	s := a.Subscription
-	return Subscription{ID: ChannelAgendaSubscription(s.ID), Kind: KindChannelAgenda, CalendarID: s.CalendarID, Destination: s.Destination}
+	return Subscription{ID: ChannelAgendaSubscription(s.ID), Kind: KindChannelAgenda, CalendarID: s.CalendarID, Reader: s.Reader, Destination: s.Destination}
 }
 
 // Reminder is the agenda as Slack's history knows it: its key, in its

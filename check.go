@@ -15,6 +15,11 @@ const (
 	// CheckCancelled: the meeting is no longer one to remind of; nothing
 	// goes out.
 	CheckCancelled CheckOutcome = "cancelled"
+	// CheckChanged: the meeting is there with the same start, but the
+	// reminder is no longer one of its own: its popup reminder was changed
+	// or removed (Subscription.OnCalendar), or a rule now skips it
+	// (Subscription.Rules). Nothing goes out; the sweep plans what is.
+	CheckChanged CheckOutcome = "changed"
 	// CheckUnknown: the calendar could not answer in time; the reminder
 	// goes out on the last sweep's reading.
 	CheckUnknown CheckOutcome = "unknown"

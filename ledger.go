@@ -61,6 +61,10 @@ const (
 	// came more than StartGrace after its meeting's start (a status at a
 	// company's 09:00, paced at Slack's Tier 3).
 	ReasonRateLimited ReasonCode = "rate_limited"
+	// ReasonReminderChanged: skipped, a popup reminder of the meeting
+	// (Subscription.OnCalendar) changed in Google Calendar after it went
+	// out: its new time is the same reminder, not sent twice.
+	ReasonReminderChanged ReasonCode = "reminder_changed"
 )
 
 // Entry is one ledger row: a trigger key of a subscription and what became

@@ -56,7 +56,45 @@ type Meeting struct {
 	// that ask for it (Subscription.OutOfOffice), a person's status
 	// during it.
 	OutOfOffice bool `json:",omitempty"`
+	// Reminders are the event's own popup reminders as offsets before its
+	// start, ascending and distinct: its reminders.overrides of method
+	// popup, or its calendar's defaultReminders when it uses those.
+	// Email reminders are not among them; an event without reminders has
+	// none. Subscriptions that remind "as my calendar says"
+	// (Subscription.OnCalendar) remind at them.
+	Reminders []time.Duration `json:",omitempty"`
+	// RemindersUnread is true when the read could not tell Reminders: an
+	// events.get of an event that uses its calendar's defaults, which only
+	// events.list carries. The last reading that could tell stands.
+	RemindersUnread bool `json:",omitempty"`
+	// Attendees is how many people are invited, rooms not counted (the
+	// organizer is, as Google lists them), and Accepted how many of them
+	// accepted. Others is how many of them are not the calendar's owner;
+	// OthersHidden is true when the calendar cannot see the list
+	// (attendeesOmitted), which is never alone.
+	Attendees, Accepted, Others int  `json:",omitempty"`
+	OthersHidden                bool `json:",omitempty"`
+	// Rooms are the rooms booked (resource attendees), by name.
+	Rooms []string `json:",omitempty"`
+	// DialIn is the conference's phone entry, e.g. "+1 555-0100 PIN:
+	// 123456"; empty when it has none.
+	DialIn string `json:",omitempty"`
+	// Attachments are the event's file attachments (Google Drive).
+	Attachments []Attachment `json:",omitempty"`
+	// Excerpt is the start of the event's description as plain text: no
+	// HTML, a few lines at most. It is the event's text, untrusted: the
+	// notifier makes it inert before showing it.
+	Excerpt string `json:",omitempty"`
 }
+
+// Attachment is a file attached to an event, as Google lists it.
+type Attachment struct {
+	Title string
+	URL   string
+}
+
+// Alone reports whether m has no attendee but its calendar's owner.
+func (m Meeting) Alone() bool { return m.Others == 0 && !m.OthersHidden }
 
 // ForSubscription returns the meetings of ms that sub is given: all but
 // the out-of-office events, unless sub asks for those; and for a status

@@ -39,6 +39,11 @@ type SlackSubscription struct {
 	// no Offsets when it follows something; a personal one follows
 	// nothing.
 	Following
+	// OnCalendar reminds at each meeting's own popup reminders too
+	// ("/meetingbot on calendar"); with it, Offsets may be empty.
+	OnCalendar bool
+	// Rules say which meetings get reminders; the zero value, all.
+	Rules Rules
 }
 
 // Following is what a channel subscription posts besides reminders
@@ -80,16 +85,23 @@ type SlackSettings struct {
 	// Agenda is the daily agenda's time "HH:MM" in TZ; "" for none.
 	Agenda string
 	// TZ is the user's IANA zone as Slack last reported it.
-	TZ        string
-	UpdatedAt time.Time
+	TZ string
+	// OnCalendar and Rules are the user's choices for their reminders,
+	// kept while they are off as Offsets are. With OnCalendar, Offsets
+	// nil means their calendar's reminders alone.
+	OnCalendar bool
+	Rules      Rules
+	UpdatedAt  time.Time
 }
 
 // Subscription returns the subscription the scheduler sweeps for s: its
-// ID, calendar, destination, offsets and muted series, marked FromSlack,
-// read as the person who set it up (Subscription.Reader): with their own
-// connected account when the calendar is theirs, else with the bot's.
+// ID, calendar, destination, offsets, muted series, calendar reminders and
+// rules, marked FromSlack, read as the person who set it up
+// (Subscription.Reader): with their own connected account when the
+// calendar is theirs, else with the bot's.
 func (s SlackSubscription) Subscription() Subscription {
-	return Subscription{ID: s.ID, CalendarID: s.CalendarID, Reader: s.CreatedBy, Destination: s.Destination, Offsets: s.Offsets, Muted: s.Muted, FromSlack: true}
+	return Subscription{ID: s.ID, CalendarID: s.CalendarID, Reader: s.CreatedBy, Destination: s.Destination, Offsets: s.Offsets, Muted: s.Muted, FromSlack: true,
+		OnCalendar: s.OnCalendar, Rules: s.Rules}
 }
 
 // ErrInvalid is returned by a store's self-service writes for a value the

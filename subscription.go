@@ -1,6 +1,7 @@
 package meetingbot
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -84,6 +85,39 @@ type Subscription struct {
 	// turned it on, whose status says "Out of office" during them. No
 	// reminder subscription asks for them.
 	OutOfOffice bool
+	// OnCalendar reminds "as my calendar says" as well: at each meeting's
+	// own popup reminders (Meeting.Reminders), besides Offsets.
+	OnCalendar bool
+	// Rules say which meetings get reminders; the zero value, all.
+	Rules Rules
+}
+
+// OffsetsFor returns the offsets s reminds of m at, ascending and
+// distinct: Offsets and, when OnCalendar, m's own reminders; none when
+// s's rules skip m. A fixed offset and a popup of the same minutes are one
+// reminder, with one key.
+func (s Subscription) OffsetsFor(m Meeting) []time.Duration {
+	if s.Rules.Skipped(m) != "" {
+		return nil
+	}
+	if !s.OnCalendar || len(m.Reminders) == 0 {
+		return s.Offsets
+	}
+	out := make([]time.Duration, 0, len(s.Offsets)+len(m.Reminders))
+	out = append(out, s.Offsets...)
+	for _, r := range m.Reminders {
+		if r <= CalendarReach {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// FromCalendar reports whether offset o of m comes only from m's own
+// reminders in s, not from s's fixed offsets.
+func (s Subscription) FromCalendar(o time.Duration) bool {
+	return s.OnCalendar && !slices.Contains(s.Offsets, o)
 }
 
 // Mutes reports whether m belongs to a series muted in s.
@@ -99,18 +133,23 @@ func (s Subscription) Mutes(m Meeting) bool {
 	return false
 }
 
-// MaxOffset returns the largest offset of the subscription.
+// MaxOffset returns the largest offset of the subscription; CalendarReach
+// at least when it reminds as the calendar says.
 func (s Subscription) MaxOffset() time.Duration {
 	var m time.Duration
+	if s.OnCalendar {
+		m = CalendarReach
+	}
 	for _, o := range s.Offsets {
 		m = max(m, o)
 	}
 	return m
 }
 
-// MinOffset returns the smallest offset of the subscription.
+// MinOffset returns the smallest offset of the subscription; 0 when it
+// reminds as the calendar says (a popup may be "at the start").
 func (s Subscription) MinOffset() time.Duration {
-	if len(s.Offsets) == 0 {
+	if len(s.Offsets) == 0 || s.OnCalendar {
 		return 0
 	}
 	m := s.Offsets[0]

@@ -303,7 +303,7 @@ func expect(p period, sub meetingbot.Subscription, meetings []meetingbot.Meeting
 	byEvent := make(map[string]meetingbot.Meeting, len(meetings))
 	for _, m := range meetings {
 		byEvent[m.ID] = m
-		for _, o := range sub.Offsets {
+		for _, o := range sub.OffsetsFor(m) {
 			it := itemOf(sub.ID, meetingbot.Key(m.KeyID(), o, m.Start), m.ID, m.Start, o)
 			if !p.contains(it.Trigger) || it.Trigger.After(p.now) {
 				continue
@@ -399,8 +399,10 @@ func unexpectedReason(it Item, sub meetingbot.Subscription, byEvent map[string]m
 		return true, "the meeting is no longer on the calendar: cancelled, declined, or moved outside the audited window"
 	case !m.Start.Equal(it.Start):
 		return true, "the meeting moved to " + stamp(m.Start)
-	case !slices.Contains(sub.Offsets, time.Duration(it.Offset)):
+	case !sub.OnCalendar && !slices.Contains(sub.Offsets, time.Duration(it.Offset)):
 		return false, "offset " + it.Offset.String() + " is not configured for this subscription"
+	case !slices.Contains(sub.OffsetsFor(m), time.Duration(it.Offset)):
+		return true, "offset " + it.Offset.String() + " is not one of this meeting's reminders now: its calendar reminder changed, or a rule skips it"
 	}
 	return false, "not expected: the meeting and offset match, yet the trigger was not due in the period"
 }

@@ -14,13 +14,14 @@ import (
 // itemFields is the fields mask of one event, for events.get: only what
 // meeting reads travels.
 const itemFields = "id,recurringEventId,recurrence,originalStartTime(dateTime),status,eventType,summary,start(date,dateTime),end(date,dateTime)," +
-	"htmlLink,hangoutLink,conferenceData(entryPoints(entryPointType,uri)),location,description," +
-	"organizer(email,displayName,self),creator(email,displayName),attendees(self,responseStatus),updated,visibility"
+	"htmlLink,hangoutLink,conferenceData(entryPoints(entryPointType,uri,label,pin)),location,description," +
+	"organizer(email,displayName,self),creator(email,displayName),attendees(self,responseStatus,resource,displayName),attendeesOmitted,updated,visibility," +
+	"reminders(useDefault,overrides(method,minutes)),attachments(fileUrl,title)"
 
 // eventFields is the fields mask of events.list: the same for each item,
 // and the caller's access role, which says when the calendar shows only
 // free/busy.
-const eventFields = "nextPageToken,accessRole,items(" + itemFields + ")"
+const eventFields = "nextPageToken,accessRole,defaultReminders(method,minutes),items(" + itemFields + ")"
 
 // fromGmail is the type of the events Google Calendar adds from the
 // calendar owner's mail: flights, trains, restaurant and hotel bookings,
@@ -98,6 +99,13 @@ func meeting(ev *calendar.Event) (m meetingbot.Meeting, ok bool, err error) {
 	m.Location = ev.Location
 	m.Creator, m.CreatorEmail = creator(ev)
 	m.Response = response(ev)
+	var told bool
+	m.Reminders, told = popups(ev)
+	m.RemindersUnread = !told
+	guests(&m, ev)
+	m.DialIn = dialIn(ev)
+	m.Attachments = attachments(ev)
+	m.Excerpt = excerpt(ev.Description, m.JoinURL)
 	if ev.Updated != "" {
 		// updated is informational: a bad one does not cost the reminder.
 		m.Updated, _ = time.Parse(time.RFC3339, ev.Updated)

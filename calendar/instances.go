@@ -77,6 +77,7 @@ func (s *Source) Instances(ctx context.Context, reading, recurringEventID string
 		if err != nil {
 			return nil, err
 		}
+		useDefaults(page.Items, page.DefaultReminders)
 		out = appendMeetings(out, page.Items, w.From, w.Horizon, calendarID, s.log)
 		if page.NextPageToken == "" {
 			sortMeetings(out)

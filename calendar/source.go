@@ -330,6 +330,7 @@ func (s *Source) list(ctx context.Context, sub meetingbot.Subscription, from, to
 		if pageToken == "" {
 			s.noteAccess(sub.CalendarID, page.AccessRole)
 		}
+		useDefaults(page.Items, page.DefaultReminders)
 		visit(page.Items)
 		if page.NextPageToken == "" {
 			return nil

@@ -167,8 +167,10 @@ func TestMeetingsRequest(t *testing.T) {
 			t.Errorf("query %s = %q, want %q", k, got, v)
 		}
 	}
-	if f := q.Get("fields"); !strings.Contains(f, "nextPageToken") || !strings.Contains(f, "attendees(self,responseStatus)") {
-		t.Errorf("query fields = %q, want a mask with nextPageToken and attendees(self,responseStatus)", f)
+	for _, want := range []string{"nextPageToken", "attendees(self,responseStatus,", "defaultReminders(method,minutes)", "reminders(useDefault,overrides(method,minutes))"} {
+		if f := q.Get("fields"); !strings.Contains(f, want) {
+			t.Errorf("query fields = %q, want a mask with %s", f, want)
+		}
 	}
 }
 

@@ -120,7 +120,7 @@ type SyncResult struct {
 }
 
 // syncFields is the fields mask of a sync: Meetings's, and nextSyncToken.
-const syncFields = "nextPageToken,nextSyncToken,accessRole,items(" + itemFields + ")"
+const syncFields = "nextPageToken,nextSyncToken,accessRole,defaultReminders(method,minutes),items(" + itemFields + ")"
 
 // Sync reads what changed in calendarID since token, or the whole window
 // when token is "" (a full sync), following every page. Instances come as
@@ -223,6 +223,7 @@ func (s *Source) listPage(ctx context.Context, p *syncPages) (*calendar.Events, 
 // instance replacing an earlier one's, and with an incremental sync the
 // series it touched.
 func (s *Source) addPage(p *syncPages, res *SyncResult, page *calendar.Events) {
+	useDefaults(page.Items, page.DefaultReminders)
 	for _, ev := range page.Items {
 		if ev == nil || ev.Id == "" {
 			s.log.Warn("skipping unreadable event", "calendar", p.calendarID, "err", "missing id")

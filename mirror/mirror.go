@@ -295,7 +295,7 @@ func (m *Mirror) bound(ctx context.Context, sub meetingbot.Subscription, from, t
 func nextTrigger(sub meetingbot.Subscription, ms []meetingbot.Meeting, now time.Time) (time.Time, bool) {
 	var next time.Time
 	for _, mt := range ms {
-		for _, o := range sub.Offsets {
+		for _, o := range sub.OffsetsFor(mt) {
 			if at := mt.Start.Add(-o); at.After(now) && (next.IsZero() || at.Before(next)) {
 				next = at
 			}

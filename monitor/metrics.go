@@ -56,7 +56,7 @@ func newMetrics() *metrics {
 	for _, o := range []string{"sent", "late", "no_meetings", "after_noon", "failed_permanent", "failed_transient"} {
 		m.agendas.WithLabelValues(o)
 	}
-	for _, o := range []meetingbot.CheckOutcome{meetingbot.CheckConfirmed, meetingbot.CheckMoved, meetingbot.CheckCancelled, meetingbot.CheckUnknown} {
+	for _, o := range []meetingbot.CheckOutcome{meetingbot.CheckConfirmed, meetingbot.CheckMoved, meetingbot.CheckCancelled, meetingbot.CheckChanged, meetingbot.CheckUnknown} {
 		m.checks.WithLabelValues(string(o))
 	}
 	for _, k := range []meetingbot.EditKind{meetingbot.EditMoved, meetingbot.EditCancelled, meetingbot.EditDeclined, meetingbot.EditRestored} {

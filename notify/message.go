@@ -51,6 +51,11 @@ const ellipsis = "…"
 // or a UTF-8 sequence, and marked with "…") so that every field fits its
 // Block Kit limit, while what says when the meeting starts stays whole.
 //
+// The card (card.go) adds what a person needs to join and prepare: how
+// many of those invited accepted (counts, never names), the rooms, the
+// dial-in, a few lines of the description, each inert and escaped as the
+// title is, and buttons to the attachments on Google Drive.
+//
 // A reminder of a recurring meeting in a subscription made from Slack
 // carries a "Mute this series" button too (see muteButton), a reminder
 // posted before its meeting starts carries the snooze buttons (see
@@ -82,11 +87,18 @@ func Message(r meetingbot.Reminder, now time.Time, joinHosts ...string) (text st
 			details += label + fit(organizer, room)
 		}
 	}
+	details += cardDetails(m, maxSectionText-len(details))
 	const open, close = ":calendar: *", "* "
 	blocks = []slack.Block{
 		slack.NewSectionBlock(markdown(open+fit(title, maxSectionText-len(open)-len(close)-len(head))+close+head),
 			nil, nil, slack.SectionBlockOptionBlockID("reminder_headline")),
 		slack.NewSectionBlock(markdown(details), nil, nil, slack.SectionBlockOptionBlockID("reminder_details")),
+	}
+	if ex := excerptBlock(m); ex != nil {
+		blocks = append(blocks, ex)
+	}
+	if files := fileButtons(m); len(files) > 0 {
+		blocks = append(blocks, slack.NewActionBlock("reminder_files", files...))
 	}
 	var buttons []slack.BlockElement
 	if join {

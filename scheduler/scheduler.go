@@ -224,7 +224,7 @@ func valid(s meetingbot.Subscription) error {
 	if s.ID == "" {
 		return errors.New("subscription without an ID")
 	}
-	if len(s.Offsets) == 0 {
+	if len(s.Offsets) == 0 && !s.OnCalendar {
 		return fmt.Errorf("subscription %q has no reminder offsets", s.ID)
 	}
 	for _, o := range s.Offsets {

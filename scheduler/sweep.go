@@ -246,7 +246,7 @@ func dueReminders(sub meetingbot.Subscription, meetings []meetingbot.Meeting, fr
 		if !m.Start.After(from) {
 			continue // the source promised (from, to]; guard against one that does not
 		}
-		for _, o := range sub.Offsets {
+		for _, o := range sub.OffsetsFor(m) {
 			at := m.Start.Add(-o)
 			if at.After(now) {
 				continue
@@ -322,7 +322,7 @@ func (s *Scheduler) deliver(ctx context.Context, sub meetingbot.Subscription, fr
 	var group []meetingbot.Reminder // due at one instant
 	flush := func() {
 		if len(group) > 0 && ctx.Err() == nil {
-			all = s.remindAll(ctx, group) && all
+			all = s.remindAll(ctx, s.settleChanged(ctx, group)) && all
 		}
 		group = group[:0]
 	}

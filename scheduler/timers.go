@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,7 +28,7 @@ func (s *Scheduler) plan(ctx context.Context, sub meetingbot.Subscription, meeti
 	want := map[string]meetingbot.Reminder{}
 	end := now.Add(horizon)
 	for _, m := range meetings {
-		for _, o := range sub.Offsets {
+		for _, o := range sub.OffsetsFor(m) {
 			at := m.Start.Add(-o)
 			if !at.After(now) || at.After(end) {
 				continue
@@ -183,11 +184,13 @@ func (s *Scheduler) fire(ctx context.Context, sub, key string, t *armed) {
 	var changed bool
 	var ready []int
 	for i, c := range checked {
+		checked[i] = stillWanted(rs[i], c)
+		c = checked[i]
 		if s.opts.Observer != nil {
 			s.opts.Observer.Checked(c.outcome)
 		}
 		switch c.outcome {
-		case meetingbot.CheckMoved, meetingbot.CheckCancelled:
+		case meetingbot.CheckMoved, meetingbot.CheckCancelled, meetingbot.CheckChanged:
 			if s.disarm(sub, keys[i], group[i]) {
 				changed = true
 				s.log.Info("meeting changed since the sweep; no reminder for the old time",
@@ -211,7 +214,7 @@ func (s *Scheduler) fire(ctx context.Context, sub, key string, t *armed) {
 		}
 		if len(due) > 0 && ctx.Err() == nil {
 			sortReminders(due)
-			s.remindAll(ctx, due)
+			s.remindAll(ctx, s.settleChanged(ctx, due))
 		}
 	}
 	if wait := rs[0].TriggerAt.Sub(s.clock.Now()); wait > 0 {
@@ -325,4 +328,24 @@ func (s *Scheduler) check(ctx context.Context, r meetingbot.Reminder) (meetingbo
 		return m, meetingbot.CheckMoved
 	}
 	return m, meetingbot.CheckConfirmed
+}
+
+// stillWanted turns a confirmed check of r's meeting into CheckChanged when
+// r's offset is no longer among the meeting's reminders in its
+// subscription: a popup reminder changed or removed in Google Calendar
+// since the sweep (the changed one is planned anew by the sweep, never sent
+// at both times), or a rule that now skips the meeting (its answer
+// changed to "maybe", its link removed). A read that could not tell the
+// meeting's own reminders keeps the sweep's.
+func stillWanted(r meetingbot.Reminder, c checked) checked {
+	if c.outcome != meetingbot.CheckConfirmed {
+		return c
+	}
+	if c.m.RemindersUnread {
+		c.m.Reminders, c.m.RemindersUnread = r.Meeting.Reminders, false
+	}
+	if !slices.Contains(r.Subscription.OffsetsFor(c.m), r.Offset) {
+		c.outcome = meetingbot.CheckChanged
+	}
+	return c
 }

@@ -43,6 +43,7 @@ type Store interface {
 	// SetSlackSubscriptionFollowing replaces a channel subscription's
 	// offsets (none when it follows something) and what it follows.
 	SetSlackSubscriptionFollowing(ctx context.Context, id string, offsets []time.Duration, f meetingbot.Following) (bool, error)
+	SetSlackSubscriptionReminding(ctx context.Context, id string, offsets []time.Duration, onCalendar bool, rules meetingbot.Rules) (bool, error)
 	RemoveSlackSubscription(ctx context.Context, id string) (bool, error)
 	MuteSeries(ctx context.Context, m meetingbot.MutedSeries) (bool, error)
 	UnmuteSeries(ctx context.Context, subscription, series string) (bool, error)

@@ -39,7 +39,7 @@ func (a *App) channelsBlocks(ctx context.Context, userID string) []slack.Block {
 		if !s.ChangesSince.IsZero() {
 			label, style = "Stop changes", slack.Style("")
 		}
-		text := fmt.Sprintf("*<#%s>*: %s, %s.", s.Destination, escape(s.CalendarID), postsText(s.Offsets, s.Following))
+		text := fmt.Sprintf("*<#%s>*: %s, %s.", s.Destination, escape(s.CalendarID), postsText(reminding(s.Offsets, s.OnCalendar, s.Rules), s.Following))
 		blocks = append(blocks, section(text, button(actionChanges, s.ID, label, style)))
 	}
 	if len(blocks) == 0 {
@@ -91,5 +91,5 @@ func (a *App) toggleChanges(ctx context.Context, user, id string) string {
 		return a.failed(err, user)
 	}
 	a.log.Info("change notices turned "+map[bool]string{true: "on", false: "off"}[!f.ChangesSince.IsZero()], "user", user, "subscription", sub.ID)
-	return fmt.Sprintf("Done: <#%s> posts %s of %s.", sub.Destination, postsText(sub.Offsets, f), escape(sub.CalendarID))
+	return fmt.Sprintf("Done: <#%s> posts %s of %s.", sub.Destination, postsText(reminding(sub.Offsets, sub.OnCalendar, sub.Rules), f), escape(sub.CalendarID))
 }

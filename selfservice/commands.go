@@ -22,11 +22,13 @@ func (a *App) answer(ctx context.Context, cmd slack.SlashCommand) string {
 	a.log.Debug("slash command", "user", cmd.UserID, "channel", cmd.ChannelID, "verb", string(req.verb))
 	switch req.verb {
 	case verbOn:
-		return a.turnOn(ctx, cmd.UserID, req.offsets, "`"+a.command+" on`")
+		return a.turnOn(ctx, cmd.UserID, choice{req.offsets, req.onCalendar}, "`"+a.command+" on`")
 	case verbOff:
 		return a.turnOff(ctx, cmd.UserID)
 	case verbOffsets:
-		return a.setOffsets(ctx, cmd.UserID, req.offsets)
+		return a.setOffsets(ctx, cmd.UserID, choice{req.offsets, req.onCalendar})
+	case verbSkip, verbUnskip, verbHours:
+		return a.setRules(ctx, cmd.UserID, req.rules)
 	case verbAgenda:
 		return a.setAgenda(ctx, cmd.UserID, req.agenda)
 	case verbSubscribe:
@@ -71,10 +73,18 @@ func fromConfig(f Fixed) string {
 		escape(f.CalendarID), eachMeeting(f.Offsets))
 }
 
+// choice is when a person asked to be reminded: offsets, and their
+// calendar's own reminders. The zero choice keeps what they chose before.
+type choice struct {
+	offsets    []time.Duration
+	onCalendar bool
+}
+
 // turnOn turns the caller's DMs on for their own calendar, after reading
-// it once; offsets nil keeps their choice (or the default). retry says how
-// to try again, e.g. "`/meetingbot on`".
-func (a *App) turnOn(ctx context.Context, userID string, offsets []time.Duration, retry string) string {
+// it once; the zero choice keeps theirs (or the default offsets). retry
+// says how to try again, e.g. "`/meetingbot on`".
+func (a *App) turnOn(ctx context.Context, userID string, want choice, retry string) string {
+	offsets := want.offsets
 	p, err := a.people.get(ctx, userID)
 	if err != nil {
 		return lookupFailed(err)
@@ -89,12 +99,21 @@ func (a *App) turnOn(ctx context.Context, userID string, offsets []time.Duration
 	if err != nil {
 		return a.failed(err, userID)
 	}
-	chosen := offsets != nil
-	if !chosen {
+	chosen := offsets != nil || want.onCalendar
+	onCal := want.onCalendar || (!chosen && set.OnCalendar)
+	switch {
+	case !chosen && set.OnCalendar && len(set.Offsets) == 0:
+		offsets = nil // the calendar's reminders alone
+	case !chosen:
 		offsets = a.offsetsFor(set)
 		if checkOffsets(offsets, a.limits) != nil {
 			offsets = a.defaults // chosen under another TICK_INTERVAL
 		}
+	}
+	if h := set.Rules.Hours; h != nil && p.TZ != "" && h.Zone != p.TZ {
+		moved := *h // working hours follow the person's Slack time zone
+		moved.Zone = p.TZ
+		set.Rules.Hours = &moved
 	}
 	id := SubscriptionID(p.Email, userID)
 	muted, err := a.mutedSeries(ctx, id)
@@ -108,14 +127,14 @@ func (a *App) turnOn(ctx context.Context, userID string, offsets []time.Duration
 	}
 	sub, added, err := a.store.AddSlackSubscription(ctx, meetingbot.SlackSubscription{
 		ID: id, Kind: meetingbot.SlackPersonal, CalendarID: p.Email, Destination: userID,
-		Offsets: offsets, CreatedBy: userID, CreatedAt: a.now(),
+		Offsets: offsets, CreatedBy: userID, CreatedAt: a.now(), OnCalendar: onCal, Rules: set.Rules,
 	})
 	if err != nil {
 		return a.failed(err, userID)
 	}
-	changed := !added && !slices.Equal(sorted(sub.Offsets), sorted(offsets))
+	changed := !added && (!slices.Equal(sorted(sub.Offsets), sorted(offsets)) || sub.OnCalendar != onCal || sub.Rules.JSON() != set.Rules.JSON())
 	if changed {
-		if _, err := a.store.SetSlackSubscriptionOffsets(ctx, id, offsets); err != nil {
+		if _, err := a.store.SetSlackSubscriptionReminding(ctx, id, offsets, onCal, set.Rules); err != nil {
 			return a.failed(err, userID)
 		}
 	}
@@ -130,7 +149,7 @@ func (a *App) turnOn(ctx context.Context, userID string, offsets []time.Duration
 	}
 	set.TZ = p.TZ
 	if chosen {
-		set.Offsets = offsets
+		set.Offsets, set.OnCalendar = offsets, onCal
 	}
 	set.UpdatedAt = a.now()
 	if err := a.store.PutSlackSettings(ctx, set); err != nil {
@@ -143,7 +162,8 @@ func (a *App) turnOn(ctx context.Context, userID string, offsets []time.Duration
 	if !added && !changed {
 		status = "Already on."
 	}
-	return fmt.Sprintf("%s %s\nFor the meetings on %s, I DM you %s.", status, a.nextText(meetings, offsets, p.TZ), escape(p.Email), eachMeeting(offsets))
+	return fmt.Sprintf("%s %s\nFor the meetings on %s, I DM you %s.", status, a.nextText(meetings, offsets, p.TZ), escape(p.Email),
+		withRules(remindedText(offsets, onCal), set.Rules))
 }
 
 // mutedSeries returns the series muted for a subscription.
@@ -175,7 +195,7 @@ func (a *App) turnOff(ctx context.Context, userID string) string {
 	if err != nil {
 		return a.failed(err, userID)
 	}
-	set.Offsets, set.UpdatedAt = subs[0].Offsets, a.now()
+	set.Offsets, set.OnCalendar, set.UpdatedAt = subs[0].Offsets, subs[0].OnCalendar, a.now()
 	if err := a.store.PutSlackSettings(ctx, set); err != nil {
 		return a.failed(err, userID)
 	}
@@ -185,11 +205,12 @@ func (a *App) turnOff(ctx context.Context, userID string) string {
 		}
 		a.log.Info("reminders off", "user", userID, "subscription", s.ID)
 	}
-	return fmt.Sprintf("Off. I won't DM you before your meetings any more; `%s on` turns it back on, %s.", a.command, eachMeeting(subs[0].Offsets))
+	return fmt.Sprintf("Off. I won't DM you before your meetings any more; `%s on` turns it back on, %s.", a.command, remindedText(subs[0].Offsets, subs[0].OnCalendar))
 }
 
 // setOffsets changes the caller's offsets, on or off.
-func (a *App) setOffsets(ctx context.Context, userID string, offsets []time.Duration) string {
+func (a *App) setOffsets(ctx context.Context, userID string, want choice) string {
+	offsets := want.offsets
 	subs, err := a.personal(ctx, userID)
 	if err != nil {
 		return a.failed(err, userID)
@@ -203,19 +224,19 @@ func (a *App) setOffsets(ctx context.Context, userID string, offsets []time.Dura
 	if err != nil {
 		return a.failed(err, userID)
 	}
-	set.Offsets, set.UpdatedAt = offsets, a.now()
+	set.Offsets, set.OnCalendar, set.UpdatedAt = offsets, want.onCalendar, a.now()
 	if err := a.store.PutSlackSettings(ctx, set); err != nil {
 		return a.failed(err, userID)
 	}
 	for _, s := range subs {
-		if _, err := a.store.SetSlackSubscriptionOffsets(ctx, s.ID, offsets); err != nil {
+		if _, err := a.store.SetSlackSubscriptionReminding(ctx, s.ID, offsets, want.onCalendar, s.Rules); err != nil {
 			return a.failed(err, userID)
 		}
 	}
 	if len(subs) == 0 {
-		return fmt.Sprintf("Saved: %s. Your reminders are off; `%s on` turns them on.", eachMeeting(offsets), a.command)
+		return fmt.Sprintf("Saved: %s. Your reminders are off; `%s on` turns them on.", remindedText(offsets, want.onCalendar), a.command)
 	}
-	return fmt.Sprintf("Done: I DM you %s.", eachMeeting(offsets))
+	return fmt.Sprintf("Done: I DM you %s.", remindedText(offsets, want.onCalendar))
 }
 
 // setAgenda sets or clears ("") the caller's daily agenda time.
@@ -262,12 +283,18 @@ func (a *App) subscribe(ctx context.Context, cmd slack.SlashCommand, req request
 	id := SubscriptionID(req.calendar, cmd.ChannelID)
 	if sub, ok, err := a.store.SlackSubscription(ctx, id); err != nil {
 		return a.failed(err, cmd.UserID)
+	} else if ok && (len(req.rules) > 0 || req.onCalendar) {
+		return a.changeChannel(ctx, sub, p, req)
 	} else if ok {
 		return a.resubscribe(ctx, cmd, p, sub, req)
 	}
 	offsets := req.offsets
-	if offsets == nil && !req.follow.none {
+	if offsets == nil && !req.follow.none && !req.onCalendar {
 		offsets = a.defaults
+	}
+	var rules meetingbot.Rules
+	for _, c := range req.rules {
+		rules = c.apply(rules, p.TZ)
 	}
 	muted, err := a.mutedSeries(ctx, id)
 	if err != nil {
@@ -281,7 +308,7 @@ func (a *App) subscribe(ctx context.Context, cmd slack.SlashCommand, req request
 	following := req.follow.following(a.now(), time.Time{}, p.TZ)
 	sub, added, err := a.store.AddSlackSubscription(ctx, meetingbot.SlackSubscription{
 		ID: id, Kind: meetingbot.SlackChannel, CalendarID: req.calendar, Destination: cmd.ChannelID,
-		Offsets: offsets, CreatedBy: cmd.UserID, CreatedAt: a.now(), Following: following,
+		Offsets: offsets, CreatedBy: cmd.UserID, CreatedAt: a.now(), Following: following, OnCalendar: req.onCalendar, Rules: rules,
 	})
 	if err != nil {
 		return a.failed(err, cmd.UserID)
@@ -290,16 +317,16 @@ func (a *App) subscribe(ctx context.Context, cmd slack.SlashCommand, req request
 		return alreadySubscribed(sub, a.command)
 	}
 	a.log.Info("subscribed", "user", cmd.UserID, "subscription", id)
-	return subscribedText(req.calendar, offsets, following, a.nextText(meetings, offsets, p.TZ), a.inviteHint())
+	return subscribedText(req.calendar, reminding(offsets, req.onCalendar, rules), following, a.nextText(meetings, offsets, p.TZ), a.inviteHint())
 }
 
 func alreadySubscribed(sub meetingbot.SlackSubscription, command string) string {
-	posts := eachMeeting(sub.Offsets)
+	posts := channelPosts(sub)
 	if sub.Following.Any() {
-		posts = "with " + postsText(sub.Offsets, sub.Following)
+		posts = "with " + posts
 	}
-	return fmt.Sprintf("Already subscribed: %s is posted here %s (set up by <@%s>). Nothing changed; to change it, subscribe again saying what to post, e.g. `%s subscribe %s 10m changes daily 09:00`.",
-		escape(sub.CalendarID), posts, sub.CreatedBy, command, escape(sub.CalendarID))
+	return fmt.Sprintf("Already subscribed: %s is posted here %s (set up by <@%s>). Nothing changed; to change it, subscribe again saying what to post, e.g. `%s subscribe %s 10m changes daily 09:00`; `%s subscribe %s skip alone` (or `unskip`, `hours`) changes its rules.",
+		escape(sub.CalendarID), posts, sub.CreatedBy, command, escape(sub.CalendarID), command, escape(sub.CalendarID))
 }
 
 // inviteHint reminds that the bot posts only where it is a member.
@@ -382,7 +409,7 @@ func (a *App) settingsText(ctx context.Context, userID string) string {
 	var mine string
 	switch {
 	case len(subs) > 0:
-		mine = fmt.Sprintf("*Your DMs:* on for %s, %s.", escape(subs[0].CalendarID), eachMeeting(subs[0].Offsets))
+		mine = fmt.Sprintf("*Your DMs:* on for %s, %s.", escape(subs[0].CalendarID), withRules(remindedText(subs[0].Offsets, subs[0].OnCalendar), subs[0].Rules))
 	default:
 		mine = fmt.Sprintf("*Your DMs:* off (`%s on` turns them on, %s).", a.command, eachMeeting(a.offsetsFor(set)))
 		if f, ok := a.operatorDMOf(ctx, userID); ok {
@@ -408,7 +435,10 @@ func (a *App) help(ctx context.Context, userID, unknown string) string {
 		"• `%[1]s off`: stop my DMs\n"+
 		"• `%[1]s offsets 5m,0`: change when I'm reminded (0 is when it starts)\n"+
 		"• `%[1]s agenda 08:30` or `%[1]s agenda off`: a DM listing the day's meetings, in my Slack time zone\n"+
-		"• `%[1]s subscribe <calendar> [offsets]`: post that calendar's reminders in this channel; add `changes` for each event added, moved, cancelled or renamed, `daily 09:00` or `weekly mon 09:00` for its agenda, and `none` as offsets for no reminders\n"+
+		"• `%[1]s on calendar` or `%[1]s on calendar,5m`: remind me at each meeting's own reminders in Google Calendar, plus any offsets listed\n"+
+		"• `%[1]s skip unanswered|maybe|alone|nolink` and `%[1]s unskip …`: no reminder for invitations I have not answered, answered maybe, with no other attendee, or with no video link\n"+
+		"• `%[1]s hours 09:00-18:00 mon-fri` or `%[1]s hours off`: outside my working hours (my Slack time zone), only meetings I accepted remind me\n"+
+		"• `%[1]s subscribe <calendar> [offsets]`: post that calendar's reminders in this channel; add `changes` for each event added, moved, cancelled or renamed, `daily 09:00` or `weekly mon 09:00` for its agenda, and `none` as offsets for no reminders; the same words as for me (`calendar`, `skip …`, `hours …`) follow it\n"+
 		"• `%[1]s unsubscribe <calendar>`: stop posting it here\n"+
 		"• `%[1]s list`: this channel's subscriptions and mine\n", c)
 	if a.googleEnabled() {

@@ -43,7 +43,7 @@ var weekdays = map[string]time.Weekday{
 // (or "none"), "changes", "daily HH:MM" and "weekly <day> HH:MM", in any
 // order. offsetsExample is a whole valid command with offsets; the
 // mistakes in what to follow are answered with one that follows.
-func parseSubscribeArgs(args []string, offsetsExample, cmd, calendar string, lim Limits) ([]time.Duration, follow, error) {
+func parseSubscribeArgs(args []string, offsetsExample, cmd, calendar string, lim Limits) ([]time.Duration, bool, follow, error) {
 	example := cmd + " subscribe " + calendar + " none changes daily 09:00 weekly mon 09:00"
 	var f follow
 	var offsets []string
@@ -60,7 +60,7 @@ func parseSubscribeArgs(args []string, offsetsExample, cmd, calendar string, lim
 		switch word {
 		case "none", "changes", "daily", "weekly":
 			if err := once(word); err != nil {
-				return nil, f, err
+				return nil, false, f, err
 			}
 		}
 		switch word {
@@ -70,24 +70,24 @@ func parseSubscribeArgs(args []string, offsetsExample, cmd, calendar string, lim
 			f.changes = true
 		case "daily":
 			if i+1 >= len(args) {
-				return nil, f, usage("`daily` needs the agenda's time of day, HH:MM on a 24-hour clock. For example: `%s`", example)
+				return nil, false, f, usage("`daily` needs the agenda's time of day, HH:MM on a 24-hour clock. For example: `%s`", example)
 			}
 			at, ok := parseTimeOfDay(args[i+1])
 			if !ok {
-				return nil, f, usage("`%s` is not a time of day: write the daily agenda's time as HH:MM on a 24-hour clock. For example: `%s`", escape(args[i+1]), example)
+				return nil, false, f, usage("`%s` is not a time of day: write the daily agenda's time as HH:MM on a 24-hour clock. For example: `%s`", escape(args[i+1]), example)
 			}
 			f.daily, i = at, i+1
 		case "weekly":
 			if i+2 >= len(args) {
-				return nil, f, usage("`weekly` needs a day and a time, such as `weekly mon 09:00`. For example: `%s`", example)
+				return nil, false, f, usage("`weekly` needs a day and a time, such as `weekly mon 09:00`. For example: `%s`", example)
 			}
 			day, ok := weekdays[strings.ToLower(args[i+1])]
 			if !ok {
-				return nil, f, usage("`%s` is not a day of the week: write `mon`, `tue` … `sun`. For example: `%s`", escape(args[i+1]), example)
+				return nil, false, f, usage("`%s` is not a day of the week: write `mon`, `tue` … `sun`. For example: `%s`", escape(args[i+1]), example)
 			}
 			at, ok := parseTimeOfDay(args[i+2])
 			if !ok {
-				return nil, f, usage("`%s` is not a time of day: write the weekly agenda's time as HH:MM on a 24-hour clock. For example: `%s`", escape(args[i+2]), example)
+				return nil, false, f, usage("`%s` is not a time of day: write the weekly agenda's time as HH:MM on a 24-hour clock. For example: `%s`", escape(args[i+2]), example)
 			}
 			f.weekly, i = strings.ToLower(day.String()[:3])+" "+at, i+2
 		default:
@@ -95,13 +95,13 @@ func parseSubscribeArgs(args []string, offsetsExample, cmd, calendar string, lim
 		}
 	}
 	if f.none && len(offsets) > 0 {
-		return nil, f, usage("`none` means no reminders, so `%s` cannot come with it. For example: `%s`", escape(strings.Join(offsets, " ")), example)
+		return nil, false, f, usage("`none` means no reminders, so `%s` cannot come with it. For example: `%s`", escape(strings.Join(offsets, " ")), example)
 	}
 	if f.none && !f.any() {
-		return nil, f, usage("with `none` there would be nothing to post: add `changes`, `daily 09:00` or `weekly mon 09:00`. For example: `%s`", example)
+		return nil, false, f, usage("with `none` there would be nothing to post: add `changes`, `daily 09:00` or `weekly mon 09:00`. For example: `%s`", example)
 	}
-	offs, err := parseOffsetsArg(strings.Join(offsets, " "), offsetsExample, lim)
-	return offs, f, err
+	offs, onCalendar, err := parseReminding(strings.Join(offsets, " "), offsetsExample, lim)
+	return offs, onCalendar, f, err
 }
 
 // following is what f asks of a channel subscription made or changed at
@@ -151,10 +151,10 @@ func followingText(f meetingbot.Following) string {
 
 // postsText says everything a channel subscription posts: "reminders 10m
 // before each meeting, and each change of the calendar".
-func postsText(offsets []time.Duration, f meetingbot.Following) string {
+func postsText(reminded string, f meetingbot.Following) string {
 	var parts []string
-	if len(offsets) > 0 {
-		parts = append(parts, "reminders "+eachMeeting(offsets))
+	if reminded != "" {
+		parts = append(parts, "reminders "+reminded)
 	}
 	if t := followingText(f); t != "" {
 		parts = append(parts, t)
@@ -163,12 +163,12 @@ func postsText(offsets []time.Duration, f meetingbot.Following) string {
 }
 
 // subscribedText answers a subscribe that made a channel subscription.
-func subscribedText(calendar string, offsets []time.Duration, f meetingbot.Following, next, hint string) string {
+func subscribedText(calendar, reminded string, f meetingbot.Following, next, hint string) string {
 	if !f.Any() {
-		return fmt.Sprintf("Subscribed: I'll post the reminders of %s in this channel, %s. %s\n%s", escape(calendar), eachMeeting(offsets), next, hint)
+		return fmt.Sprintf("Subscribed: I'll post the reminders of %s in this channel, %s. %s\n%s", escape(calendar), reminded, next, hint)
 	}
-	text := fmt.Sprintf("Subscribed: I'll post in this channel %s of %s.", postsText(offsets, f), escape(calendar))
-	if len(offsets) > 0 {
+	text := fmt.Sprintf("Subscribed: I'll post in this channel %s of %s.", postsText(reminded, f), escape(calendar))
+	if reminded != "" {
 		text += " " + next
 	}
 	return text + "\n" + hint
@@ -194,14 +194,24 @@ func (a *App) resubscribe(ctx context.Context, cmd slack.SlashCommand, p person,
 		return a.failed(err, cmd.UserID)
 	}
 	a.log.Info("subscription changed", "user", cmd.UserID, "subscription", sub.ID)
-	return fmt.Sprintf("Changed: I'll post in this channel %s of %s.", postsText(offsets, f), escape(sub.CalendarID))
+	return fmt.Sprintf("Changed: I'll post in this channel %s of %s.", postsText(reminding(offsets, sub.OnCalendar, sub.Rules), f), escape(sub.CalendarID))
 }
 
 // channelPosts says what a channel subscription posts, as "list" shows
 // it: its offsets alone when it follows nothing more.
 func channelPosts(s meetingbot.SlackSubscription) string {
+	reminded := reminding(s.Offsets, s.OnCalendar, s.Rules)
 	if !s.Following.Any() {
-		return eachMeeting(s.Offsets)
+		return reminded
 	}
-	return postsText(s.Offsets, s.Following)
+	return postsText(reminded, s.Following)
+}
+
+// reminding words when a subscription reminds, rules included, for a
+// sentence; "" when it sends no reminders.
+func reminding(offsets []time.Duration, onCalendar bool, rules meetingbot.Rules) string {
+	if len(offsets) == 0 && !onCalendar {
+		return ""
+	}
+	return withRules(remindedText(offsets, onCalendar), rules)
 }

@@ -26,6 +26,9 @@ const (
 	verbDisconnect  verb = "disconnect"
 	verbStatus      verb = "status"
 	verbInvites     verb = "invites"
+	verbSkip        verb = "skip"
+	verbUnskip      verb = "unskip"
+	verbHours       verb = "hours"
 )
 
 // request is one parsed /meetingbot text.
@@ -45,6 +48,11 @@ type request struct {
 	// about showing the meetings' titles, ooo about "Out of office"
 	// during out-of-office events.
 	on, titles, ooo bool
+	// onCalendar is true when the offsets of on, offsets or subscribe
+	// name "calendar": each meeting's own reminders.
+	onCalendar bool
+	// rules are the rule words of skip, unskip, hours and subscribe.
+	rules []ruleChange
 }
 
 // usageError is bad input: a sentence for the person who typed it, saying
@@ -118,14 +126,21 @@ func parse(text, cmd string, lim Limits) (request, error) {
 		}
 		return request{verb: v}, nil
 	case verbOn:
-		offs, err := parseOffsetsArg(rest, cmd+" on 10m,1m", lim)
-		return request{verb: v, offsets: offs}, err
+		offs, onCal, err := parseReminding(rest, cmd+" on 10m,1m", lim)
+		return request{verb: v, offsets: offs, onCalendar: onCal}, err
 	case verbOffsets:
 		if rest == "" {
 			return request{}, usage("`offsets` needs the times before each meeting to remind you at, e.g. `%s offsets 5m,0` (0 is when it starts).", cmd)
 		}
-		offs, err := parseOffsetsArg(rest, cmd+" offsets 5m,0", lim)
-		return request{verb: v, offsets: offs}, err
+		offs, onCal, err := parseReminding(rest, cmd+" offsets 5m,0", lim)
+		return request{verb: v, offsets: offs, onCalendar: onCal}, err
+	case verbSkip, verbUnskip, verbHours:
+		others, changes, err := takeRules(words, cmd)
+		if err == nil && len(others) > 0 {
+			err = usage("`%s` is not understood after `%s`. For example: `%s %s`", escape(strings.Join(others, " ")), v, cmd, map[verb]string{
+				verbSkip: "skip maybe", verbUnskip: "unskip maybe", verbHours: "hours 09:00-18:00 mon-fri"}[v])
+		}
+		return request{verb: v, rules: changes}, err
 	case verbAgenda:
 		if len(args) != 1 {
 			return request{}, usage("`agenda` takes a time of day or `off`, e.g. `%s agenda 08:30` or `%s agenda off`.", cmd, cmd)
@@ -155,7 +170,11 @@ func parse(text, cmd string, lim Limits) (request, error) {
 			if v == verbUnsubscribe {
 				return request{}, usage("`unsubscribe` takes only the calendar ID, e.g. `%s`.", example)
 			}
-			r.offsets, r.follow, err = parseSubscribeArgs(args[1:], example, cmd, cal, lim)
+			var others []string
+			if others, r.rules, err = takeRules(args[1:], cmd); err != nil {
+				return request{}, err
+			}
+			r.offsets, r.onCalendar, r.follow, err = parseSubscribeArgs(others, example, cmd, cal, lim)
 		}
 		return r, err
 	default:

@@ -111,22 +111,27 @@ func (a *App) homeBlocks(ctx context.Context, userID, notice string, check bool)
 	fixed, isFixed := a.operatorDM(p)
 	on := len(subs) > 0
 	offsets := a.offsetsFor(set)
+	if set.OnCalendar && len(set.Offsets) == 0 {
+		offsets = nil
+	}
+	onCal, rules := set.OnCalendar, set.Rules
 	calendar := p.Email
 	switch {
 	case on:
-		offsets, calendar = subs[0].Offsets, subs[0].CalendarID
-		blocks = append(blocks, section(fmt.Sprintf("*Reminders: on.* For the meetings on %s, I DM you %s.", escape(calendar), eachMeeting(offsets)),
+		offsets, calendar, onCal, rules = subs[0].Offsets, subs[0].CalendarID, subs[0].OnCalendar, subs[0].Rules
+		blocks = append(blocks, section(fmt.Sprintf("*Reminders: on.* For the meetings on %s, I DM you %s.", escape(calendar), remindedText(offsets, onCal)),
 			button(actionOff, "off", "Turn off", slack.StyleDanger)))
 	case isFixed:
 		offsets, calendar = fixed.Offsets, fixed.CalendarID
 		blocks = append(blocks, section(fmt.Sprintf("*Reminders: on*, from the bot's configuration: for the meetings on %s, %s. They can't be changed here; ask whoever runs the bot.",
 			escape(calendar), eachMeeting(offsets)), nil))
 	default:
-		blocks = append(blocks, section(fmt.Sprintf("*Reminders: off.* Turn them on for a DM %s on your calendar.", eachMeeting(offsets)),
+		blocks = append(blocks, section(fmt.Sprintf("*Reminders: off.* Turn them on for a DM %s on your calendar.", remindedText(offsets, onCal)),
 			button(actionOn, "on", "Turn on", slack.StylePrimary)))
 	}
 	if !isFixed || on {
-		blocks = append(blocks, section("*When:* "+eachMeeting(offsets), a.offsetsMenu(offsets)))
+		blocks = append(blocks, section("*When:* "+remindedText(offsets, onCal), a.offsetsMenu(offsets)))
+		blocks = append(blocks, a.rulesBlocks(onCal, rules)...)
 	}
 
 	agenda := "*Daily agenda:* none. Pick a time to get a DM listing each day's meetings."
@@ -288,7 +293,7 @@ func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 		case actionSnoozeCancel:
 			notice = a.cancelSnooze(ctx, user, act.Value)
 		case actionOn:
-			notice = a.turnOn(ctx, user, nil, "*Turn on*")
+			notice = a.turnOn(ctx, user, choice{}, "*Turn on*")
 		case actionOff:
 			notice = a.turnOff(ctx, user)
 		case actionOffsets:
@@ -297,7 +302,7 @@ func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 				notice = "That choice is out of date; pick again."
 				break
 			}
-			notice = a.setOffsets(ctx, user, offs)
+			notice = a.setOffsets(ctx, user, choice{offs, a.onCalendar(ctx, user)})
 		case actionAgenda:
 			at, ok := parseTimeOfDay(act.SelectedTime)
 			if !ok {
@@ -316,6 +321,10 @@ func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 			a.respond(ctx, cb.ResponseURL, cb.Channel.ID, user, msg)
 			notice = msg
 		default:
+			if n, ok := a.homeRulesAction(ctx, user, act); ok {
+				notice = n
+				break
+			}
 			if n, ok := a.connectAction(ctx, cb, act); ok {
 				notice = n
 				break
@@ -335,4 +344,14 @@ func (a *App) interaction(ctx context.Context, cb slack.InteractionCallback) {
 	if home {
 		a.publishHomeRead(ctx, user, notice, check)
 	}
+}
+
+// onCalendar reports whether the caller's reminders are at their
+// calendar's own reminders too: their subscription's, or their settings'.
+func (a *App) onCalendar(ctx context.Context, userID string) bool {
+	if subs, err := a.personal(ctx, userID); err == nil && len(subs) > 0 {
+		return subs[0].OnCalendar
+	}
+	set, _, _ := a.store.SlackSettingsOf(ctx, userID)
+	return set.OnCalendar
 }

@@ -32,6 +32,10 @@ func NewEvent(id, summary string, start, end time.Time) *calendar.Event {
 		Organizer: &calendar.EventOrganizer{Email: "organizer@example.com", DisplayName: "Organizer"},
 		Creator:   &calendar.EventCreator{Email: "organizer@example.com"},
 		Updated:   "2026-01-01T00:00:00.000Z",
+		// An event created without reminders uses its calendar's
+		// defaults: events.insert's reminders.useDefault, "Whether the
+		// default reminders of the calendar apply to the event".
+		Reminders: &calendar.EventReminders{UseDefault: true},
 	}
 }
 
@@ -90,6 +94,9 @@ func (s *Server) Put(calendarID string, ev *calendar.Event) error {
 	}
 	// Every version of an event has an etag of its own (patch.go).
 	ev.Etag = newEtag()
+	if err := checkReminders(ev.Reminders); err != nil {
+		return fmt.Errorf("calendartest: put %s: %w", ev.Id, err)
+	}
 	if len(ev.Recurrence) > 0 {
 		if err := checkSeries(ev); err != nil {
 			return fmt.Errorf("calendartest: put %s: %w", ev.Id, err)

@@ -90,6 +90,7 @@ func (s *Server) serveInstances(w http.ResponseWriter, r *http.Request) {
 	}
 	items := cur.instances(master, lq, q.Get("originalStart"))
 	resp := eventsOf(calendarID, c.busyOnly[principal], items)
+	resp.DefaultReminders = c.defaultsFor(c.busyOnly[principal])
 	s.cut(resp, items, lq, version)
 	writeFields(w, resp, mask)
 }

@@ -189,7 +189,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request) {
 		items = cur.list(lq)
 	}
 	resp := eventsOf(calendarID, c.busyOnly[principal], items)
-	resp.DefaultReminders = []*calendar.EventReminder{}
+	resp.DefaultReminders = c.defaultsFor(c.busyOnly[principal])
 	if s.emptyPages[calendarID] > 0 {
 		s.emptyPages[calendarID]--
 		resp.NextPageToken = pageToken(lq.offset, version)

@@ -130,6 +130,8 @@ type calendarState struct {
 	channels map[string]*channel
 	// resourceID names the calendar's events collection in watch channels.
 	resourceID string
+	// defaults are the calendar's default reminders (reminders.go).
+	defaults []*calendar.EventReminder
 }
 
 // eventSet is a calendar's events: stored ones (single events, series and

@@ -193,8 +193,8 @@ func (s *Server) publishView(form url.Values) response {
 }
 
 // checkView checks a Home tab's blocks as Slack does: messages' limits,
-// up to 100 blocks, and the select and time picker elements a Home tab
-// uses.
+// up to 100 blocks, and the select, time picker and checkbox elements a
+// Home tab uses.
 func checkView(blocks []map[string]any) []string {
 	var errs []string
 	if len(blocks) > maxHomeBlocks {
@@ -220,6 +220,36 @@ func checkView(blocks []map[string]any) []string {
 				}
 				if v, _ := om["value"].(string); v == "" || len(v) > 150 {
 					errs = append(errs, fmt.Sprintf("must be between 1 and 150 characters [json-pointer:%s/options/%d/value]", ptr, j))
+				}
+			}
+		case "checkboxes":
+			// Block Kit reference, checkboxes element: options, "A
+			// maximum of 10 options are allowed"; initial_options, "must
+			// exactly match one or more of the options"; an option's
+			// text, "Maximum length for the text in this field is 75
+			// characters", its value 150.
+			opts, _ := el["options"].([]any)
+			if len(opts) == 0 || len(opts) > 10 {
+				errs = append(errs, "must provide between 1 and 10 options [json-pointer:"+ptr+"/options]")
+			}
+			values := map[string]bool{}
+			for j, o := range opts {
+				om, _ := o.(map[string]any)
+				text, _ := om["text"].(map[string]any)
+				if t, _ := text["text"].(string); t == "" || len(t) > 75 {
+					errs = append(errs, fmt.Sprintf("must be between 1 and 75 characters [json-pointer:%s/options/%d/text/text]", ptr, j))
+				}
+				v, _ := om["value"].(string)
+				if v == "" || len(v) > 150 {
+					errs = append(errs, fmt.Sprintf("must be between 1 and 150 characters [json-pointer:%s/options/%d/value]", ptr, j))
+				}
+				values[v] = true
+			}
+			initial, _ := el["initial_options"].([]any)
+			for j, o := range initial {
+				om, _ := o.(map[string]any)
+				if v, _ := om["value"].(string); !values[v] {
+					errs = append(errs, fmt.Sprintf("must match one of the options [json-pointer:%s/initial_options/%d]", ptr, j))
 				}
 			}
 		case "timepicker":

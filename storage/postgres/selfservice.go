@@ -15,7 +15,7 @@ import (
 // slackSubColumns are a subscription's columns and its muted series,
 // sorted, read in the same statement so that they agree.
 const slackSubColumns = `s.id, s.kind, s.calendar, s.destination, s.offsets, s.created_by, s.created_at,
-	s.changes_at, s.daily, s.weekly, s.zone,
+	s.changes_at, s.daily, s.weekly, s.zone, s.on_calendar, s.rules,
 	coalesce((SELECT array_agg(m.series ORDER BY m.series) FROM slack_muted_series m WHERE m.subscription = s.id), '{}')`
 
 // SlackSubscriptions returns every subscription made from Slack, with its
@@ -51,20 +51,27 @@ func (s *Store) slackSubs(ctx context.Context, query string, args ...any) ([]mee
 	}
 	var subs []meetingbot.SlackSubscription
 	var sub meetingbot.SlackSubscription
-	var kind string
+	var kind, rules string
 	var offsets []int32
 	var created time.Time
 	var changes *time.Time
 	_, err = pgx.ForEachRow(rows, []any{&sub.ID, &kind, &sub.CalendarID, &sub.Destination, &offsets, &sub.CreatedBy, &created,
-		&changes, &sub.Daily, &sub.Weekly, &sub.Zone, &sub.Muted}, func() error {
+		&changes, &sub.Daily, &sub.Weekly, &sub.Zone, &sub.OnCalendar, &rules, &sub.Muted}, func() error {
 		got := sub
 		got.Kind, got.CreatedAt, got.Offsets = meetingbot.SlackKind(kind), created.UTC(), durations(offsets)
+		var err error
+		if got.Rules, err = meetingbot.ParseRulesJSON(rules); err != nil {
+			return fmt.Errorf("slack subscription %s: %w", got.ID, err)
+		}
 		got.ChangesSince = time.Time{}
 		if changes != nil {
 			got.ChangesSince = changes.UTC()
 		}
 		if len(got.Muted) == 0 {
 			got.Muted = nil
+		}
+		if len(got.Offsets) == 0 {
+			got.Offsets = nil // the calendar's reminders alone
 		}
 		subs = append(subs, got)
 		return nil
@@ -89,10 +96,10 @@ func (s *Store) AddSlackSubscription(ctx context.Context, sub meetingbot.SlackSu
 	ctx, cancel := s.op(ctx)
 	defer cancel()
 	tag, err := s.exec(ctx, `INSERT INTO slack_subscriptions (id, kind, calendar, destination, offsets, created_by, created_at,
-			changes_at, daily, weekly, zone)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
+			changes_at, daily, weekly, zone, on_calendar, rules)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING`,
 		sub.ID, string(sub.Kind), sub.CalendarID, sub.Destination, seconds(sub.Offsets), sub.CreatedBy, ts(sub.CreatedAt),
-		ts(sub.ChangesSince), sub.Daily, sub.Weekly, sub.Zone)
+		ts(sub.ChangesSince), sub.Daily, sub.Weekly, sub.Zone, sub.OnCalendar, sub.Rules.JSON())
 	if err != nil {
 		return meetingbot.SlackSubscription{}, false, fmt.Errorf("postgres: add slack subscription %s: %w", sub.ID, err)
 	}
@@ -121,11 +128,22 @@ func (s *Store) SetSlackSubscriptionOffsets(ctx context.Context, id string, offs
 // and reports whether it exists. Offsets may be none when it follows
 // something; meetingbot.ErrInvalid otherwise.
 func (s *Store) SetSlackSubscriptionFollowing(ctx context.Context, id string, offsets []time.Duration, f meetingbot.Following) (bool, error) {
-	if err := checkFollowing(offsets, f); err != nil {
+	if err := checkReminding(offsets, f.Any()); err != nil {
 		return false, fmt.Errorf("postgres: slack subscription %s: %w", id, err)
 	}
 	return s.changed(ctx, "set slack subscription "+id, `UPDATE slack_subscriptions SET offsets = $1, changes_at = $2, daily = $3, weekly = $4, zone = $5
 		WHERE id = $6 AND kind = 'channel'`, seconds(offsets), ts(f.ChangesSince), f.Daily, f.Weekly, f.Zone, id)
+}
+
+// SetSlackSubscriptionReminding replaces how the subscription with id
+// reminds: its offsets, whether at its calendar's own reminders too, and
+// its rules. It reports whether the subscription exists.
+func (s *Store) SetSlackSubscriptionReminding(ctx context.Context, id string, offsets []time.Duration, onCalendar bool, rules meetingbot.Rules) (bool, error) {
+	if err := checkReminding(offsets, onCalendar); err != nil {
+		return false, fmt.Errorf("postgres: slack subscription %s: %w", id, err)
+	}
+	return s.changed(ctx, "set reminding of slack subscription "+id, `UPDATE slack_subscriptions SET offsets = $1, on_calendar = $2, rules = $3 WHERE id = $4`,
+		seconds(offsets), onCalendar, rules.JSON(), id)
 }
 
 // RemoveSlackSubscription deletes the subscription with id and reports
@@ -194,8 +212,9 @@ func (s *Store) SlackSettingsOf(ctx context.Context, userID string) (meetingbot.
 	set := meetingbot.SlackSettings{UserID: userID}
 	var offsets []int32
 	var updated pgtype.Timestamptz
-	err := s.pool.QueryRow(ctx, `SELECT offsets, agenda, tz, updated_at FROM slack_settings WHERE user_id = $1`, userID).
-		Scan(&offsets, &set.Agenda, &set.TZ, &updated)
+	var rules string
+	err := s.pool.QueryRow(ctx, `SELECT offsets, agenda, tz, updated_at, on_calendar, rules FROM slack_settings WHERE user_id = $1`, userID).
+		Scan(&offsets, &set.Agenda, &set.TZ, &updated, &set.OnCalendar, &rules)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return set, false, nil
 	}
@@ -203,7 +222,10 @@ func (s *Store) SlackSettingsOf(ctx context.Context, userID string) (meetingbot.
 		return set, false, fmt.Errorf("postgres: read settings of %s: %w", userID, s.lost(err))
 	}
 	set.UpdatedAt = instant(updated)
-	if offsets != nil {
+	if set.Rules, err = meetingbot.ParseRulesJSON(rules); err != nil {
+		return set, false, fmt.Errorf("postgres: settings of %s: %w", userID, err)
+	}
+	if len(offsets) > 0 {
 		set.Offsets = durations(offsets)
 	}
 	return set, true, nil
@@ -246,7 +268,7 @@ func (s *Store) PutSlackSettings(ctx context.Context, set meetingbot.SlackSettin
 		return fmt.Errorf("postgres: put settings: %w: no user ID", meetingbot.ErrInvalid)
 	}
 	var offsets []int32
-	if set.Offsets != nil {
+	if len(set.Offsets) > 0 {
 		if err := checkOffsets(set.Offsets); err != nil {
 			return fmt.Errorf("postgres: settings of %s: %w", set.UserID, err)
 		}
@@ -257,9 +279,10 @@ func (s *Store) PutSlackSettings(ctx context.Context, set meetingbot.SlackSettin
 	}
 	ctx, cancel := s.op(ctx)
 	defer cancel()
-	_, err := s.exec(ctx, `INSERT INTO slack_settings (user_id, offsets, agenda, tz, updated_at) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (user_id) DO UPDATE SET offsets = excluded.offsets, agenda = excluded.agenda, tz = excluded.tz, updated_at = excluded.updated_at`,
-		set.UserID, offsets, set.Agenda, set.TZ, ts(set.UpdatedAt))
+	_, err := s.exec(ctx, `INSERT INTO slack_settings (user_id, offsets, agenda, tz, updated_at, on_calendar, rules) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (user_id) DO UPDATE SET offsets = excluded.offsets, agenda = excluded.agenda, tz = excluded.tz, updated_at = excluded.updated_at,
+		on_calendar = excluded.on_calendar, rules = excluded.rules`,
+		set.UserID, offsets, set.Agenda, set.TZ, ts(set.UpdatedAt), set.OnCalendar, set.Rules.JSON())
 	if err != nil {
 		return fmt.Errorf("postgres: put settings of %s: %w", set.UserID, err)
 	}
@@ -276,16 +299,17 @@ func checkSlackSub(sub meetingbot.SlackSubscription) error {
 	if sub.Kind == meetingbot.SlackPersonal && sub.Following.Any() {
 		return fmt.Errorf("postgres: add slack subscription %s: %w: a personal subscription follows nothing", sub.ID, meetingbot.ErrInvalid)
 	}
-	if err := checkFollowing(sub.Offsets, sub.Following); err != nil {
+	if err := checkReminding(sub.Offsets, sub.OnCalendar || sub.Following.Any()); err != nil {
 		return fmt.Errorf("postgres: add slack subscription %s: %w", sub.ID, err)
 	}
 	return nil
 }
 
-// checkFollowing allows no offsets to a subscription that follows
-// something.
-func checkFollowing(offsets []time.Duration, f meetingbot.Following) error {
-	if len(offsets) == 0 && f.Any() {
+// checkReminding checks a subscription's offsets: some, or none when
+// noneOK (it reminds at its calendar's own reminders, or follows
+// something).
+func checkReminding(offsets []time.Duration, noneOK bool) error {
+	if len(offsets) == 0 && noneOK {
 		return nil
 	}
 	return checkOffsets(offsets)

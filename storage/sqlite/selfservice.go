@@ -18,7 +18,7 @@ import (
 // meetingbot.ErrInvalid, which the PostgreSQL store returns too.
 var ErrInvalid = meetingbot.ErrInvalid
 
-const slackSubColumns = `id, kind, calendar, destination, offsets, created_by, created_ms, changes_ms, daily, weekly, zone`
+const slackSubColumns = `id, kind, calendar, destination, offsets, created_by, created_ms, changes_ms, daily, weekly, zone, on_calendar, rules`
 
 // SlackSubscriptions returns every subscription made from Slack, with its
 // muted series, ordered by ID. The scheduler calls it on every sweep: what
@@ -56,14 +56,18 @@ func (s *Store) slackSubs(ctx context.Context, query string, args ...any) ([]mee
 	var subs []meetingbot.SlackSubscription
 	for rows.Next() {
 		var sub meetingbot.SlackSubscription
-		var kind, offsets string
+		var kind, offsets, rules string
 		var created, changes int64
 		if err := rows.Scan(&sub.ID, &kind, &sub.CalendarID, &sub.Destination, &offsets, &sub.CreatedBy, &created,
-			&changes, &sub.Daily, &sub.Weekly, &sub.Zone); err != nil {
+			&changes, &sub.Daily, &sub.Weekly, &sub.Zone, &sub.OnCalendar, &rules); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("storage: read slack subscriptions: %w", err)
 		}
 		sub.Kind, sub.CreatedAt, sub.ChangesSince = meetingbot.SlackKind(kind), fromMS(created), fromMS(changes)
+		if sub.Rules, err = meetingbot.ParseRulesJSON(rules); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("storage: slack subscription %s: %w", sub.ID, err)
+		}
 		if sub.Offsets, err = parseOffsets(offsets); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("storage: slack subscription %s: %w", sub.ID, err)
@@ -110,9 +114,9 @@ func (s *Store) AddSlackSubscription(ctx context.Context, sub meetingbot.SlackSu
 		sub.CreatedAt = time.Now()
 	}
 	res, err := s.db.ExecContext(ctx, `INSERT INTO slack_subscriptions (`+slackSubColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 		sub.ID, string(sub.Kind), sub.CalendarID, sub.Destination, formatOffsets(sub.Offsets), sub.CreatedBy, ms(sub.CreatedAt),
-		ms(sub.ChangesSince), sub.Daily, sub.Weekly, sub.Zone)
+		ms(sub.ChangesSince), sub.Daily, sub.Weekly, sub.Zone, sub.OnCalendar, sub.Rules.JSON())
 	if err != nil {
 		return meetingbot.SlackSubscription{}, false, fmt.Errorf("storage: add slack subscription %s: %w", sub.ID, err)
 	}
@@ -153,7 +157,7 @@ func (s *Store) SetSlackSubscriptionOffsets(ctx context.Context, id string, offs
 // and reports whether it exists. Offsets may be none when it follows
 // something; ErrInvalid otherwise.
 func (s *Store) SetSlackSubscriptionFollowing(ctx context.Context, id string, offsets []time.Duration, f meetingbot.Following) (bool, error) {
-	if err := checkFollowing(offsets, f); err != nil {
+	if err := checkReminding(offsets, f.Any()); err != nil {
 		return false, fmt.Errorf("storage: slack subscription %s: %w", id, err)
 	}
 	res, err := s.db.ExecContext(ctx, `UPDATE slack_subscriptions SET offsets = ?, changes_ms = ?, daily = ?, weekly = ?, zone = ?
@@ -164,6 +168,25 @@ func (s *Store) SetSlackSubscriptionFollowing(ctx context.Context, id string, of
 	n, err := res.RowsAffected()
 	if err != nil {
 		return false, fmt.Errorf("storage: set slack subscription %s: %w", id, err)
+	}
+	return n == 1, nil
+}
+
+// SetSlackSubscriptionReminding replaces how the subscription with id
+// reminds: its offsets, whether at its calendar's own reminders too, and
+// its rules. It reports whether the subscription exists.
+func (s *Store) SetSlackSubscriptionReminding(ctx context.Context, id string, offsets []time.Duration, onCalendar bool, rules meetingbot.Rules) (bool, error) {
+	if err := checkReminding(offsets, onCalendar); err != nil {
+		return false, fmt.Errorf("storage: slack subscription %s: %w", id, err)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE slack_subscriptions SET offsets = ?, on_calendar = ?, rules = ? WHERE id = ?`,
+		formatOffsets(offsets), onCalendar, rules.JSON(), id)
+	if err != nil {
+		return false, fmt.Errorf("storage: set reminding of slack subscription %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("storage: set reminding of slack subscription %s: %w", id, err)
 	}
 	return n == 1, nil
 }
@@ -259,10 +282,10 @@ func readMuted(ctx context.Context, q querier, subscription string) ([]meetingbo
 // were stored; a user without settings gets the zero value with UserID set.
 func (s *Store) SlackSettingsOf(ctx context.Context, userID string) (meetingbot.SlackSettings, bool, error) {
 	set := meetingbot.SlackSettings{UserID: userID}
-	var offsets string
+	var offsets, rules string
 	var updated int64
-	err := s.db.QueryRowContext(ctx, `SELECT offsets, agenda, tz, updated_ms FROM slack_settings WHERE user_id = ?`, userID).
-		Scan(&offsets, &set.Agenda, &set.TZ, &updated)
+	err := s.db.QueryRowContext(ctx, `SELECT offsets, agenda, tz, updated_ms, on_calendar, rules FROM slack_settings WHERE user_id = ?`, userID).
+		Scan(&offsets, &set.Agenda, &set.TZ, &updated, &set.OnCalendar, &rules)
 	if errors.Is(err, sql.ErrNoRows) {
 		return set, false, nil
 	}
@@ -270,6 +293,9 @@ func (s *Store) SlackSettingsOf(ctx context.Context, userID string) (meetingbot.
 		return set, false, fmt.Errorf("storage: read settings of %s: %w", userID, err)
 	}
 	set.UpdatedAt = fromMS(updated)
+	if set.Rules, err = meetingbot.ParseRulesJSON(rules); err != nil {
+		return set, false, fmt.Errorf("storage: settings of %s: %w", userID, err)
+	}
 	if offsets != "" {
 		if set.Offsets, err = parseOffsets(offsets); err != nil {
 			return set, false, fmt.Errorf("storage: settings of %s: %w", userID, err)
@@ -315,7 +341,7 @@ func (s *Store) PutSlackSettings(ctx context.Context, set meetingbot.SlackSettin
 		return fmt.Errorf("storage: put settings: %w: no user ID", ErrInvalid)
 	}
 	offsets := ""
-	if set.Offsets != nil {
+	if len(set.Offsets) > 0 {
 		if err := checkOffsets(set.Offsets); err != nil {
 			return fmt.Errorf("storage: settings of %s: %w", set.UserID, err)
 		}
@@ -324,9 +350,10 @@ func (s *Store) PutSlackSettings(ctx context.Context, set meetingbot.SlackSettin
 	if set.UpdatedAt.IsZero() {
 		set.UpdatedAt = time.Now()
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO slack_settings (user_id, offsets, agenda, tz, updated_ms) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (user_id) DO UPDATE SET offsets = excluded.offsets, agenda = excluded.agenda, tz = excluded.tz, updated_ms = excluded.updated_ms`,
-		set.UserID, offsets, set.Agenda, set.TZ, ms(set.UpdatedAt))
+	_, err := s.db.ExecContext(ctx, `INSERT INTO slack_settings (user_id, offsets, agenda, tz, updated_ms, on_calendar, rules) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (user_id) DO UPDATE SET offsets = excluded.offsets, agenda = excluded.agenda, tz = excluded.tz, updated_ms = excluded.updated_ms,
+		on_calendar = excluded.on_calendar, rules = excluded.rules`,
+		set.UserID, offsets, set.Agenda, set.TZ, ms(set.UpdatedAt), set.OnCalendar, set.Rules.JSON())
 	if err != nil {
 		return fmt.Errorf("storage: put settings of %s: %w", set.UserID, err)
 	}
@@ -343,16 +370,17 @@ func checkSlackSub(sub meetingbot.SlackSubscription) error {
 	if sub.Kind == meetingbot.SlackPersonal && sub.Following.Any() {
 		return fmt.Errorf("storage: add slack subscription %s: %w: a personal subscription follows nothing", sub.ID, ErrInvalid)
 	}
-	if err := checkFollowing(sub.Offsets, sub.Following); err != nil {
+	if err := checkReminding(sub.Offsets, sub.OnCalendar || sub.Following.Any()); err != nil {
 		return fmt.Errorf("storage: add slack subscription %s: %w", sub.ID, err)
 	}
 	return nil
 }
 
-// checkFollowing allows no offsets to a subscription that follows
-// something.
-func checkFollowing(offsets []time.Duration, f meetingbot.Following) error {
-	if len(offsets) == 0 && f.Any() {
+// checkReminding checks a subscription's offsets: some, or none when
+// noneOK (it reminds at its calendar's own reminders, or follows
+// something).
+func checkReminding(offsets []time.Duration, noneOK bool) error {
+	if len(offsets) == 0 && noneOK {
 		return nil
 	}
 	return checkOffsets(offsets)
@@ -383,7 +411,7 @@ func formatOffsets(offsets []time.Duration) string {
 
 func parseOffsets(v string) ([]time.Duration, error) {
 	if v == "" {
-		return nil, nil // a channel subscription that only follows
+		return nil, nil // the calendar's reminders alone, or a channel subscription that only follows
 	}
 	var out []time.Duration
 	for part := range strings.SplitSeq(v, ",") {

@@ -231,3 +231,51 @@ func testSlackAgendas(t *testing.T, open Opener) {
 	}
 	assert.Equal(t, []string{"U0ALICE01 08:30 America/New_York", "U0BOB0001 07:45 Asia/Seoul"}, users, "SlackAgendas()")
 }
+
+// How a subscription reminds (its calendar's own reminders, its rules)
+// is stored with it, read by every replica and kept across restarts; a
+// person's choice of them is kept in their settings while reminders are
+// off. A subscription reminded at its calendar's reminders alone has no
+// fixed offsets; one with neither is refused.
+func testReminding(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t)
+	hours, err := meetingbot.ParseHours("09:00-18:00 mon-fri", "Europe/Paris")
+	require.NoError(t, err)
+	rules := meetingbot.Rules{SkipMaybe: true, SkipAlone: true, Hours: &hours}
+
+	a := alice()
+	a.Offsets, a.OnCalendar, a.Rules = nil, true, rules
+	got, added, err := s.AddSlackSubscription(ctx, a)
+	require.NoError(t, err)
+	require.True(t, added)
+	assert.Equal(t, a, got, "a subscription at its calendar's reminders alone, with rules")
+	_, _, err = s.AddSlackSubscription(ctx, eng())
+	require.NoError(t, err)
+	ok, err := s.SetSlackSubscriptionReminding(ctx, eng().ID, []time.Duration{5 * time.Minute}, true, meetingbot.Rules{SkipNoLink: true})
+	require.NoError(t, err)
+	assert.True(t, ok)
+	_, err = s.SetSlackSubscriptionReminding(ctx, eng().ID, nil, false, meetingbot.Rules{})
+	assert.ErrorIs(t, err, meetingbot.ErrInvalid, "neither offsets nor the calendar's reminders")
+	ok, err = s.SetSlackSubscriptionReminding(ctx, "missing", nil, true, meetingbot.Rules{})
+	require.NoError(t, err)
+	assert.False(t, ok)
+	require.NoError(t, s.Close())
+
+	s = open(t)
+	subs, err := s.SlackSubscriptions(ctx)
+	require.NoError(t, err)
+	require.Len(t, subs, 2)
+	assert.Equal(t, a, subs[0], "after a restart")
+	assert.True(t, subs[1].OnCalendar)
+	assert.Equal(t, []time.Duration{5 * time.Minute}, subs[1].Offsets)
+	assert.Equal(t, meetingbot.Rules{SkipNoLink: true}, subs[1].Rules)
+	sub := subs[0].Subscription()
+	assert.True(t, sub.OnCalendar && sub.Rules.SkipMaybe && sub.Rules.Hours != nil, "the swept subscription reminds as stored: %+v", sub)
+
+	set := meetingbot.SlackSettings{UserID: "U0ALICE01", OnCalendar: true, Rules: rules, TZ: "Europe/Paris", UpdatedAt: created}
+	require.NoError(t, s.PutSlackSettings(ctx, set))
+	back, _, err := s.SlackSettingsOf(ctx, "U0ALICE01")
+	require.NoError(t, err)
+	assert.Equal(t, set, back, "settings keep the calendar's reminders and the rules")
+}

@@ -49,6 +49,7 @@ type Store interface {
 	AddSlackSubscription(ctx context.Context, sub meetingbot.SlackSubscription) (meetingbot.SlackSubscription, bool, error)
 	SetSlackSubscriptionOffsets(ctx context.Context, id string, offsets []time.Duration) (bool, error)
 	SetSlackSubscriptionFollowing(ctx context.Context, id string, offsets []time.Duration, f meetingbot.Following) (bool, error)
+	SetSlackSubscriptionReminding(ctx context.Context, id string, offsets []time.Duration, onCalendar bool, rules meetingbot.Rules) (bool, error)
 	RemoveSlackSubscription(ctx context.Context, id string) (bool, error)
 	MuteSeries(ctx context.Context, m meetingbot.MutedSeries) (bool, error)
 	UnmuteSeries(ctx context.Context, subscription, series string) (bool, error)
@@ -124,6 +125,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"SlackWritesRefuseWhatTheSchedulerCannotUse", testSlackWritesRefuse},
 		{"MuteAndUnmuteSeries", testMuteAndUnmute},
 		{"SlackSettings", testSlackSettings},
+		{"RemindingAndRulesSurviveRestart", testReminding},
 		{"SlackAgendas", testSlackAgendas},
 		{"FollowedListsSentRemindersWhoseMeetingIsAhead", testFollowed},
 		{"EditClaimLifecycle", testEditClaimLifecycle},
