@@ -20,6 +20,11 @@ import (
 // low reading of "several hundred".
 const DefaultPostsPerMinute = 300
 
+// postMargin is how long before the instant a post is needed (its
+// meeting's start) its turn must come: the call to Slack takes some
+// hundreds of milliseconds.
+const postMargin = time.Second
+
 // minPostsPerMinute is the least the budget learns down to: one 429 after
 // another never stops the bot posting altogether.
 const minPostsPerMinute = 10
@@ -50,8 +55,9 @@ type budget struct {
 	last429 time.Time
 	queue   []*channelWaiter // the next first
 	seq     uint64
-	waiting int // posts waiting for the budget now
-	over    int // posts told ErrOverBudget
+	waiting int         // posts waiting for the budget now
+	over    int         // posts told ErrOverBudget
+	recent  []time.Time // posts Slack took within the last minute
 }
 
 // newBudget returns a budget of perMinute posts a minute, bursts of a
@@ -103,6 +109,10 @@ func (b *budget) wait(ctx context.Context, now func() time.Time, sleep func(cont
 	urgency, bounded := meetingbot.Urgency(ctx)
 	if d, ok := ctx.Deadline(); ok && (!bounded || d.Before(urgency)) {
 		urgency, bounded = d, true
+	}
+	if bounded {
+		// The post itself takes a moment: it must leave before it is needed.
+		urgency = urgency.Add(-postMargin)
 	}
 	b.mu.Lock()
 	w := &channelWaiter{urgency: urgency, seq: b.seq, wake: make(chan struct{}, 1)}
@@ -226,10 +236,17 @@ func (b *budget) accepted(now time.Time) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.recent = append(b.recent[recentFrom(b.recent, now):], now)
 	if b.rate < b.ceiling && now.Sub(b.last429) >= time.Minute {
 		b.rate = math.Min(b.ceiling, b.rate+0.1)
 		b.burst = burstOf(b.rate)
 	}
+}
+
+// recentFrom is the index of the first of posts within a minute of now.
+func recentFrom(posts []time.Time, now time.Time) int {
+	i, _ := slices.BinarySearchFunc(posts, now.Add(-time.Minute), time.Time.Compare)
+	return i
 }
 
 // BudgetState is what the workspace's posting budget stands at.
@@ -239,6 +256,8 @@ type BudgetState struct {
 	PerMinute float64
 	// Refusals is the 429s chat.postMessage met since start-up.
 	Refusals int
+	// Used is the posts Slack took in the last minute.
+	Used int
 	// Waiting is the posts waiting for the budget now.
 	Waiting int
 	// OverBudget is the posts the budget could not fit before they were
@@ -256,6 +275,7 @@ func (s *Slack) Budget() BudgetState {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st.PerMinute, st.Waiting, st.OverBudget = b.rate, b.waiting, b.over
+	st.Used = len(b.recent) - recentFrom(b.recent, s.cfg.Now())
 	return st
 }
 
