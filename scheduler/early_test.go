@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -111,4 +112,31 @@ func TestPostAheadFollowsItsMeeting(t *testing.T) {
 	require.Len(t, edits, 1, "the reminder posted ahead is edited when its meeting moves")
 	assert.Equal(t, moved.ID, edits[0].Reminder.Subscription.ID)
 	assert.Equal(t, meetingbot.EditMoved, edits[0].Kind)
+}
+
+// A send carries its reminder's deadline as its urgency, the instant
+// after which the notifier's posting budget does not post it: the
+// meeting's start, or StartGrace after it for a "starting now" reminder,
+// which goes out at the start.
+func TestSendCarriesTheDeadline(t *testing.T) {
+	for _, tt := range []struct {
+		offset time.Duration
+		want   time.Time
+	}{
+		{10 * time.Minute, at("09:00")},
+		{0, at("09:00").Add(meetingbot.StartGrace)},
+	} {
+		t.Run(fmt.Sprint("offset=", tt.offset), func(t *testing.T) {
+			e := newEnv(t, sub("alice", tt.offset))
+			var got []time.Time
+			e.fakeSlack.sending = func(ctx context.Context, r meetingbot.Reminder) {
+				u, _ := meetingbot.Urgency(ctx)
+				got = append(got, u)
+			}
+			e.meeting(cal, "sync", at("09:00"))
+			e.tickEvery(at("08:49:30"), at("09:00:30"), 30*time.Second)
+			require.Len(t, got, 1, "sends")
+			assert.Equal(t, tt.want, got[0])
+		})
+	}
 }
