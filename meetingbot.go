@@ -25,3 +25,14 @@ const StartGrace = time.Minute
 // LateSlack is how far past one sweep interval a reminder may go out and
 // still count as on time.
 const LateSlack = 5 * time.Second
+
+// EarlyShare bounds how far ahead of its trigger a reminder may be posted
+// when more fall due together than Slack's posting budget passes by their
+// triggers: at most its offset divided by EarlyShare (a "10 minutes
+// before" reminder at most 2m30s ahead), and never more than the bot's
+// REMINDER_EARLY_MAX.
+const EarlyShare = 4
+
+// MaxEarly is the most a reminder of offset o may be posted ahead of its
+// trigger under EarlyShare.
+func MaxEarly(o time.Duration) time.Duration { return o / EarlyShare }

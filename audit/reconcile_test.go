@@ -325,3 +325,29 @@ func TestReconcileOddities(t *testing.T) {
 		t.Errorf("Reconcile() unexpected = %+v, want the garbled message posted at 08:55", s.Unexpected)
 	}
 }
+
+// A crowd's reminder posted ahead of its trigger (within a quarter of its
+// offset) is not due yet when the audit runs between the post and the
+// trigger: it is not unexpected, and once its trigger has passed it is
+// delivered on time.
+func TestReconcilePostedAhead(t *testing.T) {
+	e := newEnv(t)
+	ahead := meeting("evt-ahead", "ahead", at(12, 0, 0))
+	e.cal.put(team.CalendarID, calendartest.NewEvent(ahead.ID, ahead.Title, ahead.Start, ahead.End))
+	e.deliver(reminder(team, ahead, 10*time.Minute), at(11, 48, 0)) // 2m ahead of its 11:50 trigger
+	for _, tt := range []struct {
+		now  time.Time
+		want []string
+	}{
+		{at(11, 49, 0), nil},
+		{at(11, 51, 0), []string{"delivered evt-ahead 10m"}},
+	} {
+		r, err := audit.Reconcile(context.Background(), e.input(at(11, 0, 0), tt.now, tt.now))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := statuses(r.Subscriptions[0]); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+			t.Errorf("Reconcile() at %s items:\n%s\nwant:\n%s", tt.now.Format("15:04"), strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+		}
+	}
+}

@@ -75,6 +75,15 @@ type Config struct {
 	// Calendar API requests a day past which Google bills the project;
 	// the bot projects its day against it (quota.go).
 	CalendarDailyThreshold int
+	// SlackPostsPerMinute is SLACK_POSTS_PER_MINUTE: the workspace-wide
+	// posting budget every post is paced to; 0 paces channels only
+	// (posting.go).
+	SlackPostsPerMinute int
+	// EarlyMax is REMINDER_EARLY_MAX: the most a reminder may be posted
+	// ahead of its trigger when more fall due together than the posting
+	// budget passes by then, and never more than a quarter of its offset;
+	// 0 posts none ahead (posting.go).
+	EarlyMax time.Duration
 	// HTTPAddr is HTTP_ADDR.
 	HTTPAddr string
 	// MetricsAddr is METRICS_ADDR: a second, private listener for
@@ -206,6 +215,7 @@ func Parse(getenv func(string) string) (Config, error) {
 	}
 	c.ResyncInterval = p.resync("CALENDAR_RESYNC_INTERVAL", c.PublicURL != "", c.TickInterval)
 	p.quotas(&c)
+	p.posting(&c)
 	c.CredentialsJSON = p.credentials(c.CredentialsFile, c.Impersonate)
 	p.selfService(&c)
 	p.oauth(&c)

@@ -68,6 +68,8 @@ func TestParseDefaults(t *testing.T) {
 		CalendarQuota:          10000,
 		CalendarUserQuota:      600,
 		CalendarDailyThreshold: 1000000,
+		SlackPostsPerMinute:    300,
+		EarlyMax:               5 * time.Minute,
 	}, c)
 	assert.NotContains(t, c.String(), "SECRET")
 }
@@ -242,6 +244,11 @@ func TestParseProblems(t *testing.T) {
 		{"join host wildcard", prod("JOIN_URL_HOSTS=*.acme.example"), `JOIN_URL_HOSTS="*.acme.example": "*.acme.example" is not a host name; a host covers its subdomains`},
 		{"join host empty entry", prod("JOIN_URL_HOSTS=meet.jit.si,,x.example"), `JOIN_URL_HOSTS="meet.jit.si,,x.example": has an empty entry`},
 		{"join host top-level", prod("JOIN_URL_HOSTS=com"), `JOIN_URL_HOSTS="com": "com" is not a host name`},
+		{"posts a minute", prod("SLACK_POSTS_PER_MINUTE=several hundred"), `SLACK_POSTS_PER_MINUTE="several hundred": not a whole number of posts a minute, e.g. SLACK_POSTS_PER_MINUTE=300 (0 turns the workspace-wide pacing off)`},
+		{"posts a minute negative", prod("SLACK_POSTS_PER_MINUTE=-1"), `SLACK_POSTS_PER_MINUTE="-1": must be 0 (off) or more posts a minute, e.g. SLACK_POSTS_PER_MINUTE=300`},
+		{"early max long", prod("REMINDER_EARLY_MAX=2h"), `REMINDER_EARLY_MAX="2h": must be from 0 (never ahead) to 1h, e.g. REMINDER_EARLY_MAX=5m`},
+		{"early max fraction", prod("REMINDER_EARLY_MAX=1.5s"), `REMINDER_EARLY_MAX="1.5s": must be whole seconds, e.g. REMINDER_EARLY_MAX=5m`},
+		{"early max syntax", prod("REMINDER_EARLY_MAX=soon"), `REMINDER_EARLY_MAX="soon": not a duration: write a number with a unit, like 30s or 10m, e.g. REMINDER_EARLY_MAX=5m (0: never ahead)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -480,6 +487,26 @@ func TestLoopbackMayUseHTTP(t *testing.T) {
 		c, err := config.Parse(prod("SLACK_API_URL="+u, "GOOGLE_API_ENDPOINT="+u))
 		if err != nil || c.SlackAPIURL != u || c.GoogleEndpoint != u {
 			t.Errorf("Parse(SLACK_API_URL and GOOGLE_API_ENDPOINT=%s) = %q, %q, %v; want it taken", u, c.SlackAPIURL, c.GoogleEndpoint, err)
+		}
+	}
+}
+
+// SLACK_POSTS_PER_MINUTE=0 turns the workspace-wide pacing off and
+// REMINDER_EARLY_MAX=0 posting ahead; other values are taken as given.
+func TestParsePosting(t *testing.T) {
+	for _, tt := range []struct {
+		posts, early string
+		wantPosts    int
+		wantEarly    time.Duration
+	}{
+		{"0", "0", 0, 0},
+		{"600", "2m", 600, 2 * time.Minute},
+		{"1_000", "90s", 1000, 90 * time.Second},
+	} {
+		c, err := config.Parse(env("SLACK_POSTS_PER_MINUTE="+tt.posts, "REMINDER_EARLY_MAX="+tt.early))
+		require.NoError(t, err)
+		if c.SlackPostsPerMinute != tt.wantPosts || c.EarlyMax != tt.wantEarly {
+			t.Errorf("Parse(SLACK_POSTS_PER_MINUTE=%s, REMINDER_EARLY_MAX=%s) = %d, %v; want %d, %v", tt.posts, tt.early, c.SlackPostsPerMinute, c.EarlyMax, tt.wantPosts, tt.wantEarly)
 		}
 	}
 }

@@ -82,6 +82,8 @@ var examples = map[string]string{
 	"REMINDER_OFFSETS":               "10m,1m",
 	"TICK_INTERVAL":                  "30s",
 	"JOIN_URL_HOSTS":                 "meet.jit.si",
+	"SLACK_POSTS_PER_MINUTE":         "300",
+	"REMINDER_EARLY_MAX":             "5m",
 	"DATABASE_PATH":                  "/data/reminders.db",
 	"HTTP_ADDR":                      DefaultHTTPAddr,
 	"METRICS_ADDR":                   "127.0.0.1:9091",

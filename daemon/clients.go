@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -100,6 +101,8 @@ func notifyConfig(cfg config.Config, hc *http.Client, log *slog.Logger, observe 
 		JoinHosts:  cfg.JoinURLHosts,
 		Logger:     log,
 		Observe:    observe,
+		// 0 turns the workspace's pacing off; notify's zero is its default.
+		PostsPerMinute: cmp.Or(cfg.SlackPostsPerMinute, -1),
 		// Self-service answers the snooze buttons' clicks.
 		Snooze: cfg.SelfService(),
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/agenda"
 	"github.com/meetingbot/meetingbot/audit"
 	"github.com/meetingbot/meetingbot/calendar"
@@ -107,7 +108,11 @@ type Bot struct {
 	channelAgendas *agenda.ChannelEngine
 	watcher        *audit.Watcher
 	demand         *cost.Demand
-	destinations   *monitor.DestinationCheck
+	forecast       *monitor.PostingForecast
+	// madeSubs lists the subscriptions beyond CALENDARS (people's, made
+	// in Slack), as the scheduler asks for them; nil without self-service.
+	madeSubs     func(ctx context.Context) ([]meetingbot.Subscription, error)
+	destinations *monitor.DestinationCheck
 
 	app     *selfservice.App
 	handler http.Handler       // Slack's request URLs; nil without SLACK_SIGNING_SECRET
@@ -204,6 +209,7 @@ func (b *Bot) Run(ctx context.Context) error {
 // finish and record a send in flight first.
 func (b *Bot) runBackground(bg, ctx context.Context, wg *sync.WaitGroup) {
 	wg.Go(func() { b.demand.Run(bg) })
+	wg.Go(func() { b.forecast.Run(bg) })
 	wg.Go(func() { b.spend.Run(bg, b.calendars) })
 	wg.Go(func() { b.mon.TrackLedger(bg, b.store, ledgerRefresh) })
 	wg.Go(func() { b.watcher.Run(bg) })

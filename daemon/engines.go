@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/meetingbot/meetingbot"
@@ -75,6 +76,10 @@ func (b *Bot) makeScheduler(context.Context) error {
 		Logger:   b.log,
 		Observer: b.mon,
 		Share:    b.share,
+		// A crowd of reminders due together is posted ahead within the
+		// posting budget Slack leaves (notify's, learned from its 429s).
+		Early:          b.cfg.EarlyMax,
+		PostsPerMinute: func() float64 { return b.slack.Budget().PerMinute },
 	}
 	if b.cfg.SelfService() {
 		opts.Subscriptions = b.madeInSlack
@@ -86,6 +91,7 @@ func (b *Bot) makeScheduler(context.Context) error {
 		}
 		opts.Subscriptions = b.swept(connect.NewPauses(b.store, access, time.Now))
 	}
+	b.madeSubs = opts.Subscriptions
 	sched, err := scheduler.New(b.cfg.Subscriptions, b.mir, notifier, b.store, opts)
 	if err != nil {
 		return err
@@ -202,6 +208,7 @@ func (b *Bot) makeWatchers(ctx context.Context) error {
 	b.demand = cost.NewDemand(b.cfg, b.source, b.calendars, b.mon, b.log)
 	b.demand.Check(ctx)
 	b.spend.StartUp(ctx, b.calendars)
+	b.trackPosting(ctx)
 	b.destinations = monitor.NewDestinationCheck(b.cfg.Subscriptions, b.slack.Resolve, b.mon.Destination, b.log)
 	return nil
 }
@@ -213,4 +220,30 @@ func (b *Bot) auditAgendas(source *calendar.Source, settings agenda.Settings) *a
 		return nil
 	}
 	return &audit.AgendaDeps{Settings: settings, Slack: b.slack, Source: source}
+}
+
+// trackPosting puts Slack's posting budget on /metrics and projects the
+// coming day's busiest minute against it, now and every hour after.
+func (b *Bot) trackPosting(ctx context.Context) {
+	b.mon.TrackPosting(func() monitor.Posting {
+		st := b.slack.Budget()
+		return monitor.Posting{PerMinute: st.PerMinute, Used: st.Used, Waiting: st.Waiting, Refusals: st.Refusals, OverBudget: st.OverBudget}
+	})
+	b.forecast = &monitor.PostingForecast{
+		Subscriptions: func(ctx context.Context) ([]meetingbot.Subscription, error) {
+			subs := slices.Clone(b.cfg.Subscriptions)
+			if b.madeSubs == nil {
+				return subs, nil
+			}
+			more, err := b.madeSubs(ctx)
+			return append(subs, more...), err
+		},
+		Reading:   b.mir.Reading,
+		PerMinute: b.cfg.SlackPostsPerMinute,
+		Early:     b.cfg.EarlyMax,
+		Now:       time.Now,
+		Monitor:   b.mon,
+		Logger:    b.log,
+	}
+	b.forecast.Check(ctx)
 }

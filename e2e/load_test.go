@@ -71,6 +71,7 @@ var (
 	loadImpersonate  = flag.Bool("load.impersonate", true, "load benchmark: read each calendar as its owner (GOOGLE_IMPERSONATE=true: a quota of 600 a minute per calendar); false: every calendar shared with the service account, all reads against its one quota of 600 a minute")
 	loadOffsetFlag   = flag.Duration("load.offset", 2*time.Minute, "load benchmark: the reminder offset of every subscription")
 	loadEnv          = flag.String("load.env", "", "load benchmark: more of the bot's environment, comma-separated KEY=VALUE pairs, e.g. GOMEMLIMIT=256MiB,GOGC=200")
+	loadBudget       = flag.Int("load.budget", 0, "load benchmark: the workspace-wide posting budget Slack keeps, posts a minute (bursts of a tenth), as slacktest.SetPostingBudget; 0: none. With -load.spread=1s every trigger falls in the same second (the clustered case; BenchmarkBurst runs it at scale on the simulated clock)")
 	loadReplicas     = flag.Int("load.replicas", 0, "load benchmark: run this many replicas on PostgreSQL (a schema of the run's own on MEETINGBOT_TEST_DATABASE_URL) instead of one bot on SQLite; CPU and RSS are their sums")
 )
 
@@ -126,6 +127,7 @@ type loadResult struct {
 	// oldStart is the reminders posted for a start their meeting had no
 	// longer (see runLoad).
 	oldStart        int
+	posting429      int // posts refused for the workspace's posting budget (-load.budget)
 	firstRead       time.Duration
 	calendar429     int
 	slackPeak       int
@@ -189,6 +191,9 @@ func BenchmarkLoad(b *testing.B) {
 			}
 			fmt.Printf("|   start: %s | Calendar requests refused for a quota %s | busiest minute of a Slack Tier 3 method: %s calls of %s | reminders of a start their meeting had left %s |\n",
 				first, thousands(r.calendar429), thousands(r.slackPeak), cmp.Or(r.slackPeakMethod, "none"), thousands(r.oldStart))
+			if *loadBudget > 0 {
+				fmt.Printf("|   posting budget %d a minute: posts Slack answered 429: %s |\n", *loadBudget, thousands(r.posting429))
+			}
 			if *loadPush {
 				fmt.Printf("|   push: %s meetings created or moved to be due at once | reminded %s | after the change p50 %.1f s, max %.1f s | Calendar calls per sub-min, all kinds: %.3f | events.watch %s |\n",
 					thousands(r.pushed), thousands(r.pushedPosted), r.pushP50.Seconds(), r.pushMax.Seconds(), r.callsPerSubMin, thousands(r.watches))
@@ -234,6 +239,9 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 	b.Cleanup(slack.Close)
 	cal.SetLatency(latency)
 	slack.SetLatency(latency)
+	if *loadBudget > 0 {
+		slack.SetPostingBudget(slacktest.PostingBudget{PerMinute: *loadBudget, Burst: max(1, *loadBudget/10)})
+	}
 	// Google's default quotas ("Usage limits",
 	// https://developers.google.com/workspace/calendar/api/guides/quota).
 	cal.SetQuota(calendartest.Quota{PerMinute: 10_000, PerUserPerMinute: 600})
@@ -436,6 +444,7 @@ func runLoad(b *testing.B, n int, latency time.Duration) loadResult {
 		r.calendar429 += c
 	}
 	r.slackPeak, r.slackPeakMethod = slackPeaks(slack.Calls())
+	r.posting429 = slack.PostingRefusals()
 	posts := map[string][]time.Time{}
 	keys := map[string]map[string]int{} // by event ID: its reminders' ledger keys, each with its posts
 	for _, m := range slack.Messages() {

@@ -60,6 +60,8 @@ type Monitor struct {
 	stale *staleMetrics
 	// slack counts the refusals of Slack's request URLs.
 	slack *slackMetrics
+	// posting says what Slack's posting budget does to reminders.
+	posting *postingMetrics
 	// timers counts the durable timers (timers.go).
 	timers *timerMetrics
 }
@@ -86,6 +88,7 @@ func New(opts Options) *Monitor {
 	m.quota = newQuotaMetrics(m.metrics.reg)
 	m.stale = newStaleMetrics(m.metrics.reg)
 	m.slack = newSlackMetrics(m.metrics.reg)
+	m.posting = newPostingMetrics(m.metrics.reg)
 	m.timers = newTimerMetrics(m.metrics.reg)
 	for _, s := range opts.Subscriptions {
 		m.subs[s.ID] = &subHealth{lastGood: start}
@@ -106,6 +109,9 @@ func (m *Monitor) Recorded(e meetingbot.Entry) {
 		}
 		if !e.RecordedAt.IsZero() && !e.TriggerAt.IsZero() {
 			m.metrics.lateness.Observe(max(0, e.RecordedAt.Sub(e.TriggerAt).Seconds()))
+			if ahead := e.TriggerAt.Sub(e.RecordedAt); ahead > 0 {
+				m.PostedAhead(ahead) // a crowd posted ahead of its trigger (scheduler/early.go)
+			}
 		}
 	case meetingbot.Skipped:
 		m.metrics.skipped.WithLabelValues(skipLabel(e.Code)).Inc()

@@ -204,15 +204,14 @@ func (s *Slack) call(ctx context.Context, method string, p policy, fn func(conte
 		if err := ctx.Err(); err != nil {
 			return err // nothing sent: the attempt would fail at once
 		}
-		if p.channel != "" {
-			if err := s.pace.wait(ctx, p.channel, s.cfg.Now, s.cfg.Sleep); err != nil {
-				return err
-			}
+		if err := s.paced(ctx, method, p); err != nil {
+			return err
 		}
 		actx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 		err = fn(actx)
 		cancel()
 		class, wait := classify(err)
+		s.learn(method, class, wait)
 		if s.cfg.Observe != nil {
 			s.cfg.Observe(method, class)
 		}
@@ -261,6 +260,37 @@ func (s *Slack) call(ctx context.Context, method string, p policy, fn func(conte
 	}
 }
 
+// paced waits for the turn of a call of method: its channel's pace, and
+// for a post the workspace's posting budget.
+func (s *Slack) paced(ctx context.Context, method string, p policy) error {
+	if p.channel != "" {
+		if err := s.pace.wait(ctx, p.channel, s.cfg.Now, s.cfg.Sleep); err != nil {
+			return err
+		}
+	}
+	if method == postMethod {
+		return s.budget.wait(ctx, s.cfg.Now, s.cfg.Sleep)
+	}
+	return nil
+}
+
+// learn tells the posting budget how Slack answered a post.
+func (s *Slack) learn(method string, class retry.Class, wait time.Duration) {
+	if method != postMethod {
+		return
+	}
+	switch class {
+	case retry.OK:
+		s.budget.accepted(s.cfg.Now())
+	case retry.RateLimited:
+		s.postRefusals.Add(1)
+		s.budget.refused(s.cfg.Now(), wait)
+	}
+}
+
+// postMethod is the method that spends the workspace's posting budget.
+const postMethod = "chat.postMessage"
+
 // pacer spaces calls to one channel at least interval apart. Callers
 // waiting for one channel's next slot are served in order of urgency
 // (meetingbot.Urgency: the scheduler gives a reminder's meeting start),
@@ -280,6 +310,7 @@ type channelWaiter struct {
 	urgency time.Time // zero: the least urgent
 	seq     uint64
 	wake    chan struct{}
+	late    bool // told its turn comes too late (the posting budget's)
 }
 
 func (w *channelWaiter) before(o *channelWaiter) bool {

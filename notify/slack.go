@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -58,6 +59,11 @@ type Config struct {
 	// Sleep waits d or until ctx is done, returning ctx.Err() then. Tests
 	// inject one that advances a fake clock; a timer if nil.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// PostsPerMinute is the workspace-wide posting budget every post
+	// waits for, in order of its meeting's start across all destinations
+	// (SLACK_POSTS_PER_MINUTE): DefaultPostsPerMinute if zero, no
+	// workspace pacing if negative. Slack's 429s lower it while they last.
+	PostsPerMinute int
 	// Interval is the least time between two posts to one channel, Slack's
 	// documented pace for chat.postMessage; 1s if zero, none if negative.
 	Interval time.Duration
@@ -78,14 +84,18 @@ type Config struct {
 
 // Slack posts reminders to Slack. It is safe for concurrent use.
 type Slack struct {
-	api   *slack.Client
-	cfg   Config
-	log   *slog.Logger
-	pace  *pacer
-	cache sync.Map // destination as configured -> target
-	mu    sync.Mutex
-	names names                   // channels by name, see names.go
-	self  *slack.AuthTestResponse // the bot, from auth.test
+	api  *slack.Client
+	cfg  Config
+	log  *slog.Logger
+	pace *pacer
+	// budget paces the posts of the whole workspace, nil when off;
+	// postRefusals counts the 429s posts met, with or without it.
+	budget       *budget
+	postRefusals atomic.Int64
+	cache        sync.Map // destination as configured -> target
+	mu           sync.Mutex
+	names        names                   // channels by name, see names.go
+	self         *slack.AuthTestResponse // the bot, from auth.test
 	// closed is closed by Close, which ends the work s started on its
 	// own (a listing of the channels outlives its first caller) and waits
 	// for it: detached counts it.
@@ -127,6 +137,7 @@ func New(cfg Config) *Slack {
 		api:    slack.New(cfg.Token, slack.OptionAPIURL(cfg.APIURL), slack.OptionHTTPClient(cfg.HTTPClient)),
 		cfg:    cfg,
 		log:    log,
+		budget: newBudget(cfg.PostsPerMinute),
 		pace:   &pacer{interval: cfg.Interval, next: map[string]time.Time{}, queue: map[string][]*channelWaiter{}},
 		names:  names{byName: map[string]string{}, page: make(chan struct{})},
 		closed: make(chan struct{}),

@@ -216,11 +216,12 @@ func (s *Scheduler) postHeld(ctx context.Context, h Holder, cs []claim) bool {
 // several as one digest, and records each outcome; it reports whether
 // every outcome is final.
 func (s *Scheduler) send(ctx, send context.Context, kept []claim) bool {
-	// Slack's pace of a channel serves the reminder whose meeting starts
-	// soonest first (see notify's pacer).
-	first := kept[0].r.Meeting.Start
+	// Slack's pace of a channel, and the workspace's posting budget, serve
+	// the reminder whose deadline comes soonest first (see notify's pacer
+	// and budget): its meeting's start, after which it is not sent.
+	first := deadline(kept[0].r)
 	for _, c := range kept[1:] {
-		first = earlier(first, c.r.Meeting.Start)
+		first = earlier(first, deadline(c.r))
 	}
 	send = meetingbot.WithUrgency(send, first)
 	var receipt meetingbot.Receipt
@@ -542,4 +543,13 @@ func (s *Scheduler) handOver(ctx context.Context, e meetingbot.Entry) {
 	log := s.log.With("subscription", e.Subscription, "key", e.Key)
 	log.Info("handing an interrupted send over to the replica that sweeps its subscription now")
 	s.release(ctx, log, e, "handed over with its subscription; not confirmed yet")
+}
+
+// deadline is the last instant r may go out: its meeting's start, or
+// StartGrace after it for a "starting now" reminder.
+func deadline(r meetingbot.Reminder) time.Time {
+	if r.Offset == 0 {
+		return r.Meeting.Start.Add(meetingbot.StartGrace)
+	}
+	return r.Meeting.Start
 }

@@ -77,6 +77,15 @@ type Options struct {
 	// flood of invitations neither floods the reader nor makes the last
 	// of them late behind Slack's pace of a post a second; 5 by default.
 	DigestAbove int
+	// Early is the most a reminder may be posted ahead of its trigger when
+	// more fall due together than the posting budget (PostsPerMinute)
+	// passes by their triggers, and never more than a quarter of its
+	// offset (meetingbot.EarlyShare); 0, the default, posts none ahead. See early.go.
+	Early time.Duration
+	// PostsPerMinute tells the posts a minute the notifier paces the
+	// workspace to now (notify's posting budget, lowered by Slack's 429s);
+	// posting ahead needs it.
+	PostsPerMinute func() float64
 	// MaxReads bounds the calendar reads of sweeps in flight, and MaxSends
 	// the deliveries in flight; 64 and 256 by default. Sweeps in flight
 	// are bounded by their sum, which bounds memory. They are guards on
@@ -154,6 +163,7 @@ type Scheduler struct {
 	guard     jumpGuard
 	asked     map[string]map[string]time.Time // per subscription, by key: when follow last read a meeting moved beyond the window
 	resweeps  map[string]time.Time            // per subscription, a sweep armed for when a claim another holds may be free
+	spreading bool                            // the planner of posts ahead is armed (early.go)
 }
 
 // New returns a Scheduler over subs. It fails if two subscriptions share an

@@ -204,8 +204,10 @@ func (s *Scheduler) sweep(ctx context.Context, sub meetingbot.Subscription, c, n
 }
 
 // horizon is how far ahead a sweep plans timers: two intervals, so that a
-// sweep delayed by up to a whole interval still finds its timers armed.
-func (s *Scheduler) horizon() time.Duration { return 2 * s.opts.Interval }
+// sweep delayed by up to a whole interval still finds its timers armed,
+// and with posting ahead (Options.Early) that much more, so that a
+// reminder may be fired ahead of its trigger.
+func (s *Scheduler) horizon() time.Duration { return 2*s.opts.Interval + s.opts.Early }
 
 // read reads sub's meetings in (from, to], one of at most MaxReads reads in
 // flight, within ReadTimeout.

@@ -17,6 +17,9 @@ type armed struct {
 	r     meetingbot.Reminder
 	timer clock.Timer
 	taken bool // fired, alone or with its siblings: it is being checked and sent
+	// early fires it ahead of its trigger, to post at the instant given
+	// (see early.go); nil when posting ahead is off.
+	early func(at time.Time)
 }
 
 // plan arms a timer for each trigger of sub's meetings that falls due in
@@ -42,6 +45,11 @@ func (s *Scheduler) plan(ctx context.Context, sub meetingbot.Subscription, meeti
 		s.mu.Unlock()
 		return
 	}
+	for key := range want {
+		if _, done := s.settled[sub.ID][key]; done {
+			delete(want, key) // posted ahead of its trigger already
+		}
+	}
 	changed := false
 	have := s.timers[sub.ID]
 	for key, t := range have {
@@ -66,7 +74,10 @@ func (s *Scheduler) plan(ctx context.Context, sub meetingbot.Subscription, meeti
 	for key, r := range want {
 		t := &armed{r: r}
 		lead := r.TriggerAt.Add(-s.opts.FireLead).Sub(armedAt)
-		t.timer = s.after(max(lead, 0), func() { s.fire(ctx, sub.ID, key, t) })
+		t.timer = s.after(max(lead, 0), func() { s.fire(ctx, sub.ID, key, t, t.r.TriggerAt) })
+		if s.opts.Early > 0 {
+			t.early = func(at time.Time) { s.fire(ctx, sub.ID, key, t, at) }
+		}
 		have[key] = t
 		s.armedN++
 		changed = true
@@ -78,6 +89,9 @@ func (s *Scheduler) plan(ctx context.Context, sub meetingbot.Subscription, meeti
 	s.mu.Unlock()
 	if changed && s.opts.Observer != nil {
 		s.opts.Observer.Planned(n)
+	}
+	if changed {
+		s.spreadSoon()
 	}
 }
 
@@ -143,14 +157,15 @@ func (s *Scheduler) disarm(sub, key string, t *armed) bool {
 	return current
 }
 
-// fire runs FireLead before t's trigger. It takes every timer of the
-// subscription due at the same instant, confirms their meetings against
-// the calendar, and sends those that still start when planned at their
-// trigger, together (remindAll: a digest when there are many). A meeting
+// fire runs FireLead before t's trigger, or before sendAt, the slot the
+// posting budget gives it ahead of its trigger (see early.go). It takes
+// every timer of the subscription due at the same instant, confirms their
+// meetings against the calendar, and sends those that still start when
+// planned at sendAt, together (remindAll: a digest when there are many). A meeting
 // moved or cancelled since the sweep gets nothing at the old time, and its
 // subscription is swept at once, which plans the new start or sends it
 // late if its trigger has passed.
-func (s *Scheduler) fire(ctx context.Context, sub, key string, t *armed) {
+func (s *Scheduler) fire(ctx context.Context, sub, key string, t *armed, sendAt time.Time) {
 	s.mu.Lock()
 	if s.timers[sub][key] != t || t.taken {
 		s.mu.Unlock()
@@ -161,7 +176,7 @@ func (s *Scheduler) fire(ctx context.Context, sub, key string, t *armed) {
 	for k, o := range s.timers[sub] {
 		if o.r.TriggerAt.Equal(t.r.TriggerAt) && !o.taken {
 			o.taken = true
-			if o != t {
+			if o != t || sendAt.Before(t.r.TriggerAt) {
 				o.timer.Stop()
 			}
 			keys, group = append(keys, k), append(group, o)
@@ -217,8 +232,8 @@ func (s *Scheduler) fire(ctx context.Context, sub, key string, t *armed) {
 			s.remindAll(ctx, s.settleChanged(ctx, due))
 		}
 	}
-	if wait := rs[0].TriggerAt.Sub(s.clock.Now()); wait > 0 {
-		s.after(wait, send) // at the trigger itself
+	if wait := sendAt.Sub(s.clock.Now()); wait > 0 {
+		s.after(wait, send) // at the trigger itself, or the slot ahead of it
 		return
 	}
 	send()

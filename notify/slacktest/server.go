@@ -27,7 +27,8 @@
 // 429 with Retry-After, a 5xx, a Slack error string, a slow response, a
 // dropped connection, an answer that lacks what the client needs), before or
 // after the call took effect, or answer every call after a latency
-// (SetLatency). AddUsers seeds thousands of members cheaply.
+// (SetLatency), and keep Slack's workspace-wide posting budget
+// (SetPostingBudget). AddUsers seeds thousands of members cheaply.
 package slacktest
 
 import (
@@ -127,6 +128,9 @@ type Server struct {
 	// tierCalls are the recent requests of each method with a tier
 	// limit, see tiers.go.
 	tierCalls map[string][]time.Time
+	// posting is the workspace-wide posting budget, nil when off; see
+	// budget.go.
+	posting   *bucket
 	scopes    []string // see SetScopes
 	scopesSet bool
 
@@ -333,6 +337,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	retryAfter, limited := 0, false
 	if authorized && !faulted {
 		retryAfter, limited = s.overTier(method, s.now())
+		if !limited {
+			retryAfter, limited = s.overBudget(method, s.now())
+		}
 	}
 	s.mu.Unlock()
 	if limited {
