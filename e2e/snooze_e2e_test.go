@@ -216,12 +216,17 @@ func TestSnoozeAtStartSurvivesSIGKILL(t *testing.T) {
 var homeOpens atomic.Int64
 
 // homeSnoozes opens Bob's Home tab and returns the snoozes it lists, by
-// meeting title: the instant each names and its Cancel button's value.
+// meeting title: the instant each names and its Cancel button's value. It
+// reads the Home tab published in answer to its own app_home_opened, not
+// an earlier one: the bot answers Slack's event at once and publishes
+// after, so a caller that went on sooner would leave a publish in flight,
+// which could land after, and over, a later answer to a click.
 func (w *world) homeSnoozes(t *testing.T, addr string) map[string]struct {
 	at  int64
 	key string
 } {
 	t.Helper()
+	before := len(w.homeViews(bobID))
 	n := homeOpens.Add(1)
 	sendEvent(t, addr, fmt.Sprintf("Ev0BOBHOME%04d", n), map[string]any{"type": "app_home_opened", "user": bobID, "channel": bobDM,
 		"tab": "home", "event_ts": fmt.Sprintf("1515449522.%06d", n)})
@@ -230,7 +235,11 @@ func (w *world) homeSnoozes(t *testing.T, addr string) map[string]struct {
 		key string
 	}{}
 	eventually(t, 10*time.Second, "Bob's Home tab", func() bool {
-		v, _ := w.slack.HomeView(bobID)
+		views := w.homeViews(bobID)
+		if len(views) <= before {
+			return false
+		}
+		v := views[len(views)-1]
 		var blocks []struct {
 			Text      struct{ Text string } `json:"text"`
 			Accessory struct {
@@ -254,6 +263,17 @@ func (w *world) homeSnoozes(t *testing.T, addr string) map[string]struct {
 		}
 		return len(v.Blocks) > 0
 	})
+	return out
+}
+
+// homeViews returns the Home tabs published for user, oldest first.
+func (w *world) homeViews(user string) []slacktest.View {
+	var out []slacktest.View
+	for _, v := range w.slack.HomeViews() {
+		if v.User == user {
+			out = append(out, v)
+		}
+	}
 	return out
 }
 
@@ -326,11 +346,22 @@ func TestSnoozeFollowsItsMeeting(t *testing.T) {
 		"container": map[string]any{"type": "view", "view_id": "V0BOB00001"},
 		"actions":   []any{map[string]any{"action_id": "snooze_cancel", "block_id": "x", "type": "button", "value": home["Kept sync"].key, "action_ts": stamp(time.Now())}},
 	})
+	published := len(w.homeViews(bobID))
 	click(t, addr, []byte(url.Values{"payload": {string(payload)}}.Encode()))
+	// The Home tab the click publishes says so; one published after it
+	// (for a click before it, answered later) may drop the notice, but
+	// none lists the snooze again.
 	eventually(t, 10*time.Second, "the Home tab saying it is cancelled", func() bool {
-		v, _ := w.slack.HomeView(bobID)
-		return strings.Contains(string(v.Blocks), "Cancelled: no reminder of *Kept sync*")
+		for _, v := range w.homeViews(bobID)[published:] {
+			if strings.Contains(string(v.Blocks), "Cancelled: no reminder of *Kept sync*") {
+				return true
+			}
+		}
+		return false
 	})
+	if v, _ := w.slack.HomeView(bobID); strings.Contains(string(v.Blocks), home["Kept sync"].key) {
+		t.Errorf("the Home tab lists the cancelled snooze of Kept sync again: %s", v.Blocks)
+	}
 
 	sleepUntil(begins.Add(3 * time.Second))
 	dms := w.snoozeDMs()

@@ -192,6 +192,9 @@ type App struct {
 	// answered keeps a DM from being answered twice by person within
 	// dmQuiet; event IDs handled are remembered in the store.
 	answered *recent
+	// homes keeps one Home tab publish per person at a time, see
+	// homeLocks.
+	homes homeLocks
 
 	// self is the bot's workspace and app once Slack named them;
 	// selfFailed is when asking last failed.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/meetingbot/meetingbot"
@@ -52,8 +53,13 @@ func (a *App) publishHome(ctx context.Context, userID, notice string) {
 }
 
 // publishHomeRead is publishHome, reading the caller's calendar afresh
-// (within their reads) when check: "Check again".
+// (within their reads) when check: "Check again". A person's Home tab is
+// read and published under their lock: Slack shows the last view
+// published, so two publishes in flight (a click on a reminder's button,
+// then Cancel on the Home tab) must not land in the other order, the
+// older reading (a snooze still listed) over the newer.
 func (a *App) publishHomeRead(ctx context.Context, userID, notice string, check bool) {
+	defer a.homes.lock(userID)()
 	blocks := a.homeBlocks(ctx, userID, notice, check)
 	_, err := a.api.PublishViewContext(ctx, slack.PublishViewContextRequest{
 		UserID: userID,
@@ -62,6 +68,28 @@ func (a *App) publishHomeRead(ctx context.Context, userID, notice string, check 
 	if err != nil {
 		a.log.Warn("cannot publish the Home tab", "user", userID, "err", err)
 	}
+}
+
+// homeLocks holds a lock per person whose Home tab was published.
+type homeLocks struct {
+	mu    sync.Mutex
+	users map[string]*sync.Mutex
+}
+
+// lock takes user's lock and returns its release.
+func (h *homeLocks) lock(user string) func() {
+	h.mu.Lock()
+	if h.users == nil {
+		h.users = map[string]*sync.Mutex{}
+	}
+	l := h.users[user]
+	if l == nil {
+		l = &sync.Mutex{}
+		h.users[user] = l
+	}
+	h.mu.Unlock()
+	l.Lock()
+	return l.Unlock
 }
 
 func mrkdwn(text string) *slack.TextBlockObject {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,4 +140,70 @@ func TestSnoozeClickOverSocketMode(t *testing.T) {
 	_, err = e.slack.WaitAck(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, []string{alice + "|5m|2026-03-02T08:50:00.000001Z"}, sn.clicked(), "stored by the time of the ack")
+}
+
+// heldSnoozes is fakeSnoozes whose first Pending reads the snoozes, then
+// waits for release: a Home tab read before a cancel and published late.
+type heldSnoozes struct {
+	fakeSnoozes
+	entered, release chan struct{}
+	held             atomic.Bool
+}
+
+func (s *heldSnoozes) Pending(ctx context.Context, user string) ([]meetingbot.Timer, error) {
+	ts, err := s.fakeSnoozes.Pending(ctx, user)
+	if !s.held.Swap(true) { // the first reading only; sync.Once would hold the others too
+		close(s.entered)
+		<-s.release
+	}
+	return ts, err
+}
+
+func (s *heldSnoozes) Cancel(ctx context.Context, user, key string) (string, error) {
+	s.setPending()
+	return s.fakeSnoozes.Cancel(ctx, user, key)
+}
+
+// TestHomeTabNotOverwrittenByAnOlderReading: a click on a reminder's
+// snooze button republishes the Home tab, and Cancel on the Home tab does
+// too; when the first one's reading is slow, the two must not land in the
+// other order, the snooze cancelled listed again over the Home tab that
+// said it was cancelled.
+func TestHomeTabNotOverwrittenByAnOlderReading(t *testing.T) {
+	sn := &heldSnoozes{entered: make(chan struct{}), release: make(chan struct{})}
+	e := newEnv(t, func(c *selfservice.Config) { c.Snoozes = sn })
+	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	pending := meetingbot.Snooze{User: alice, Mode: meetingbot.SnoozeAtStart, Reminder: "ev:10m:x", Subscription: "team",
+		Meeting: meetingbot.Meeting{ID: "ev", Title: "Weekly sync", Start: start}}.Timer(start)
+	sn.setPending(pending)
+
+	status, _ := e.interact(alice, true, map[string]any{"action_id": action.SnoozeStart, "value": buttonValue, "action_ts": "1772441400.123456"})
+	require.Equal(t, 200, status)
+	select {
+	case <-sn.entered: // the click's Home tab has read the snooze, and waits
+	case <-time.After(5 * time.Second):
+		t.Fatal("the click on the reminder did not republish the Home tab")
+	}
+	status, _ = e.interact(alice, false, map[string]any{"action_id": "snooze_cancel", "value": pending.Key})
+	require.Equal(t, 200, status)
+	// Give the cancel's Home tab time to land first, as it would without
+	// a lock, then let the older reading go.
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) && !strings.Contains(e.lastHome(alice), "Cancelled: no reminder") {
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(sn.release)
+	e.home(alice, 2)
+	if home := e.lastHome(alice); strings.Contains(home, pending.Key) || !strings.Contains(home, "Cancelled: no reminder of *Weekly sync*") {
+		t.Errorf("the Home tab last published = %q; want the cancel's, without the snooze", home)
+	}
+}
+
+// lastHome returns the texts of user's Home tab last published, or "".
+func (e *env) lastHome(user string) string {
+	v, ok := e.slack.HomeView(user)
+	if !ok {
+		return ""
+	}
+	return texts(v.Blocks)
 }
