@@ -107,7 +107,7 @@ func (u upcoming) Upcoming(ctx context.Context, calendarID string, from, to time
 			if m.Private {
 				title = "Private meeting" // as its reminders show it
 			}
-			out = append(out, selfservice.Meeting{Title: title, Start: m.Start, Series: m.Series})
+			out = append(out, selfservice.Meeting{Title: title, Start: m.Start, Series: m.Series, Reminders: m.Reminders})
 		}
 	}
 	return out, nil

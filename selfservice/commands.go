@@ -162,7 +162,7 @@ func (a *App) turnOn(ctx context.Context, userID string, want choice, retry stri
 	if !added && !changed {
 		status = "Already on."
 	}
-	return fmt.Sprintf("%s %s\nFor the meetings on %s, I DM you %s.", status, a.nextText(meetings, offsets, p.TZ), escape(p.Email),
+	return fmt.Sprintf("%s %s\nFor the meetings on %s, I DM you %s.", status, a.nextText(meetings, choice{offsets, onCal}, p.TZ), escape(p.Email),
 		withRules(remindedText(offsets, onCal), set.Rules))
 }
 
@@ -317,7 +317,7 @@ func (a *App) subscribe(ctx context.Context, cmd slack.SlashCommand, req request
 	}
 	a.log.Info("subscribed", "user", cmd.UserID, "subscription", id)
 	return fmt.Sprintf("Subscribed: I'll post the reminders of %s in this channel, %s. %s\n%s",
-		escape(req.calendar), withRules(remindedText(offsets, req.onCalendar), rules), a.nextText(meetings, offsets, p.TZ), a.inviteHint())
+		escape(req.calendar), withRules(remindedText(offsets, req.onCalendar), rules), a.nextText(meetings, choice{offsets, req.onCalendar}, p.TZ), a.inviteHint())
 }
 
 func alreadySubscribed(sub meetingbot.SlackSubscription, command string) string {
@@ -407,7 +407,7 @@ func (a *App) settingsText(ctx context.Context, userID string) string {
 	case len(subs) > 0:
 		mine = fmt.Sprintf("*Your DMs:* on for %s, %s.", escape(subs[0].CalendarID), withRules(remindedText(subs[0].Offsets, subs[0].OnCalendar), subs[0].Rules))
 	default:
-		mine = fmt.Sprintf("*Your DMs:* off (`%s on` turns them on, %s).", a.command, eachMeeting(a.offsetsFor(set)))
+		mine = fmt.Sprintf("*Your DMs:* off (`%s on` turns them on, %s).", a.command, withRules(a.choiceText(set), set.Rules))
 		if f, ok := a.operatorDMOf(ctx, userID); ok {
 			mine = fmt.Sprintf("*Your DMs:* on for %s, %s (the bot's configuration).", escape(f.CalendarID), eachMeeting(f.Offsets))
 		}
