@@ -101,14 +101,8 @@ func (a *App) turnOn(ctx context.Context, userID string, want choice, retry stri
 	}
 	chosen := offsets != nil || want.onCalendar
 	onCal := want.onCalendar || (!chosen && set.OnCalendar)
-	switch {
-	case !chosen && set.OnCalendar && len(set.Offsets) == 0:
-		offsets = nil // the calendar's reminders alone
-	case !chosen:
-		offsets = a.offsetsFor(set)
-		if checkOffsets(offsets, a.limits) != nil {
-			offsets = a.defaults // chosen under another TICK_INTERVAL
-		}
+	if !chosen {
+		offsets = a.keptOffsets(set)
 	}
 	if h := set.Rules.Hours; h != nil && p.TZ != "" && h.Zone != p.TZ {
 		moved := *h // working hours follow the person's Slack time zone
@@ -164,6 +158,20 @@ func (a *App) turnOn(ctx context.Context, userID string, want choice, retry stri
 	}
 	return fmt.Sprintf("%s %s\nFor the meetings on %s, I DM you %s.", status, a.nextText(meetings, choice{offsets, onCal}, p.TZ), escape(p.Email),
 		withRules(remindedText(offsets, onCal), set.Rules))
+}
+
+// keptOffsets returns the offsets a person chose before, from set: none
+// when they chose their calendar's reminders alone, the default when they
+// chose none or offsets the sweep could now miss (chosen under another
+// TICK_INTERVAL).
+func (a *App) keptOffsets(set meetingbot.SlackSettings) []time.Duration {
+	if set.OnCalendar && len(set.Offsets) == 0 {
+		return nil
+	}
+	if offsets := a.offsetsFor(set); checkOffsets(offsets, a.limits) == nil {
+		return offsets
+	}
+	return a.defaults
 }
 
 // mutedSeries returns the series muted for a subscription.
