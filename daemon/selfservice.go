@@ -108,7 +108,7 @@ func (u upcoming) Upcoming(ctx context.Context, calendarID, reader string, from,
 			if m.Private {
 				title = "Private meeting" // as its reminders show it
 			}
-			out = append(out, selfservice.Meeting{Title: title, Start: m.Start, Series: m.Series})
+			out = append(out, selfservice.Meeting{Title: title, Start: m.Start, Series: m.Series, Reminders: m.Reminders})
 		}
 	}
 	return out, nil

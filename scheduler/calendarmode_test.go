@@ -102,6 +102,27 @@ func TestOnCalendarPopupChangedAfterItWentOut(t *testing.T) {
 	}
 }
 
+// A popup removed after it went out changes nothing else: the meeting's
+// other popups still remind.
+func TestOnCalendarPopupRemovedAfterItWentOut(t *testing.T) {
+	e := newEnv(t, onCalendar())
+	popupMeeting(e, 2*time.Minute, 10*time.Minute)
+	e.tickEvery(at("08:40"), at("08:52"), 30*time.Second)
+	popupMeeting(e, 2*time.Minute)
+	e.tickEvery(at("08:52:30"), at("09:05"), 30*time.Second)
+	assert.Equal(t, []string{"08:50:00 10m", "08:58:00 2m"}, sentAt(e))
+}
+
+// A popup added after another went out is a reminder of its own.
+func TestOnCalendarPopupAddedAfterAnotherWentOut(t *testing.T) {
+	e := newEnv(t, onCalendar())
+	popupMeeting(e, 10*time.Minute)
+	e.tickEvery(at("08:40"), at("08:52"), 30*time.Second)
+	popupMeeting(e, 5*time.Minute, 10*time.Minute)
+	e.tickEvery(at("08:52:30"), at("09:05"), 30*time.Second)
+	assert.Equal(t, []string{"08:50:00 10m", "08:55:00 5m"}, sentAt(e))
+}
+
 // Rules skip meetings at the sweep, and again at the timer's check: an
 // invitation answered "maybe" after its reminder was planned gets none.
 func TestRulesAppliedAtPlanningAndAtTheCheck(t *testing.T) {

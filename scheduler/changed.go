@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/meetingbot/meetingbot"
 )
@@ -14,8 +15,60 @@ import (
 // gone at its check (stillWanted). A popup changed after it went out is
 // the same reminder at another time, and is not sent again: while the
 // ledger holds a sent reminder of the meeting at a popup's minutes the
-// meeting no longer has, one new popup trigger of it (the earliest) is
-// settled as skipped, ReasonReminderChanged, instead of sent.
+// meeting no longer has, a popup that appeared since the sweeps saw the
+// meeting (the earliest first, one per such sent reminder) is settled as
+// skipped, ReasonReminderChanged, instead of sent. A popup removed after it
+// went out makes no other one new: the meeting's other popups still
+// remind. What the sweeps saw is kept in memory: a popup changed while no
+// process swept the meeting is sent at its new time.
+
+// popups are a meeting's popup offsets as the sweeps saw them: now, and
+// those that appeared at the last change seen.
+type popups struct {
+	seen  []time.Duration
+	fresh []time.Duration
+}
+
+// notePopups records the popups of sub's meetings as a fresh reading has
+// them, and those that appeared since the last one; meetings no longer
+// listed are forgotten.
+func (s *Scheduler) notePopups(sub meetingbot.Subscription, meetings []meetingbot.Meeting) {
+	if !sub.OnCalendar {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	before := s.popups[sub.ID]
+	now := make(map[string]popups, len(meetings))
+	for _, m := range meetings {
+		id := meetingbot.Key(m.KeyID(), 0, m.Start)
+		p := popups{seen: m.Reminders}
+		if b, ok := before[id]; ok {
+			p.fresh = b.fresh
+			if !slices.Equal(b.seen, m.Reminders) {
+				p.fresh = nil
+				for _, o := range m.Reminders {
+					if !slices.Contains(b.seen, o) {
+						p.fresh = append(p.fresh, o)
+					}
+				}
+			}
+		}
+		now[id] = p
+	}
+	if s.popups == nil {
+		s.popups = map[string]map[string]popups{}
+	}
+	s.popups[sub.ID] = now
+}
+
+// fresh returns the popups of r's meeting that appeared at the last change
+// the sweeps saw.
+func (s *Scheduler) fresh(r meetingbot.Reminder) []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.popups[r.Subscription.ID][meetingbot.Key(r.Meeting.KeyID(), 0, r.Meeting.Start)].fresh
+}
 
 // settleChanged returns the reminders of rs to send, one subscription's
 // due at one instant, after skipping those that stand for a popup reminder
@@ -36,7 +89,7 @@ func (s *Scheduler) settleChanged(ctx context.Context, rs []meetingbot.Reminder)
 	}
 	keep := rs[:0:0]
 	for _, r := range rs {
-		if !r.Subscription.FromCalendar(r.Offset) || !replaces(r, sent) || !s.skipChanged(ctx, r) {
+		if !r.Subscription.FromCalendar(r.Offset) || !replaces(r, s.fresh(r), sent) || !s.skipChanged(ctx, r) {
 			keep = append(keep, r)
 		}
 	}
@@ -44,10 +97,14 @@ func (s *Scheduler) settleChanged(ctx context.Context, rs []meetingbot.Reminder)
 }
 
 // replaces reports whether r, a trigger at one of its meeting's popups,
-// is the new time of a popup changed after it went out: sent holds more
-// reminders of the meeting at popups it no longer has than its popups
-// with an earlier trigger than r's that are not sent.
-func replaces(r meetingbot.Reminder, sent []meetingbot.Entry) bool {
+// is the new time of a popup changed after it went out: r's popup is among
+// fresh, those that appeared at the meeting's last change, and sent holds
+// more reminders of the meeting at popups it no longer has than fresh has
+// unsent popups with an earlier trigger than r's.
+func replaces(r meetingbot.Reminder, fresh []time.Duration, sent []meetingbot.Entry) bool {
+	if !slices.Contains(fresh, r.Offset) {
+		return false
+	}
 	now := r.Subscription.OffsetsFor(r.Meeting)
 	gone := 0
 	done := map[string]bool{}
@@ -63,7 +120,7 @@ func replaces(r meetingbot.Reminder, sent []meetingbot.Entry) bool {
 	earlier := 0
 	for _, o := range now {
 		k := meetingbot.Key(r.Meeting.KeyID(), o, r.Meeting.Start)
-		if o > r.Offset && r.Subscription.FromCalendar(o) && !done[k] {
+		if o > r.Offset && slices.Contains(fresh, o) && !done[k] {
 			earlier++
 		}
 	}

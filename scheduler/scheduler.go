@@ -164,6 +164,7 @@ type Scheduler struct {
 	asked     map[string]map[string]time.Time // per subscription, by key: when follow last read a meeting moved beyond the window
 	resweeps  map[string]time.Time            // per subscription, a sweep armed for when a claim another holds may be free
 	spreading bool                            // the planner of posts ahead is armed (early.go)
+	popups    map[string]map[string]popups    // per subscription reminding as the calendar says, by meeting: its popups as swept (see changed.go)
 }
 
 // New returns a Scheduler over subs. It fails if two subscriptions share an

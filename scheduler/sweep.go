@@ -175,6 +175,9 @@ func (s *Scheduler) sweep(ctx context.Context, sub meetingbot.Subscription, c, n
 	if len(sub.Muted) > 0 {
 		meetings = slices.DeleteFunc(slices.Clone(meetings), sub.Mutes)
 	}
+	if stale == nil {
+		s.notePopups(sub, meetings)
+	}
 	due := dueReminders(sub, meetings, from, c, now, s.opts.Interval+meetingbot.LateSlack)
 	if stale != nil {
 		due = slices.DeleteFunc(due, func(r meetingbot.Reminder) bool { return started(r, now) })

@@ -96,8 +96,8 @@ func (s *Scheduler) plan(ctx context.Context, sub meetingbot.Subscription, meeti
 }
 
 // dropOthers stops the timers of subscriptions not among subs (removed,
-// or now another replica's to sweep) and forgets their cursors and
-// settled keys.
+// or now another replica's to sweep) and forgets their cursors, settled
+// keys and popups.
 func (s *Scheduler) dropOthers(subs []meetingbot.Subscription) {
 	keep := make(map[string]bool, len(subs))
 	for _, sub := range subs {
@@ -112,6 +112,11 @@ func (s *Scheduler) dropOthers(subs []meetingbot.Subscription) {
 	for id := range s.settled {
 		if !keep[id] {
 			delete(s.settled, id)
+		}
+	}
+	for id := range s.popups {
+		if !keep[id] {
+			delete(s.popups, id)
 		}
 	}
 	changed := false

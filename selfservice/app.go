@@ -64,6 +64,9 @@ type Meeting struct {
 	// Series is the recurring event's ID ("" for a single event); muted
 	// series are left out of "next reminder".
 	Series string
+	// Reminders are the meeting's own popup reminders in Google
+	// Calendar, for those reminded at them (meetingbot.Meeting.Reminders).
+	Reminders []time.Duration
 }
 
 // Calendars reads the calendars people connect from Slack.

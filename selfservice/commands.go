@@ -101,14 +101,8 @@ func (a *App) turnOn(ctx context.Context, userID string, want choice, retry stri
 	}
 	chosen := offsets != nil || want.onCalendar
 	onCal := want.onCalendar || (!chosen && set.OnCalendar)
-	switch {
-	case !chosen && set.OnCalendar && len(set.Offsets) == 0:
-		offsets = nil // the calendar's reminders alone
-	case !chosen:
-		offsets = a.offsetsFor(set)
-		if checkOffsets(offsets, a.limits) != nil {
-			offsets = a.defaults // chosen under another TICK_INTERVAL
-		}
+	if !chosen {
+		offsets = a.keptOffsets(set)
 	}
 	if h := set.Rules.Hours; h != nil && p.TZ != "" && h.Zone != p.TZ {
 		moved := *h // working hours follow the person's Slack time zone
@@ -162,8 +156,22 @@ func (a *App) turnOn(ctx context.Context, userID string, want choice, retry stri
 	if !added && !changed {
 		status = "Already on."
 	}
-	return fmt.Sprintf("%s %s\nFor the meetings on %s, I DM you %s.", status, a.nextText(meetings, offsets, p.TZ), escape(p.Email),
+	return fmt.Sprintf("%s %s\nFor the meetings on %s, I DM you %s.", status, a.nextText(meetings, choice{offsets, onCal}, p.TZ), escape(p.Email),
 		withRules(remindedText(offsets, onCal), set.Rules))
+}
+
+// keptOffsets returns the offsets a person chose before, from set: none
+// when they chose their calendar's reminders alone, the default when they
+// chose none or offsets the sweep could now miss (chosen under another
+// TICK_INTERVAL).
+func (a *App) keptOffsets(set meetingbot.SlackSettings) []time.Duration {
+	if set.OnCalendar && len(set.Offsets) == 0 {
+		return nil
+	}
+	if offsets := a.offsetsFor(set); checkOffsets(offsets, a.limits) == nil {
+		return offsets
+	}
+	return a.defaults
 }
 
 // mutedSeries returns the series muted for a subscription.
@@ -317,7 +325,7 @@ func (a *App) subscribe(ctx context.Context, cmd slack.SlashCommand, req request
 		return alreadySubscribed(sub, a.command)
 	}
 	a.log.Info("subscribed", "user", cmd.UserID, "subscription", id)
-	return subscribedText(req.calendar, reminding(offsets, req.onCalendar, rules), following, a.nextText(meetings, offsets, p.TZ), a.inviteHint())
+	return subscribedText(req.calendar, reminding(offsets, req.onCalendar, rules), following, a.nextText(meetings, choice{offsets, req.onCalendar}, p.TZ), a.inviteHint())
 }
 
 func alreadySubscribed(sub meetingbot.SlackSubscription, command string) string {
@@ -411,7 +419,7 @@ func (a *App) settingsText(ctx context.Context, userID string) string {
 	case len(subs) > 0:
 		mine = fmt.Sprintf("*Your DMs:* on for %s, %s.", escape(subs[0].CalendarID), withRules(remindedText(subs[0].Offsets, subs[0].OnCalendar), subs[0].Rules))
 	default:
-		mine = fmt.Sprintf("*Your DMs:* off (`%s on` turns them on, %s).", a.command, eachMeeting(a.offsetsFor(set)))
+		mine = fmt.Sprintf("*Your DMs:* off (`%s on` turns them on, %s).", a.command, withRules(a.choiceText(set), set.Rules))
 		if f, ok := a.operatorDMOf(ctx, userID); ok {
 			mine = fmt.Sprintf("*Your DMs:* on for %s, %s (the bot's configuration).", escape(f.CalendarID), eachMeeting(f.Offsets))
 		}

@@ -100,7 +100,7 @@ func (a *App) dmHelp(ctx context.Context, userID string) string {
 	head := "I'm the meeting reminder bot: I post reminders before Google Calendar meetings, and I don't read replies here."
 	if subs, err := a.personal(ctx, userID); err == nil && len(subs) > 0 {
 		return fmt.Sprintf("%s I DM you %s on %s.\n`%s offsets 5m,0` changes when, `%s off` stops these DMs, and `%s help` or my Home tab shows everything.",
-			head, eachMeeting(subs[0].Offsets), escape(subs[0].CalendarID), c, c, c)
+			head, remindedText(subs[0].Offsets, subs[0].OnCalendar), escape(subs[0].CalendarID), c, c, c)
 	}
 	if f, ok := a.operatorDMOf(ctx, userID); ok {
 		return fmt.Sprintf("%s I DM you %s on %s, as the bot's configuration says: to change or stop that, ask whoever runs the bot. `%s help` shows what else you can do.",

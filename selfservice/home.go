@@ -154,7 +154,7 @@ func (a *App) homeBlocks(ctx context.Context, userID, notice string, check bool)
 		blocks = append(blocks, section(fmt.Sprintf("*Reminders: on*, from the bot's configuration: for the meetings on %s, %s. They can't be changed here; ask whoever runs the bot.",
 			escape(calendar), eachMeeting(offsets)), nil))
 	default:
-		blocks = append(blocks, section(fmt.Sprintf("*Reminders: off.* Turn them on for a DM %s on your calendar.", remindedText(offsets, onCal)),
+		blocks = append(blocks, section(fmt.Sprintf("*Reminders: off.* Turn them on for a DM %s on your calendar.", withRules(remindedText(offsets, onCal), rules)),
 			button(actionOn, "on", "Turn on", slack.StylePrimary)))
 	}
 	if !isFixed || on {
@@ -179,7 +179,7 @@ func (a *App) homeBlocks(ctx context.Context, userID, notice string, check bool)
 	blocks = append(blocks, a.connectBlocks(ctx, userID)...)
 	blocks = append(blocks, a.statusBlocks(ctx, userID)...)
 	blocks = append(blocks, a.invitesBlocks(ctx, userID)...)
-	blocks = append(blocks, a.calendarBlocks(ctx, userID, calendar, check, on || isFixed, offsets, subs, p.TZ)...)
+	blocks = append(blocks, a.calendarBlocks(ctx, userID, calendar, check, on || isFixed, choice{offsets, onCal && !isFixed}, subs, p.TZ)...)
 	blocks = append(blocks, a.snoozeBlocks(ctx, userID)...)
 	blocks = append(blocks, a.mutedBlocks(ctx, userID)...)
 	return append(blocks, slack.NewContextBlock("help", mrkdwn(fmt.Sprintf(
@@ -223,7 +223,7 @@ func sorted(offs []time.Duration) []time.Duration {
 }
 
 // calendarBlocks say whether the bot can read calendar and what is next.
-func (a *App) calendarBlocks(ctx context.Context, userID, calendar string, check, on bool, offsets []time.Duration, subs []meetingbot.SlackSubscription, tz string) []slack.Block {
+func (a *App) calendarBlocks(ctx context.Context, userID, calendar string, check, on bool, when choice, subs []meetingbot.SlackSubscription, tz string) []slack.Block {
 	if calendar == "" {
 		return []slack.Block{section("*Your calendar:* "+noEmail, nil)}
 	}
@@ -242,7 +242,7 @@ func (a *App) calendarBlocks(ctx context.Context, userID, calendar string, check
 	if !on {
 		return blocks
 	}
-	rs := reminders(a.now(), meetings, offsets)
+	rs := reminders(a.now(), meetings, when)
 	if len(rs) == 0 {
 		return append(blocks, section(fmt.Sprintf("*Next reminders:* none; no meetings in the next %s.", days(a.horizon)), nil))
 	}

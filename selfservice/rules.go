@@ -231,3 +231,12 @@ func (a *App) changeChannel(ctx context.Context, sub meetingbot.SlackSubscriptio
 	a.log.Info("subscription changed", "user", p.ID, "subscription", sub.ID, "rules", rules.String())
 	return fmt.Sprintf("Done: I post the reminders of %s here %s.", escape(sub.CalendarID), withRules(remindedText(offsets, onCal), rules))
 }
+
+// choiceText words set's choice of offsets for a person whose reminders
+// are off: theirs (the calendar's own reminders, offsets) or the default.
+func (a *App) choiceText(set meetingbot.SlackSettings) string {
+	if set.OnCalendar {
+		return remindedText(set.Offsets, true)
+	}
+	return eachMeeting(a.offsetsFor(set))
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
+	"github.com/meetingbot/meetingbot/selfservice"
 )
 
 // A person sets their calendar's own reminders and their rules by
@@ -56,6 +57,26 @@ func TestCalendarRemindersAndRulesByCommand(t *testing.T) {
 
 	assert.Contains(t, e.command(alice, eng, "on 10m"), "10m before each meeting")
 	assert.False(t, e.subs()[0].OnCalendar, "offsets without calendar: the calendar's reminders no more")
+}
+
+// With the calendar's own reminders, the next reminder is a meeting's
+// popup: said when turned on, shown in the Home tab, and in the answer to
+// a reply; a calendar whose meetings have none says so, not "no
+// meetings".
+func TestNextReminderAtTheCalendarsOwnPopup(t *testing.T) {
+	e := newEnv(t)
+	plan := selfservice.Meeting{Title: "Plan", Start: t0.Add(2 * time.Hour), Reminders: []time.Duration{15 * time.Minute}}
+	e.cals.set("alice@example.com", nil, weekly, plan)
+	reply := e.command(alice, eng, "on calendar")
+	assert.Contains(t, reply, "Next reminder: *Plan* at "+dateOf(plan.Start.Add(-15*time.Minute)), "the popup, not the weekly sync without one")
+	assert.Contains(t, reply, "(15m before it starts)")
+	e.openHome(alice)
+	assert.Contains(t, e.home(alice, 1), "*Next reminders:*\n• "+dateOf(plan.Start.Add(-15*time.Minute)))
+
+	e.cals.set("alice@example.com", nil, weekly)
+	e.clock.Advance(time.Hour) // past the readings kept
+	reply = e.command(alice, eng, "on calendar")
+	assert.Contains(t, reply, "No reminder due in the next 7 days; you'll be reminded at each meeting's own reminders in Google Calendar.")
 }
 
 // A channel subscription takes the same words after subscribe, and one

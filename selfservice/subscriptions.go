@@ -80,11 +80,15 @@ type reminder struct {
 	Offset  time.Duration
 }
 
-// reminders returns the reminders of meetings with offsets that fall after
-// now, earliest first.
-func reminders(now time.Time, meetings []Meeting, offsets []time.Duration) []reminder {
+// reminders returns the reminders of meetings at c's offsets (and each
+// meeting's own, with c.onCalendar) that fall after now, earliest first.
+func reminders(now time.Time, meetings []Meeting, c choice) []reminder {
 	var out []reminder
 	for _, m := range meetings {
+		offsets := c.offsets
+		if c.onCalendar && len(m.Reminders) > 0 {
+			offsets = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(c.offsets), m.Reminders...))))
+		}
 		for _, o := range offsets {
 			if at := m.Start.Add(-o); at.After(now) {
 				out = append(out, reminder{Meeting: m, At: at, Offset: o})
@@ -96,10 +100,13 @@ func reminders(now time.Time, meetings []Meeting, offsets []time.Duration) []rem
 }
 
 // nextText says when the next reminder of meetings comes.
-func (a *App) nextText(meetings []Meeting, offsets []time.Duration, tz string) string {
-	rs := reminders(a.now(), meetings, offsets)
-	if len(rs) == 0 {
-		return fmt.Sprintf("No meetings in the next %s; you'll be reminded %s.", days(a.horizon), eachMeeting(offsets))
+func (a *App) nextText(meetings []Meeting, c choice, tz string) string {
+	rs := reminders(a.now(), meetings, c)
+	switch {
+	case len(rs) == 0 && len(meetings) > 0:
+		return fmt.Sprintf("No reminder due in the next %s; you'll be reminded %s.", days(a.horizon), remindedText(c.offsets, c.onCalendar))
+	case len(rs) == 0:
+		return fmt.Sprintf("No meetings in the next %s; you'll be reminded %s.", days(a.horizon), remindedText(c.offsets, c.onCalendar))
 	}
 	r := rs[0]
 	return fmt.Sprintf("Next reminder: *%s* at %s (%s).", escape(r.Meeting.Title), dateToken(r.At, tz), whenText(r.Offset))
