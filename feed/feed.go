@@ -206,6 +206,11 @@ func (e *Engine) channel(ctx context.Context, f Followed, now time.Time) error {
 	if len(d.notices) == 0 {
 		return d.err
 	}
+	if d.pending && !e.overdue(d.notices, now) {
+		// Other events are still being changed: what was done together
+		// (an import, a rota rewritten) is told together, once it is done.
+		return d.err
+	}
 	var told []meetingbot.Notice
 	if len(d.notices) >= e.opts.DigestAt {
 		told = e.deliver(ctx, d.notices, now)
@@ -238,8 +243,26 @@ type diffed struct {
 	// of); gone those it is to forget (started, over, out of the window).
 	quiet []meetingbot.Meeting
 	gone  []string
+	// pending is true when an event's change waits for its edits to
+	// settle.
+	pending bool
 	// err is why an event was not looked at; the next pass looks again.
 	err error
+}
+
+// holdAtMost is how many settle times the changes of a channel wait for
+// others still being made: a calendar edited without pause is still told.
+const holdAtMost = 5
+
+// overdue reports whether one of ns, settled, has waited for the others
+// long enough to be told without them.
+func (e *Engine) overdue(ns []meetingbot.Notice, now time.Time) bool {
+	for _, n := range ns {
+		if u := n.Now.Updated; !u.IsZero() && now.Sub(u) >= holdAtMost*e.opts.Settle {
+			return true
+		}
+	}
+	return false
 }
 
 // diff compares ms, f's calendar from now to Ahead, with seen, what its
@@ -256,7 +279,7 @@ func (e *Engine) diff(ctx context.Context, f Followed, seen map[string]meetingbo
 		case !known && e.before(m, primed):
 			d.quiet = append(d.quiet, m) // there before: it only comes within the window
 		case e.settling(m, now):
-			continue // being edited: its final state is told
+			d.pending = true // being edited: its final state is told
 		case !known:
 			d.notices = append(d.notices, e.notice(f, meetingbot.Meeting{}, m, now))
 		case len(meetingbot.FeedChanges(was, m)) > 0:
@@ -321,6 +344,7 @@ func (e *Engine) absent(ctx context.Context, f Followed, absent []meetingbot.Mee
 		case len(meetingbot.FeedChanges(was, m)) == 0:
 			// Still there as the channel knows it: the reading missed it.
 		case e.settling(m, now):
+			d.pending = true
 		default:
 			out = append(out, e.notice(f, was, m, now))
 		}
