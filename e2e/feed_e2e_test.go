@@ -233,8 +233,8 @@ func TestChannelAgendasForTheNextMinuteArriveOnce(t *testing.T) {
 	}
 	agendas := func() []slacktest.Message {
 		var out []slacktest.Message
-		for _, m := range agendaMessages(w) {
-			if m.Channel == engID {
+		for _, m := range w.inChannel(engID) {
+			if m.Metadata != nil && strings.HasPrefix(fmt.Sprint(m.Metadata.EventPayload["subscription"]), "chagenda:") {
 				out = append(out, m)
 			}
 		}
