@@ -27,7 +27,7 @@ func TestAuditCoversAChannelsNoticesAndAgendas(t *testing.T) {
 	require.NoError(t, err)
 	notice := func(id string, due time.Time) (meetingbot.Notice, meetingbot.Entry) {
 		m := meeting(id, "Event "+id, due.Add(3*time.Hour))
-		n := meetingbot.Notice{Key: meetingbot.FeedKey(id, m, due), Subscription: sub.Subscription(), Changes: []meetingbot.Change{meetingbot.ChangeAdded}, Now: m, At: due}
+		n := meetingbot.Notice{Key: meetingbot.FeedKey(id, meetingbot.Meeting{}, m, due), Subscription: sub.Subscription(), Changes: []meetingbot.Change{meetingbot.ChangeAdded}, Now: m, At: due}
 		en := n.Entry()
 		_, _, err := e.store.Claim(ctx, en, due, due.Add(time.Minute))
 		require.NoError(t, err)

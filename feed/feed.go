@@ -199,6 +199,9 @@ func (e *Engine) channel(ctx context.Context, f Followed, now time.Time) error {
 		e.log.Info("calendar read for its change notices; changes from now on are told", "subscription", sub.ID, "events", len(ms))
 		return e.seen.PutFeedSeen(ctx, pseudo, now, ms, nil)
 	}
+	if err := e.settlePending(ctx, f, pseudo, seen, ms, now); err != nil {
+		return err
+	}
 	d := e.diff(ctx, f, seen, ms, primed, now)
 	if err := e.seen.PutFeedSeen(ctx, pseudo, time.Time{}, d.quiet, d.gone); err != nil {
 		return err
@@ -229,6 +232,13 @@ func (e *Engine) channel(ctx context.Context, f Followed, now time.Time) error {
 		}
 	}
 	if err := e.seen.PutFeedSeen(ctx, pseudo, time.Time{}, put, drop); err != nil {
+		return err
+	}
+	events := make([]string, len(told))
+	for i, n := range told {
+		events[i] = n.Meeting().ID
+	}
+	if err := e.seen.DropFeedPending(ctx, pseudo, events); err != nil {
 		return err
 	}
 	return d.err
@@ -358,6 +368,6 @@ func (e *Engine) notice(f Followed, was, now meetingbot.Meeting, at time.Time) m
 	if id == "" {
 		id, updated = was.ID, was.Updated
 	}
-	return meetingbot.Notice{Key: meetingbot.FeedKey(id, now, updated), Subscription: f.Subscription,
+	return meetingbot.Notice{Key: meetingbot.FeedKey(id, was, now, updated), Subscription: f.Subscription,
 		Changes: meetingbot.FeedChanges(was, now), Was: was, Now: now, At: at}
 }
