@@ -116,13 +116,15 @@ func FeedState(m Meeting) string {
 	return strings.Join(parts, "\x00")
 }
 
-// FeedKey returns the ledger key of the notice that event eventID reached
-// the state of now (zero for gone), as Google last stamped it (updated):
+// FeedKey returns the ledger key of the notice that event eventID went
+// from was (as the channel last knew it; zero for an event added) to now
+// (zero for gone), as Google last stamped it (updated):
 // feed:<eventId>:<digest>. The same change seen again, by a restart, a
 // replica or a resync, has the same key; an event that comes back to an
-// earlier state later is a new change, as its updated differs.
-func FeedKey(eventID string, now Meeting, updated time.Time) string {
-	sum := sha256.Sum256([]byte(FeedState(now) + "\x00" + updated.UTC().Format(time.RFC3339Nano)))
+// earlier state later is a new change, as what the channel knew and
+// Google's stamp differ.
+func FeedKey(eventID string, was, now Meeting, updated time.Time) string {
+	sum := sha256.Sum256([]byte(FeedState(was) + "\x01" + FeedState(now) + "\x01" + updated.UTC().Format(time.RFC3339Nano)))
 	return feedPrefix + eventID + ":" + hex.EncodeToString(sum[:8])
 }
 
@@ -174,4 +176,14 @@ const (
 // events are bookings, and a notice of one says who booked it.
 func ResourceCalendar(calendarID string) bool {
 	return strings.HasSuffix(strings.ToLower(calendarID), "@resource.calendar.google.com")
+}
+
+// FeedPending is a notice being posted: the state Now of the event it
+// tells, under its ledger Key. Until its outcome is known the channel may
+// or may not have been told it.
+type FeedPending struct {
+	// Event is the event's ID, Key the notice's.
+	Event, Key string
+	// Now is the state told; zero for a cancellation.
+	Now Meeting
 }

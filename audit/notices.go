@@ -35,17 +35,20 @@ func reconcileNotices(ctx context.Context, p period, notices Notices) []SubRepor
 		if ctx.Err() != nil {
 			break
 		}
-		if sr, ok := reconcileNotice(ctx, p, set.UserID); ok {
+		sub := meetingbot.Subscription{ID: meetingbot.InviteSubscription(set.UserID), Destination: set.UserID}
+		if sr, ok := reconcileKeyed(ctx, p, sub, "a notice the ledger does not know"); ok {
 			out = append(out, sr)
 		}
 	}
 	return out
 }
 
-// reconcileNotice audits user's notices; ok is false when they had none
-// in the period.
-func reconcileNotice(ctx context.Context, p period, user string) (SubReport, bool) {
-	sub := meetingbot.Subscription{ID: meetingbot.InviteSubscription(user), Destination: user}
+// reconcileKeyed audits the messages of the pseudo-subscription sub whose
+// ledger says which were due (a person's notices, a channel's change
+// notices or agendas), posted to sub.Destination; unknown is the reason
+// given a message of it the ledger does not know. ok is false when it had
+// none in the period.
+func reconcileKeyed(ctx context.Context, p period, sub meetingbot.Subscription, unknown string) (SubReport, bool) {
 	sr := SubReport{Subscription: sub.ID, CountedFrom: FromLedger}
 	entries, err := p.Ledger.Range(ctx, sub.ID, p.from, p.to)
 	if err != nil {
@@ -99,7 +102,7 @@ func reconcileNotice(ctx context.Context, p period, user string) (SubReport, boo
 		if known[key] || ds[0].Posted.Before(p.from) || !ds[0].Posted.Before(p.to) {
 			continue // another period's, or known
 		}
-		sr.Unexpected = append(sr.Unexpected, Item{Subscription: sub.ID, Key: key, Deliveries: ds, Reason: "a notice the ledger does not know"})
+		sr.Unexpected = append(sr.Unexpected, Item{Subscription: sub.ID, Key: key, Deliveries: ds, Reason: unknown})
 	}
 	for _, l := range []*[]Item{&sr.Delivered, &sr.Missing, &sr.Duplicated, &sr.Late, &sr.Unexpected, &sr.Pending} {
 		slices.SortFunc(*l, byTrigger)

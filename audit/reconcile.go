@@ -71,6 +71,10 @@ type Deps struct {
 	// Notices, when set, audits the notices of new invitations too: each
 	// one the ledger says was due against the DMs sent (notices.go).
 	Notices Notices
+	// Channels, when set, audits the channels' change notices and
+	// agendas too: each one the ledger says was due against the
+	// channel's messages (channels.go).
+	Channels Channels
 	// Paused, when set, names the connections that stopped and the
 	// subscriptions they pause (paused.go).
 	Paused PausedReader
@@ -135,6 +139,12 @@ func Reconcile(ctx context.Context, in Input) (Report, error) {
 	}
 	if p.Notices != nil {
 		r.Subscriptions = append(r.Subscriptions, reconcileNotices(ctx, p, p.Notices)...)
+		if err := ctx.Err(); err != nil {
+			return Report{}, fmt.Errorf("audit: %w", err)
+		}
+	}
+	if p.Channels != nil {
+		r.Subscriptions = append(r.Subscriptions, reconcileChannels(ctx, p, p.Channels)...)
 		if err := ctx.Err(); err != nil {
 			return Report{}, fmt.Errorf("audit: %w", err)
 		}

@@ -25,6 +25,7 @@ type auditLedger interface {
 	audit.Ledger
 	audit.Timers
 	audit.Notices
+	audit.Channels
 	audit.ConnectionsStore
 	agenda.Settings
 	Close() error
@@ -103,7 +104,8 @@ func (b *Bot) auditDeps(ctx context.Context, ledger auditLedger) (audit.Deps, er
 	deps.Source = source
 	deps.Agendas = b.auditAgendas(source, ledger)
 	if cfg.SelfService() {
-		deps.Timers = ledger // the snoozes people asked for
+		deps.Timers = ledger   // the snoozes people asked for
+		deps.Channels = ledger // the channels' change notices and agendas
 	}
 	if cfg.SelfService() && cfg.GoogleConnect() {
 		deps.Notices = ledger // the notices of new invitations

@@ -194,13 +194,14 @@ func (b *Bot) makeWatchers(ctx context.Context) error {
 	// The in-process audit reads the calendars through the mirror, as the
 	// sweeps do: reading each calendar every 5 minutes besides would cost
 	// as much as the safety resync. bot audit reads them directly.
-	b.watcher, err = audit.NewWatcher(audit.WatcherConfig{
-		Deps: audit.Deps{
-			Subscriptions: b.cfg.Subscriptions, Source: b.mir, Ledger: b.store, Slack: b.slack, Interval: b.cfg.TickInterval,
-			Agendas: b.auditAgendas(b.source, b.store),
-		},
-		Logger: b.log,
-	}, b.mon.Registerer())
+	deps := audit.Deps{
+		Subscriptions: b.cfg.Subscriptions, Source: b.mir, Ledger: b.store, Slack: b.slack, Interval: b.cfg.TickInterval,
+		Agendas: b.auditAgendas(b.source, b.store),
+	}
+	if b.cfg.SelfService() {
+		deps.Channels = b.store // the channels' change notices and agendas
+	}
+	b.watcher, err = audit.NewWatcher(audit.WatcherConfig{Deps: deps, Logger: b.log}, b.mon.Registerer())
 	if err != nil {
 		return err
 	}

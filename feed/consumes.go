@@ -37,6 +37,11 @@ type Seen interface {
 	FeedSeen(ctx context.Context, sub string) (map[string]meetingbot.Meeting, time.Time, error)
 	PutFeedSeen(ctx context.Context, sub string, primed time.Time, put []meetingbot.Meeting, drop []string) error
 	ForgetFeed(ctx context.Context, sub string) error
+	// FeedPending, PutFeedPending and DropFeedPending keep the notices
+	// being posted, whose outcome the next pass settles first.
+	FeedPending(ctx context.Context, sub string) (map[string]meetingbot.FeedPending, error)
+	PutFeedPending(ctx context.Context, sub string, ps []meetingbot.FeedPending) error
+	DropFeedPending(ctx context.Context, sub string, events []string) error
 }
 
 // Notifier posts notices in their channel and finds them again;
@@ -58,6 +63,7 @@ type Notifier interface {
 // guard a reminder, under its key (meetingbot.FeedKey) and the channel
 // subscription's pseudo-subscription (meetingbot.FeedSubscription).
 type Ledger interface {
+	Entries(ctx context.Context, subscription string, keys []string) (map[string]meetingbot.Entry, error)
 	Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error)
 	Record(ctx context.Context, e meetingbot.Entry, now time.Time) error
 	Release(ctx context.Context, e meetingbot.Entry, reason string) error

@@ -57,6 +57,20 @@ func (e *Engine) deliver(parent context.Context, ns []meetingbot.Notice, now tim
 	if len(claimed) == 0 {
 		return told
 	}
+	// Until its outcome is known the channel may have been told what a
+	// notice says: the next pass asks before it compares (settlePending).
+	pending := make([]meetingbot.FeedPending, len(claimed))
+	for i, n := range claimed {
+		pending[i] = meetingbot.FeedPending{Event: n.Meeting().ID, Key: n.Key, Now: n.Now}
+	}
+	if err := e.seen.PutFeedPending(ctx, meetingbot.FeedSubscription(claimed[0].Subscription.ID), pending); err != nil {
+		log.Warn("change notices not marked as being posted; retrying at the next pass", "err", err)
+		for _, en := range entries {
+			en.Outcome, en.Retryable, en.Code, en.Reason = meetingbot.Failed, true, meetingbot.ReasonTransient, err.Error()
+			e.record(ctx, log, en)
+		}
+		return told
+	}
 	var rc meetingbot.Receipt
 	var err error
 	if len(claimed) == 1 {

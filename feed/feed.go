@@ -199,11 +199,19 @@ func (e *Engine) channel(ctx context.Context, f Followed, now time.Time) error {
 		e.log.Info("calendar read for its change notices; changes from now on are told", "subscription", sub.ID, "events", len(ms))
 		return e.seen.PutFeedSeen(ctx, pseudo, now, ms, nil)
 	}
+	if err := e.settlePending(ctx, f, pseudo, seen, ms, now); err != nil {
+		return err
+	}
 	d := e.diff(ctx, f, seen, ms, primed, now)
 	if err := e.seen.PutFeedSeen(ctx, pseudo, time.Time{}, d.quiet, d.gone); err != nil {
 		return err
 	}
 	if len(d.notices) == 0 {
+		return d.err
+	}
+	if d.pending && !e.overdue(d.notices, now) {
+		// Other events are still being changed: what was done together
+		// (an import, a rota rewritten) is told together, once it is done.
 		return d.err
 	}
 	var told []meetingbot.Notice
@@ -226,6 +234,13 @@ func (e *Engine) channel(ctx context.Context, f Followed, now time.Time) error {
 	if err := e.seen.PutFeedSeen(ctx, pseudo, time.Time{}, put, drop); err != nil {
 		return err
 	}
+	events := make([]string, len(told))
+	for i, n := range told {
+		events[i] = n.Meeting().ID
+	}
+	if err := e.seen.DropFeedPending(ctx, pseudo, events); err != nil {
+		return err
+	}
 	return d.err
 }
 
@@ -238,8 +253,26 @@ type diffed struct {
 	// of); gone those it is to forget (started, over, out of the window).
 	quiet []meetingbot.Meeting
 	gone  []string
+	// pending is true when an event's change waits for its edits to
+	// settle.
+	pending bool
 	// err is why an event was not looked at; the next pass looks again.
 	err error
+}
+
+// holdAtMost is how many settle times the changes of a channel wait for
+// others still being made: a calendar edited without pause is still told.
+const holdAtMost = 5
+
+// overdue reports whether one of ns, settled, has waited for the others
+// long enough to be told without them.
+func (e *Engine) overdue(ns []meetingbot.Notice, now time.Time) bool {
+	for _, n := range ns {
+		if u := n.Now.Updated; !u.IsZero() && now.Sub(u) >= holdAtMost*e.opts.Settle {
+			return true
+		}
+	}
+	return false
 }
 
 // diff compares ms, f's calendar from now to Ahead, with seen, what its
@@ -256,7 +289,7 @@ func (e *Engine) diff(ctx context.Context, f Followed, seen map[string]meetingbo
 		case !known && e.before(m, primed):
 			d.quiet = append(d.quiet, m) // there before: it only comes within the window
 		case e.settling(m, now):
-			continue // being edited: its final state is told
+			d.pending = true // being edited: its final state is told
 		case !known:
 			d.notices = append(d.notices, e.notice(f, meetingbot.Meeting{}, m, now))
 		case len(meetingbot.FeedChanges(was, m)) > 0:
@@ -321,6 +354,7 @@ func (e *Engine) absent(ctx context.Context, f Followed, absent []meetingbot.Mee
 		case len(meetingbot.FeedChanges(was, m)) == 0:
 			// Still there as the channel knows it: the reading missed it.
 		case e.settling(m, now):
+			d.pending = true
 		default:
 			out = append(out, e.notice(f, was, m, now))
 		}
@@ -334,6 +368,6 @@ func (e *Engine) notice(f Followed, was, now meetingbot.Meeting, at time.Time) m
 	if id == "" {
 		id, updated = was.ID, was.Updated
 	}
-	return meetingbot.Notice{Key: meetingbot.FeedKey(id, now, updated), Subscription: f.Subscription,
+	return meetingbot.Notice{Key: meetingbot.FeedKey(id, was, now, updated), Subscription: f.Subscription,
 		Changes: meetingbot.FeedChanges(was, now), Was: was, Now: now, At: at}
 }

@@ -366,3 +366,43 @@ func TestTwoProcessesTellEachChangeOnce(t *testing.T) {
 		t.Errorf("messages = %v, want one for each of 5 events", got)
 	}
 }
+
+// TestAnImportOverSeveralPassesIsOneDigest: 200 events imported over
+// ten seconds, passes running meanwhile, are one digest once the import
+// is done.
+func TestAnImportOverSeveralPassesIsOneDigest(t *testing.T) {
+	w := newWorld(t)
+	e := w.engine(t)
+	w.tick(t, e)
+	for i := range 200 {
+		if i%20 == 0 {
+			w.clk.Advance(time.Second)
+			w.tick(t, e)
+		}
+		w.cal.put(event(fmt.Sprintf("import%03d", i), fmt.Sprintf("Imported %d", i), t0.Add(time.Duration(i+2)*30*time.Minute), w.clk.Now()))
+	}
+	for range 5 {
+		w.clk.Advance(30 * time.Second)
+		w.tick(t, e)
+	}
+	if got := w.posts.told(); len(got) != 1 || len(got[0]) != 200 {
+		t.Errorf("messages after an import over ten seconds = %d, want 1 of 200", len(got))
+	}
+}
+
+// TestAChannelEditedWithoutPauseIsStillTold: a change waits for others
+// still being made at most a few settle times.
+func TestAChannelEditedWithoutPauseIsStillTold(t *testing.T) {
+	w := newWorld(t)
+	e := w.engine(t)
+	w.tick(t, e)
+	w.cal.put(event("review", "Review", t0.Add(5*time.Hour), w.clk.Now()))
+	for i := range 20 {
+		w.clk.Advance(30 * time.Second)
+		w.cal.put(event("busy", fmt.Sprintf("Busy %d", i), t0.Add(6*time.Hour), w.clk.Now()))
+		w.tick(t, e)
+	}
+	if got := w.posts.told(); len(got) == 0 || got[0][0] != "[added] Review" {
+		t.Errorf("messages while another event is edited every 30s = %v, want the review's", got)
+	}
+}

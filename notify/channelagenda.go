@@ -94,8 +94,11 @@ func ChannelAgendaMessage(a meetingbot.ChannelAgenda) (text string, blocks []sla
 }
 
 // NotifyChannelAgenda posts a channel's agenda (ChannelAgendaMessage) in
-// its channel and returns where it landed, with its key in the metadata
-// for Delivered and the audit. Its errors are Notify's.
+// its channel and returns where it landed. Its metadata is a reminder's
+// (EventType: its key, its pseudo-subscription
+// meetingbot.ChannelAgendaSubscription, the window's start), so that
+// Delivered finds it and the audit lists it with the channel's other
+// messages. Its errors are Notify's.
 func (s *Slack) NotifyChannelAgenda(ctx context.Context, a meetingbot.ChannelAgenda) (meetingbot.Receipt, error) {
 	r := a.Reminder()
 	dest, err := s.resolve(ctx, r.Subscription)
@@ -103,11 +106,12 @@ func (s *Slack) NotifyChannelAgenda(ctx context.Context, a meetingbot.ChannelAge
 		return meetingbot.Receipt{}, fmt.Errorf("notify: agenda %q: %w", r.Key, err)
 	}
 	text, blocks := ChannelAgendaMessage(a)
-	md := slack.SlackMetadata{EventType: AgendaEventType, EventPayload: map[string]any{
+	md := slack.SlackMetadata{EventType: EventType, EventPayload: map[string]any{
 		fieldKey:          r.Key,
 		fieldSubscription: r.Subscription.ID,
-		fieldDate:         a.Date,
 		fieldStart:        a.Start.UTC().Format(time.RFC3339),
+		fieldOffset:       meetingbot.FormatOffset(0),
+		fieldDate:         a.Date,
 		fieldMeetings:     strconv.Itoa(len(a.Meetings)),
 	}}
 	return s.postNotice(ctx, dest, r, md, text, blocks, "agenda "+r.Key)

@@ -20,7 +20,7 @@ func feedNotice(sub meetingbot.Subscription, was, now meetingbot.Meeting) meetin
 	if id == "" {
 		id, updated = was.ID, was.Updated
 	}
-	return meetingbot.Notice{Key: meetingbot.FeedKey(id, now, updated), Subscription: sub, Changes: meetingbot.FeedChanges(was, now),
+	return meetingbot.Notice{Key: meetingbot.FeedKey(id, was, now, updated), Subscription: sub, Changes: meetingbot.FeedChanges(was, now),
 		Was: was, Now: now, At: meetingStart.Add(-time.Hour)}
 }
 

@@ -213,24 +213,30 @@ func TestRemovedSubscriptionsClaimsAreSettled(t *testing.T) {
 	assert.Empty(t, e.fakeSlack.Deliveries())
 }
 
-// An interrupted agenda send is the agenda engine's to look up: the
-// scheduler, which sweeps no subscription of that name, leaves it alone.
+// An interrupted send of another engine (an agenda, a channel's change
+// notice or agenda) is that engine's to look up: the scheduler, which
+// sweeps no subscription of that name, leaves it alone.
 func TestAgendaClaimsAreLeftToTheAgenda(t *testing.T) {
 	e := newEnv(t, sub("alice"))
 	dying, err := sqlite.Open(context.Background(), e.path)
 	require.NoError(t, err)
-	en := meetingbot.Entry{Subscription: meetingbot.AgendaSubscription("U1"), Kind: meetingbot.KindAgenda, Key: meetingbot.AgendaKey("U1", "2026-11-30"),
-		Start: at("05:00"), TriggerAt: at("08:30")}
-	_, _, err = dying.Claim(context.Background(), en, at("08:30"), at("08:31"))
-	require.NoError(t, err)
+	ens := []meetingbot.Entry{
+		{Subscription: meetingbot.AgendaSubscription("U1"), Kind: meetingbot.KindAgenda, Key: meetingbot.AgendaKey("U1", "2026-11-30")},
+		{Subscription: meetingbot.FeedSubscription("slack:team=C1"), Kind: meetingbot.KindFeed, Key: "feed:review:0123456789abcdef"},
+		{Subscription: meetingbot.ChannelAgendaSubscription("slack:team=C1"), Kind: meetingbot.KindChannelAgenda, Key: meetingbot.ChannelAgendaKey("slack:team=C1", "2026-11-30", false)},
+	}
+	for _, en := range ens {
+		en.Start, en.TriggerAt = at("05:00"), at("08:30")
+		_, _, err = dying.Claim(context.Background(), en, at("08:30"), at("08:31"))
+		require.NoError(t, err)
+	}
 	require.NoError(t, dying.Close()) // killed mid-send
 
 	e.restart()
 	e.tickAt(at("08:32"))
 	orphans, err := e.store.Orphans(context.Background(), "", at("08:32"))
 	require.NoError(t, err)
-	require.Len(t, orphans, 1, "orphans after a tick")
-	assert.Equal(t, en.Key, orphans[0].Key)
+	require.Len(t, orphans, len(ens), "orphans after a tick: each left to its engine")
 }
 
 // A send ends a real margin before its claim's lease does, however long

@@ -471,9 +471,10 @@ func (s *Scheduler) dropRemoved(ctx context.Context, all, mine []meetingbot.Subs
 	}
 	for _, e := range orphans {
 		switch {
-		case e.Kind == meetingbot.KindAgenda, e.Kind == meetingbot.KindSnooze, e.Kind == meetingbot.KindInvite:
-			// The agenda engine's, a snooze timer's or an invitation
-			// notice's, which looks it up itself.
+		case e.Kind != meetingbot.KindReminder && e.Kind != meetingbot.KindStatus:
+			// Another engine's (an agenda, a snooze timer, an
+			// invitation notice, a channel's change notice or agenda),
+			// which looks it up itself.
 		case !known[e.Subscription]:
 			s.dropClaim(ctx, e)
 		case !held[e.Subscription] && s.ownClaim(e):

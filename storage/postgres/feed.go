@@ -97,14 +97,79 @@ func (s *Store) ForgetFeed(ctx context.Context, sub string) error {
 	ctx, cancel := s.op(ctx)
 	defer cancel()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM feed_seen WHERE subscription = $1`, sub); err != nil {
-			return err
+		for _, q := range []string{`DELETE FROM feed_seen WHERE subscription = $1`, `DELETE FROM feed_pending WHERE subscription = $1`} {
+			if _, err := tx.Exec(ctx, q, sub); err != nil {
+				return err
+			}
 		}
 		_, err := tx.Exec(ctx, `DELETE FROM feed_primed WHERE subscription = $1`, sub)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: forget feed of %s: %w", sub, s.lost(err))
+	}
+	return nil
+}
+
+// FeedPending returns the notices of sub being posted, by event ID.
+func (s *Store) FeedPending(ctx context.Context, sub string) (map[string]meetingbot.FeedPending, error) {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT event, key, meeting::text FROM feed_pending WHERE subscription = $1`, sub)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: feed pending of %s: %w", sub, s.lost(err))
+	}
+	out := map[string]meetingbot.FeedPending{}
+	var p meetingbot.FeedPending
+	var body string
+	_, err = pgx.ForEachRow(rows, []any{&p.Event, &p.Key, &body}, func() error {
+		got := p
+		got.Now = meetingbot.Meeting{}
+		if err := json.Unmarshal([]byte(body), &got.Now); err != nil {
+			return fmt.Errorf("event %s: %w", p.Event, err)
+		}
+		out[got.Event] = got
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: feed pending of %s: %w", sub, s.lost(err))
+	}
+	return out, nil
+}
+
+// PutFeedPending records notices of sub about to be posted, each
+// replacing the one of its event.
+func (s *Store) PutFeedPending(ctx context.Context, sub string, ps []meetingbot.FeedPending) error {
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, p := range ps {
+			body, err := json.Marshal(p.Now)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO feed_pending (subscription, event, key, meeting) VALUES ($1, $2, $3, $4)
+				ON CONFLICT (subscription, event) DO UPDATE SET key = excluded.key, meeting = excluded.meeting`, sub, p.Event, p.Key, string(body)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: feed pending of %s: %w", sub, s.lost(err))
+	}
+	return nil
+}
+
+// DropFeedPending forgets the notices of sub being posted about events.
+func (s *Store) DropFeedPending(ctx context.Context, sub string, events []string) error {
+	if len(events) == 0 {
+		return nil
+	}
+	ctx, cancel := s.op(ctx)
+	defer cancel()
+	if _, err := s.exec(ctx, `DELETE FROM feed_pending WHERE subscription = $1 AND event = ANY($2)`, sub, events); err != nil {
+		return fmt.Errorf("postgres: feed pending of %s: %w", sub, err)
 	}
 	return nil
 }

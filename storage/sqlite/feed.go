@@ -102,13 +102,77 @@ func (s *Store) ForgetFeed(ctx context.Context, sub string) error {
 		return fmt.Errorf("storage: forget feed of %s: %w", sub, err)
 	}
 	defer tx.Rollback()
-	for _, q := range []string{`DELETE FROM feed_seen WHERE subscription = ?`, `DELETE FROM feed_primed WHERE subscription = ?`} {
+	for _, q := range []string{`DELETE FROM feed_seen WHERE subscription = ?`, `DELETE FROM feed_primed WHERE subscription = ?`, `DELETE FROM feed_pending WHERE subscription = ?`} {
 		if _, err := tx.ExecContext(ctx, q, sub); err != nil {
 			return fmt.Errorf("storage: forget feed of %s: %w", sub, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("storage: forget feed of %s: %w", sub, err)
+	}
+	return nil
+}
+
+// FeedPending returns the notices of sub being posted, by event ID.
+func (s *Store) FeedPending(ctx context.Context, sub string) (map[string]meetingbot.FeedPending, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT event, key, meeting FROM feed_pending WHERE subscription = ?`, sub)
+	if err != nil {
+		return nil, fmt.Errorf("storage: feed pending of %s: %w", sub, err)
+	}
+	defer rows.Close()
+	out := map[string]meetingbot.FeedPending{}
+	for rows.Next() {
+		var p meetingbot.FeedPending
+		var body string
+		if err := rows.Scan(&p.Event, &p.Key, &body); err != nil {
+			return nil, fmt.Errorf("storage: feed pending of %s: %w", sub, err)
+		}
+		if err := json.Unmarshal([]byte(body), &p.Now); err != nil {
+			return nil, fmt.Errorf("storage: feed pending of %s: event %s: %w", sub, p.Event, err)
+		}
+		out[p.Event] = p
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("storage: feed pending of %s: %w", sub, err)
+	}
+	return out, nil
+}
+
+// PutFeedPending records notices of sub about to be posted, each
+// replacing the one of its event; DropFeedPending forgets those of
+// events, their outcome known.
+func (s *Store) PutFeedPending(ctx context.Context, sub string, ps []meetingbot.FeedPending) error {
+	s.write.Lock()
+	defer s.write.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("storage: feed pending of %s: %w", sub, err)
+	}
+	defer tx.Rollback()
+	for _, p := range ps {
+		body, err := json.Marshal(p.Now)
+		if err != nil {
+			return fmt.Errorf("storage: feed pending of %s: %w", sub, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO feed_pending (subscription, event, key, meeting) VALUES (?, ?, ?, ?)
+			ON CONFLICT (subscription, event) DO UPDATE SET key = excluded.key, meeting = excluded.meeting`, sub, p.Event, p.Key, string(body)); err != nil {
+			return fmt.Errorf("storage: feed pending of %s: %w", sub, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("storage: feed pending of %s: %w", sub, err)
+	}
+	return nil
+}
+
+// DropFeedPending forgets the notices of sub being posted about events.
+func (s *Store) DropFeedPending(ctx context.Context, sub string, events []string) error {
+	s.write.Lock()
+	defer s.write.Unlock()
+	for _, id := range events {
+		if _, err := s.db.ExecContext(ctx, `DELETE FROM feed_pending WHERE subscription = ? AND event = ?`, sub, id); err != nil {
+			return fmt.Errorf("storage: feed pending of %s: %w", sub, err)
+		}
 	}
 	return nil
 }

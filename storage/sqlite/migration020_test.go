@@ -26,7 +26,7 @@ func TestMigration020KeepsChannelsAsTheyWere(t *testing.T) {
 	require.NoError(t, s.Close())
 	db, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
-	for _, q := range []string{`DELETE FROM migrations WHERE version BETWEEN 20 AND 24`, `DROP TABLE feed_seen`, `DROP TABLE feed_primed`,
+	for _, q := range []string{`DELETE FROM migrations WHERE version BETWEEN 20 AND 24`, `DROP TABLE feed_seen`, `DROP TABLE feed_primed`, `DROP TABLE feed_pending`,
 		`ALTER TABLE slack_subscriptions DROP COLUMN changes_ms`, `ALTER TABLE slack_subscriptions DROP COLUMN daily`,
 		`ALTER TABLE slack_subscriptions DROP COLUMN weekly`, `ALTER TABLE slack_subscriptions DROP COLUMN zone`} {
 		_, err = db.Exec(q)

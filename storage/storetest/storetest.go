@@ -73,6 +73,9 @@ type Store interface {
 	FeedSeen(ctx context.Context, sub string) (map[string]meetingbot.Meeting, time.Time, error)
 	PutFeedSeen(ctx context.Context, sub string, primed time.Time, put []meetingbot.Meeting, drop []string) error
 	ForgetFeed(ctx context.Context, sub string) error
+	FeedPending(ctx context.Context, sub string) (map[string]meetingbot.FeedPending, error)
+	PutFeedPending(ctx context.Context, sub string, ps []meetingbot.FeedPending) error
+	DropFeedPending(ctx context.Context, sub string, events []string) error
 
 	ChannelNames(ctx context.Context) (map[string]string, error)
 	PutChannelNames(ctx context.Context, names map[string]string, seen time.Time) error

@@ -16,3 +16,15 @@ CREATE TABLE feed_primed (
 	subscription text COLLATE "C" PRIMARY KEY,
 	primed_at    timestamptz NOT NULL
 );
+
+-- A notice being posted, per event: the state it tells, under its ledger
+-- key, kept until its outcome is known. A post whose answer was lost, or a
+-- process killed after Slack stored it, may have told the channel that
+-- state: the next pass asks the ledger (and Slack) before it compares.
+CREATE TABLE feed_pending (
+	subscription text COLLATE "C" NOT NULL,
+	event        text COLLATE "C" NOT NULL,
+	key          text  NOT NULL,
+	meeting      jsonb NOT NULL,
+	PRIMARY KEY (subscription, event)
+);

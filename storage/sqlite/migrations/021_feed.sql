@@ -16,3 +16,15 @@ CREATE TABLE feed_primed (
 	subscription TEXT    PRIMARY KEY,
 	primed_ms    INTEGER NOT NULL
 ) STRICT;
+
+-- A notice being posted, per event: the state it tells, under its ledger
+-- key, kept until its outcome is known. A post whose answer was lost, or a
+-- process killed after Slack stored it, may have told the channel that
+-- state: the next pass asks the ledger (and Slack) before it compares.
+CREATE TABLE feed_pending (
+	subscription TEXT    NOT NULL,
+	event        TEXT    NOT NULL,
+	key          TEXT    NOT NULL,
+	meeting      TEXT    NOT NULL,
+	PRIMARY KEY (subscription, event)
+) STRICT;
