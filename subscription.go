@@ -12,8 +12,8 @@ import (
 type Kind string
 
 // Kinds of subscriptions. Their IDs keep the prefixes they were stored
-// under (status:, snooze:, invite:, agenda:), but nothing branches on an
-// ID: it reads the Kind.
+// under (status:, snooze:, invite:, agenda:, feed:, chagenda:), but
+// nothing branches on an ID: it reads the Kind.
 const (
 	// KindReminder: reminders before meetings, in a channel or a DM: the
 	// subscriptions of CALENDARS and those made with /meetingbot. The

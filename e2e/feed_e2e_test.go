@@ -11,6 +11,7 @@ import (
 	"github.com/meetingbot/meetingbot"
 	"github.com/meetingbot/meetingbot/calendar/calendartest"
 	"github.com/meetingbot/meetingbot/notify/slacktest"
+	"github.com/meetingbot/meetingbot/storage/postgres/pgtest"
 	"github.com/meetingbot/meetingbot/storage/sqlite"
 )
 
@@ -253,5 +254,39 @@ func TestChannelAgendasForTheNextMinuteArriveOnce(t *testing.T) {
 		if !strings.Contains(m.Text, "Design review") {
 			t.Errorf("agenda %q, want the design review", m.Text)
 		}
+	}
+}
+
+// TestTwoReplicasOnePostgresTellEachChangeOnce: two replicas of the bot
+// on one PostgreSQL tell #eng each change once, and the one left after
+// the other is killed goes on telling them.
+func TestTwoReplicasOnePostgresTellEachChangeOnce(t *testing.T) {
+	t.Parallel()
+	dbURL := withPassword(t, pgtest.URL(t))
+	w := newWorld(t)
+	env := w.selfServiceEnv()
+	delete(env, "DATABASE_PATH")
+	env["DATABASE_URL"] = dbURL
+	w.teamEvent(t, "standup", "Standup", "Room 1", at(2*time.Hour))
+	a, b := start(t, w.dir, env), start(t, w.dir, env)
+	addr := a.ready()
+	b.ready()
+	w.followTeam(t, addr)
+	moved := at(150 * time.Minute)
+	w.teamEvent(t, "review", "Review", "", at(3*time.Hour))
+	w.waitNotices(t, 1, "the notice of the event added")
+	w.teamEvent(t, "standup", "Standup", "Room 1", moved)
+	w.waitNotices(t, 2, "the notice of the move")
+	a.signal(syscall.SIGKILL)
+	a.wait(10 * time.Second)
+	w.teamEvent(t, "standup", "Daily standup", "Room 1", moved)
+	w.waitNotices(t, 3, "the notice of the rename, from the replica left")
+	time.Sleep(4 * time.Second)
+	if got := w.feedNotices(); len(got) != 3 {
+		var texts []string
+		for _, m := range got {
+			texts = append(texts, m.Text)
+		}
+		t.Errorf("notices = %q, want 3, one per change", texts)
 	}
 }
