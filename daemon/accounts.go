@@ -153,7 +153,7 @@ func (b *Bot) slackSubscriptions(ctx context.Context) ([]meetingbot.Subscription
 	}
 	out := make([]meetingbot.Subscription, 0, len(made))
 	for _, sub := range made {
-		if len(sub.Offsets) > 0 { // a channel that only follows changes or agendas has no reminders to sweep
+		if len(sub.Offsets) > 0 || sub.OnCalendar { // a channel that only follows changes or agendas has no reminders to sweep
 			out = append(out, sub.Subscription())
 		}
 	}
