@@ -28,6 +28,11 @@ import (
 // spreadEvery is how often the planner looks for reminders to post ahead.
 const spreadEvery = time.Second
 
+// burstSlack is the burst the notifier's budget allows, two seconds' worth
+// of posts at once: so many reminders of a crowd go at their trigger, and
+// two or three due together never go ahead.
+const burstSlack = 2 * time.Second
+
 // maxLead is how far ahead of its trigger a reminder of offset o may go:
 // a quarter of its offset (meetingbot.EarlyShare: a "10 minutes before"
 // reminder at most 12m30s before its meeting, a "1 minute before" one
@@ -102,7 +107,8 @@ func (s *Scheduler) slots(all []*armed, now time.Time, perSecond float64) []earl
 			slot = cursor.Add(-gap)
 		}
 		cursor = slot
-		if !slot.Before(t.r.TriggerAt) {
+		// The burst lets the last of the crowd go at the trigger together.
+		if slot = slot.Add(burstSlack); !slot.Before(t.r.TriggerAt) {
 			continue // on time at its trigger: its own timer fires it
 		}
 		if lead := s.maxLead(t.r.Offset); t.r.TriggerAt.Sub(slot) > lead {
