@@ -93,20 +93,35 @@ func (s *Scheduler) spread() {
 
 // slots plans all backwards from the latest trigger at perSecond posts a
 // second and returns those whose slot, ahead of their trigger and within
-// their lead, is due to fire by now (FireLead before it). s.mu is held.
+// their lead, is due to fire by now (FireLead before it). A
+// subscription's reminders due at one instant fire together, as one
+// digest message when there are more than DigestAbove: they take one slot
+// then, else one each. s.mu is held.
 func (s *Scheduler) slots(all []*armed, now time.Time, perSecond float64) []early {
 	slices.SortFunc(all, func(a, b *armed) int {
-		return cmp.Or(b.r.TriggerAt.Compare(a.r.TriggerAt), cmp.Compare(b.r.Key, a.r.Key))
+		return cmp.Or(b.r.TriggerAt.Compare(a.r.TriggerAt), cmp.Compare(a.r.Subscription.ID, b.r.Subscription.ID), cmp.Compare(b.r.Key, a.r.Key))
 	})
 	gap := time.Duration(float64(time.Second) / perSecond)
 	var due []early
 	var cursor time.Time
-	for _, t := range all {
-		slot := t.r.TriggerAt
-		if !cursor.IsZero() && cursor.Add(-gap).Before(slot) {
-			slot = cursor.Add(-gap)
+	for len(all) > 0 {
+		t := all[0]
+		n := 1
+		for n < len(all) && all[n].r.TriggerAt.Equal(t.r.TriggerAt) && all[n].r.Subscription.ID == t.r.Subscription.ID {
+			n++
 		}
-		cursor = slot
+		all = all[n:]
+		posts := n
+		if n > s.opts.DigestAbove {
+			posts = 1
+		}
+		slot := t.r.TriggerAt
+		for range posts {
+			if !cursor.IsZero() && cursor.Add(-gap).Before(slot) {
+				slot = cursor.Add(-gap)
+			}
+			cursor = slot
+		}
 		// The burst lets the last of the crowd go at the trigger together.
 		if slot = slot.Add(burstSlack); !slot.Before(t.r.TriggerAt) {
 			continue // on time at its trigger: its own timer fires it

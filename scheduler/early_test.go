@@ -142,3 +142,23 @@ func TestSendCarriesTheDeadline(t *testing.T) {
 		})
 	}
 }
+
+// A flood of one person's reminders due at one instant goes as one digest
+// message, one post: it takes one slot of the budget, so it and another
+// person's reminder at the same instant both go at their trigger.
+func TestPostAheadCountsADigestAsOnePost(t *testing.T) {
+	e := newEnv(t, sub("alice"), sub("bob"))
+	e.opts.Early = 5 * time.Minute
+	e.opts.PostsPerMinute = func() float64 { return 60 }
+	e.restart()
+	for i := range 45 {
+		e.meeting("alice@example.com", fmt.Sprintf("invite%02d", i), at("09:00"))
+	}
+	e.meeting("bob@example.com", "standup", at("09:00"))
+	e.tickEvery(at("08:45:00"), at("08:50:30"), 30*time.Second)
+	got := e.fakeSlack.Deliveries()
+	require.Len(t, got, 46, "45 reminders in alice's digest and bob's")
+	for _, d := range got {
+		assert.Equal(t, at("08:50"), d.At, "%s at its trigger", d.Key)
+	}
+}
