@@ -77,7 +77,8 @@ func (m *Monitor) PostedAhead(lead time.Duration) { m.posting.ahead.Observe(lead
 // again.
 const forecastEvery = time.Hour
 
-// PostingForecast projects, at start-up and every hour, the busiest minute
+// PostingForecast projects, at start-up (from the readings a restart finds
+// in the store), five minutes later and then every hour, the busiest minute
 // of the coming day's reminders against the posting budget, like the
 // Calendar's daily projection, and says once, with the fix, when a minute
 // will not fit.
@@ -194,14 +195,22 @@ func (f *PostingForecast) overBudget(b Busiest) string {
 		b.Reminders, b.Minute.UTC().Format("15:04"), b.Fits, f.PerMinute, f.Early, late.Round(time.Second))
 }
 
-// Run projects every forecastEvery until ctx ends.
+// forecastFirst is when the first projection after start-up's is made:
+// on a first start the calendars have no reading yet, and by then each has
+// been read.
+const forecastFirst = 5 * time.Minute
+
+// Run projects forecastFirst after start-up, then every forecastEvery,
+// until ctx ends.
 func (f *PostingForecast) Run(ctx context.Context) {
+	wait := forecastFirst
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(forecastEvery):
+		case <-time.After(wait):
 			f.Check(ctx)
 		}
+		wait = forecastEvery
 	}
 }

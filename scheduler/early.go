@@ -28,6 +28,11 @@ import (
 // spreadEvery is how often the planner looks for reminders to post ahead.
 const spreadEvery = time.Second
 
+// burstSlack is the burst the notifier's budget allows, two seconds' worth
+// of posts at once: so many reminders of a crowd go at their trigger, and
+// two or three due together never go ahead.
+const burstSlack = 2 * time.Second
+
 // maxLead is how far ahead of its trigger a reminder of offset o may go:
 // a quarter of its offset (meetingbot.EarlyShare: a "10 minutes before"
 // reminder at most 12m30s before its meeting, a "1 minute before" one
@@ -88,21 +93,37 @@ func (s *Scheduler) spread() {
 
 // slots plans all backwards from the latest trigger at perSecond posts a
 // second and returns those whose slot, ahead of their trigger and within
-// their lead, is due to fire by now (FireLead before it). s.mu is held.
+// their lead, is due to fire by now (FireLead before it). A
+// subscription's reminders due at one instant fire together, as one
+// digest message when there are more than DigestAbove: they take one slot
+// then, else one each. s.mu is held.
 func (s *Scheduler) slots(all []*armed, now time.Time, perSecond float64) []early {
 	slices.SortFunc(all, func(a, b *armed) int {
-		return cmp.Or(b.r.TriggerAt.Compare(a.r.TriggerAt), cmp.Compare(b.r.Key, a.r.Key))
+		return cmp.Or(b.r.TriggerAt.Compare(a.r.TriggerAt), cmp.Compare(a.r.Subscription.ID, b.r.Subscription.ID), cmp.Compare(b.r.Key, a.r.Key))
 	})
 	gap := time.Duration(float64(time.Second) / perSecond)
 	var due []early
 	var cursor time.Time
-	for _, t := range all {
-		slot := t.r.TriggerAt
-		if !cursor.IsZero() && cursor.Add(-gap).Before(slot) {
-			slot = cursor.Add(-gap)
+	for len(all) > 0 {
+		t := all[0]
+		n := 1
+		for n < len(all) && all[n].r.TriggerAt.Equal(t.r.TriggerAt) && all[n].r.Subscription.ID == t.r.Subscription.ID {
+			n++
 		}
-		cursor = slot
-		if !slot.Before(t.r.TriggerAt) {
+		all = all[n:]
+		posts := n
+		if n > s.opts.DigestAbove {
+			posts = 1
+		}
+		slot := t.r.TriggerAt
+		for range posts {
+			if !cursor.IsZero() && cursor.Add(-gap).Before(slot) {
+				slot = cursor.Add(-gap)
+			}
+			cursor = slot
+		}
+		// The burst lets the last of the crowd go at the trigger together.
+		if slot = slot.Add(burstSlack); !slot.Before(t.r.TriggerAt) {
 			continue // on time at its trigger: its own timer fires it
 		}
 		if lead := s.maxLead(t.r.Offset); t.r.TriggerAt.Sub(slot) > lead {

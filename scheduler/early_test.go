@@ -29,9 +29,10 @@ func crowd(t *testing.T, n int, early time.Duration, perMinute float64) *env {
 	return e
 }
 
-// Ten reminders due in the same second, a budget of a post a second: each
-// is posted in a slot of its own, the last at the trigger, the first nine
-// seconds before it, each once; without posting ahead all go at the
+// Ten reminders due in the same second, a budget of a post a second: the
+// last three go at the trigger together (the budget's burst, two seconds'
+// worth), the others each in a slot of their own, the first seven seconds
+// before the trigger, each once; without posting ahead all go at the
 // trigger, where Slack's budget would hold them back.
 func TestPostAheadSpreadsACrowd(t *testing.T) {
 	for _, early := range []time.Duration{5 * time.Minute, 0} {
@@ -52,7 +53,8 @@ func TestPostAheadSpreadsACrowd(t *testing.T) {
 				return
 			}
 			for i, at0 := range instants {
-				assert.Equal(t, at("08:49:51").Add(time.Duration(i)*time.Second), at0, "reminder %d of the crowd", i)
+				want := at("08:49:53").Add(time.Duration(min(i, 7)) * time.Second)
+				assert.Equal(t, want, at0, "reminder %d of the crowd", i)
 			}
 			e.tickEvery(at("08:52:30"), at("09:05"), 30*time.Second)
 			assert.Len(t, e.fakeSlack.Deliveries(), 10, "the sweeps after their triggers send nothing more")
@@ -83,7 +85,7 @@ func TestPostAheadIsBounded(t *testing.T) {
 		}
 	}
 	assert.Equal(t, at("08:47:30"), first, "the earliest post: 2m30s ahead, a quarter of the 10m offset")
-	assert.Equal(t, 25, atLead, "those the lead cannot bring early enough go at its start")
+	assert.Equal(t, 24, atLead, "those the lead cannot bring early enough go at its start")
 }
 
 // A meeting moved after its reminder went out ahead: the message is
@@ -93,9 +95,9 @@ func TestPostAheadFollowsItsMeeting(t *testing.T) {
 	e := crowd(t, 10, 5*time.Minute, 60)
 	e.tickAt(at("08:49:30"))
 	e.cal.Cancel("p09@example.com", "standup-p09") // before its slot
-	e.clock.Set(at("08:49:55"))
+	e.clock.Set(at("08:49:57"))
 	posted := len(e.fakeSlack.Deliveries())
-	require.Positive(t, posted, "some posted ahead by 08:49:55")
+	require.Positive(t, posted, "some posted ahead by 08:49:57")
 	moved := e.fakeSlack.Deliveries()[0].Subscription
 	e.meeting(moved.CalendarID, "standup-"+moved.ID, at("09:30"))
 	e.tickEvery(at("08:50:00"), at("09:21"), 30*time.Second)
@@ -138,5 +140,25 @@ func TestSendCarriesTheDeadline(t *testing.T) {
 			require.Len(t, got, 1, "sends")
 			assert.Equal(t, tt.want, got[0])
 		})
+	}
+}
+
+// A flood of one person's reminders due at one instant goes as one digest
+// message, one post: it takes one slot of the budget, so it and another
+// person's reminder at the same instant both go at their trigger.
+func TestPostAheadCountsADigestAsOnePost(t *testing.T) {
+	e := newEnv(t, sub("alice"), sub("bob"))
+	e.opts.Early = 5 * time.Minute
+	e.opts.PostsPerMinute = func() float64 { return 60 }
+	e.restart()
+	for i := range 45 {
+		e.meeting("alice@example.com", fmt.Sprintf("invite%02d", i), at("09:00"))
+	}
+	e.meeting("bob@example.com", "standup", at("09:00"))
+	e.tickEvery(at("08:45:00"), at("08:50:30"), 30*time.Second)
+	got := e.fakeSlack.Deliveries()
+	require.Len(t, got, 46, "45 reminders in alice's digest and bob's")
+	for _, d := range got {
+		assert.Equal(t, at("08:50"), d.At, "%s at its trigger", d.Key)
 	}
 }
