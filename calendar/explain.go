@@ -62,6 +62,7 @@ func addressFix(address string) string {
 	return fmt.Sprintf("Google refuses to post push notifications to %s (PUBLIC_URL) because the domain %s is not verified for the project: "+
 		"verify %s in Google Search Console (https://search.google.com/search-console, as an owner), then add it in the Google Cloud console of the project of the credentials, "+
 		"APIs & Services > Domain verification (https://console.cloud.google.com/apis/credentials/domainverification); "+
+		"only the domain's owner can verify it, so for a host under a provider's domain (such as <app>.fly.dev) give the bot a host of a domain you own and set PUBLIC_URL to it; "+
 		"until then every calendar is synced every CALENDAR_RESYNC_INTERVAL instead", address, host, host)
 }
 

@@ -33,7 +33,7 @@ func TestWatchOfAnUnverifiedDomain(t *testing.T) {
 		if !errors.Is(err, meetingbot.ErrPushAddressUnverified) || !meetingbot.IsPermanent(err) {
 			t.Errorf("Watch(%s) error = %v, want a permanent ErrPushAddressUnverified", cal, err)
 		}
-		for _, want := range []string{"bot.example.com", "Search Console", "Domain verification", "CALENDAR_RESYNC_INTERVAL"} {
+		for _, want := range []string{"bot.example.com", "Search Console", "Domain verification", "a domain you own", "CALENDAR_RESYNC_INTERVAL"} {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("Watch(%s) error = %v, want it to say %q", cal, err, want)
 			}
