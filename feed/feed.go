@@ -225,7 +225,7 @@ func (e *Engine) channel(ctx context.Context, f Followed, now time.Time) error {
 	var put []meetingbot.Meeting
 	var drop []string
 	for _, n := range told {
-		if n.Now.ID == "" || n.Now.Start.After(now.Add(e.opts.Ahead)) {
+		if n.Now.ID == "" || !n.Now.Start.After(now) || n.Now.Start.After(now.Add(e.opts.Ahead)) {
 			drop = append(drop, n.Was.ID)
 		} else {
 			put = append(put, n.Now)
@@ -331,7 +331,8 @@ func (e *Engine) settling(m meetingbot.Meeting, now time.Time) bool {
 }
 
 // absent tells what became of the events the channel knows that the
-// reading no longer has: cancelled, or moved out of the window. A few
+// reading no longer has: cancelled, moved out of the window, or moved to
+// a time already past (the channel still expects it: a move). A few
 // are each read from the calendar; a flood (more than DigestAt, someone
 // clearing a calendar) is told as cancelled without a read each.
 func (e *Engine) absent(ctx context.Context, f Followed, absent []meetingbot.Meeting, now time.Time, d *diffed) []meetingbot.Notice {
@@ -349,8 +350,6 @@ func (e *Engine) absent(ctx context.Context, f Followed, absent []meetingbot.Mee
 			out = append(out, e.notice(f, was, meetingbot.Meeting{}, now))
 		case err != nil:
 			d.err = cmp.Or(d.err, err)
-		case !m.Start.After(now):
-			d.gone = append(d.gone, was.ID) // moved into the past: started
 		case len(meetingbot.FeedChanges(was, m)) == 0:
 			// Still there as the channel knows it: the reading missed it.
 		case e.settling(m, now):

@@ -312,6 +312,60 @@ func TestAnEventMovedOutOfTheWindowIsMovedNotCancelled(t *testing.T) {
 	wantTold(t, w, []string{"[moved] Review"})
 }
 
+// TestAnEventMovedToATimePastIsMoved: an event the channel expects in an
+// hour, moved to half an hour ago, is a move, not an event that started:
+// the channel would otherwise still expect it. Cancelled after that, it
+// has started, and is no notice.
+func TestAnEventMovedToATimePastIsMoved(t *testing.T) {
+	w := newWorld(t)
+	review := event("review", "Review", t0.Add(time.Hour), t0.Add(-time.Hour))
+	w.cal.put(review)
+	e := w.engine(t)
+	w.tick(t, e)
+	w.clk.Advance(time.Minute)
+	review.Start, review.End, review.Updated = t0.Add(-30*time.Minute), t0.Add(30*time.Minute), w.clk.Now()
+	w.cal.put(review)
+	w.clk.Advance(2 * time.Minute)
+	w.tick(t, e)
+	w.tick(t, w.engine(t))
+	w.cal.remove("review")
+	w.tick(t, e)
+	wantTold(t, w, []string{"[moved] Review"})
+	if len(w.posts.messages) == 0 {
+		return
+	}
+	if got := w.posts.messages[0][0].Now.Start; !got.Equal(t0.Add(-30 * time.Minute)) {
+		t.Errorf("notice of the move: start %v, want %v", got, t0.Add(-30*time.Minute))
+	}
+}
+
+// TestALostMoveOutOfTheWindowIsSent: Slack's answer to the notice of an
+// event moved out of the window read (to next month, or to a time past)
+// was lost, and so was the message; the next pass reads the event from
+// the calendar, finds the move still stands, does not find the notice in
+// Slack, and sends it.
+func TestALostMoveOutOfTheWindowIsSent(t *testing.T) {
+	for name, start := range map[string]time.Time{"next month": t0.Add(30 * 24 * time.Hour), "past": t0.Add(-30 * time.Minute)} {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			review := event("review", "Review", t0.Add(time.Hour), t0.Add(-time.Hour))
+			w.cal.put(review)
+			e := w.engine(t)
+			w.tick(t, e)
+			w.clk.Advance(time.Minute)
+			review.Start, review.End, review.Updated = start, start.Add(time.Hour), w.clk.Now()
+			w.cal.put(review)
+			w.clk.Advance(2 * time.Minute)
+			w.posts.fail = fmt.Errorf("connection reset: %w", meetingbot.ErrUnconfirmed) // Slack did not take it
+			w.tick(t, e)
+			w.clk.Advance(3 * time.Minute) // past the lease
+			w.tick(t, w.engine(t))
+			w.tick(t, e)
+			wantTold(t, w, []string{"[moved] Review"})
+		})
+	}
+}
+
 // TestAnInterruptedNoticeIsLookedUpNotResent: Slack took a notice and
 // its answer was lost; the next pass finds it in Slack and records it,
 // posting nothing again.

@@ -53,12 +53,19 @@ func (e *Engine) settlePending(ctx context.Context, f Followed, pseudo string, s
 	var firstErr error
 	for _, p := range pending {
 		en, known := entries[p.Key]
+		stands := false
+		if !known || en.Outcome == meetingbot.Sending {
+			if stands, err = e.stands(ctx, f, p, seen, current, now); err != nil {
+				firstErr = err
+				continue
+			}
+		}
 		switch {
 		case known && en.Outcome == meetingbot.Sent:
 			adopt(p)
 		case known && en.Outcome != meetingbot.Sending:
 			// Failed or skipped: the channel was not told.
-		case meetingbot.FeedState(current[p.Event]) == meetingbot.FeedState(p.Now):
+		case stands:
 			continue // still the change to tell: the pass claims its key
 		default:
 			told, err := e.resolve(ctx, f, p, en, now)
@@ -82,6 +89,27 @@ func (e *Engine) settlePending(ctx context.Context, f Followed, pseudo string, s
 		return err
 	}
 	return firstErr
+}
+
+// stands reports whether the change p tells still stands, so that the
+// pass finds it again: the event is as p says in current (the calendar
+// read from now to Ahead), or, for a notice of an event the channel still
+// expects (seen) that moved out of that window (further out, or to a time
+// past), as the calendar says when asked.
+func (e *Engine) stands(ctx context.Context, f Followed, p meetingbot.FeedPending, seen, current map[string]meetingbot.Meeting, now time.Time) (bool, error) {
+	m, read := current[p.Event]
+	outside := !p.Now.Start.After(now) || p.Now.Start.After(now.Add(e.opts.Ahead))
+	if !read && p.Now.ID != "" && outside && seen[p.Event].Start.After(now) {
+		var err error
+		m, err = e.source.Meeting(ctx, f.Subscription, p.Event)
+		switch {
+		case errors.Is(err, meetingbot.ErrGone):
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+	}
+	return meetingbot.FeedState(m) == meetingbot.FeedState(p.Now), nil
 }
 
 // resolve looks up in Slack the interrupted notice p, whose change no
