@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/meetingbot/meetingbot"
@@ -25,35 +27,7 @@ func (e *Engine) deliver(parent context.Context, ns []meetingbot.Notice, now tim
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), e.opts.SendTimeout)
 	defer cancel()
 	log := e.log.With("subscription", ns[0].Subscription.ID)
-	var told, claimed []meetingbot.Notice
-	var entries []meetingbot.Entry
-	resend := false
-	for _, n := range ns {
-		en := n.Entry()
-		status, prev, err := e.ledger.Claim(ctx, en, now, now.Add(e.opts.Lease))
-		switch {
-		case err != nil:
-			log.Warn("change notice not claimed; retrying at the next pass", "key", n.Key, "err", err)
-			continue
-		case status == meetingbot.Busy:
-			continue // another process is sending it
-		case status == meetingbot.Done:
-			told = append(told, n)
-			continue
-		case status == meetingbot.Orphaned:
-			n.At = prev.TriggerAt
-			en.TriggerAt, en.Attempts = prev.TriggerAt, prev.Attempts
-			switch e.lookUp(ctx, log, n, &en) {
-			case lookedFound:
-				told = append(told, n)
-				continue
-			case lookedLater:
-				continue
-			}
-			resend = true
-		}
-		claimed, entries = append(claimed, n), append(entries, en)
-	}
+	told, claimed, entries, resend := e.claim(ctx, log, ns, now)
 	if len(claimed) == 0 {
 		return told
 	}
@@ -82,6 +56,63 @@ func (e *Engine) deliver(parent context.Context, ns []meetingbot.Notice, now tim
 		told = append(told, claimed...)
 	}
 	return told
+}
+
+// claim claims the notices of ns in the order of their keys, and stops
+// at the first that another process is sending: that process found the
+// same changes together and posts them in one message, which a claim of
+// the rest here would split in two (two processes on one database, each
+// taking every other notice of a flood). Processes claim in one order, so
+// the first key two of them contend for goes to one, and the other leaves
+// the rest to it; the next pass finds them done. It returns the notices
+// whose outcome is final (told), and those claimed, in the order of ns,
+// with their entries and whether one is an interrupted send found not to
+// have reached Slack (resend).
+func (e *Engine) claim(ctx context.Context, log *slog.Logger, ns []meetingbot.Notice, now time.Time) (told, claimed []meetingbot.Notice, entries []meetingbot.Entry, resend bool) {
+	order := make([]int, len(ns))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(ns[a].Key, ns[b].Key) })
+	type held struct {
+		i  int
+		n  meetingbot.Notice
+		en meetingbot.Entry
+	}
+	var mine []held
+claiming:
+	for _, i := range order {
+		n := ns[i]
+		en := n.Entry()
+		status, prev, err := e.ledger.Claim(ctx, en, now, now.Add(e.opts.Lease))
+		switch {
+		case err != nil:
+			log.Warn("change notice not claimed; retrying at the next pass", "key", n.Key, "err", err)
+			continue
+		case status == meetingbot.Busy:
+			break claiming // another process is sending it, with the rest
+		case status == meetingbot.Done:
+			told = append(told, n)
+			continue
+		case status == meetingbot.Orphaned:
+			n.At = prev.TriggerAt
+			en.TriggerAt, en.Attempts = prev.TriggerAt, prev.Attempts
+			switch e.lookUp(ctx, log, n, &en) {
+			case lookedFound:
+				told = append(told, n)
+				continue
+			case lookedLater:
+				continue
+			}
+			resend = true
+		}
+		mine = append(mine, held{i, n, en})
+	}
+	slices.SortFunc(mine, func(a, b held) int { return a.i - b.i })
+	for _, h := range mine {
+		claimed, entries = append(claimed, h.n), append(entries, h.en)
+	}
+	return told, claimed, entries, resend
 }
 
 // settle records what became of the send of entries, and reports whether

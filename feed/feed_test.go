@@ -137,6 +137,13 @@ func newWorld(t *testing.T) *world {
 // engine is one process of the bot on the world's database.
 func (w *world) engine(t *testing.T) *feed.Engine {
 	t.Helper()
+	return w.engineOn(t, func(s *sqlite.Store) feed.Ledger { return s })
+}
+
+// engineOn is one process of the bot on the world's database whose
+// ledger is ledger(the store).
+func (w *world) engineOn(t *testing.T, ledger func(*sqlite.Store) feed.Ledger) *feed.Engine {
+	t.Helper()
 	s, err := sqlite.Open(t.Context(), w.path)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +152,7 @@ func (w *world) engine(t *testing.T) *feed.Engine {
 	subs := func(context.Context) ([]feed.Followed, error) {
 		return []feed.Followed{{Subscription: channel, Since: w.since}}, nil
 	}
-	e, err := feed.New(subs, w.cal, s, w.posts, s, feed.Options{Interval: 30 * time.Second, Clock: w.clk})
+	e, err := feed.New(subs, w.cal, s, w.posts, ledger(s), feed.Options{Interval: 30 * time.Second, Clock: w.clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,6 +425,57 @@ func TestTwoProcessesTellEachChangeOnce(t *testing.T) {
 	got := w.posts.told()
 	if len(got) != 5 {
 		t.Errorf("messages = %v, want one for each of 5 events", got)
+	}
+}
+
+// contended is a process's ledger that, once its first claim is taken,
+// lets another process's pass run to its end before it goes on: two
+// processes at one flood at the same instant, in their worst order.
+type contended struct {
+	feed.Ledger
+	once  sync.Once
+	other func()
+}
+
+func (l *contended) Claim(ctx context.Context, e meetingbot.Entry, now, leaseUntil time.Time) (meetingbot.ClaimStatus, meetingbot.Entry, error) {
+	status, prev, err := l.Ledger.Claim(ctx, e, now, leaseUntil)
+	if err == nil && status == meetingbot.Claimed {
+		l.once.Do(l.other)
+	}
+	return status, prev, err
+}
+
+// TestTwoProcessesAtOneFloodPostOneDigest: two processes find the same
+// 200 events imported at the same pass; the one that claims a notice of
+// the flood first posts the digest, and the other leaves the flood to it
+// rather than claim the rest and post a second digest.
+func TestTwoProcessesAtOneFloodPostOneDigest(t *testing.T) {
+	w := newWorld(t)
+	b := w.engine(t)
+	a := w.engineOn(t, func(s *sqlite.Store) feed.Ledger {
+		return &contended{Ledger: s, other: func() {
+			if err := b.Tick(t.Context()); err != nil {
+				t.Errorf("the other process's pass: %v", err)
+			}
+		}}
+	})
+	w.tick(t, b)
+	w.clk.Advance(time.Minute)
+	for i := range 200 {
+		w.cal.put(event(fmt.Sprintf("import%03d", i), fmt.Sprintf("Imported %d", i), t0.Add(time.Duration(i+2)*30*time.Minute), w.clk.Now()))
+	}
+	w.clk.Advance(2 * time.Minute)
+	w.tick(t, a)
+	w.clk.Advance(30 * time.Second)
+	w.tick(t, b)
+	w.tick(t, a)
+	got := w.posts.told()
+	var sizes []int
+	for _, msg := range got {
+		sizes = append(sizes, len(msg))
+	}
+	if len(got) != 1 || len(got[0]) != 200 || got[0][0] != "[added] Imported 0" {
+		t.Errorf("messages of the two processes = %d of %v notices, want 1 of 200 in start order", len(got), sizes)
 	}
 }
 
