@@ -154,32 +154,39 @@ func parse(text, cmd string, lim Limits) (request, error) {
 		}
 		return request{verb: v, agenda: at}, nil
 	case verbSubscribe, verbUnsubscribe:
-		example := cmd + " " + string(v) + " team@example.com"
-		if v == verbSubscribe {
-			example += " 10m,1m"
-		}
-		if len(args) == 0 {
-			return request{}, usage("`%s` needs a calendar ID, e.g. `%s`.", v, example)
-		}
-		cal, err := parseCalendar(args[0], example)
-		if err != nil {
-			return request{}, err
-		}
-		r := request{verb: v, calendar: cal}
-		if len(args) > 1 {
-			if v == verbUnsubscribe {
-				return request{}, usage("`unsubscribe` takes only the calendar ID, e.g. `%s`.", example)
-			}
-			var others []string
-			if others, r.rules, err = takeRules(args[1:], cmd); err != nil {
-				return request{}, err
-			}
-			r.offsets, r.onCalendar, r.follow, err = parseSubscribeArgs(others, example, cmd, cal, lim)
-		}
-		return r, err
+		return parseSubscribe(v, args, cmd, lim)
 	default:
 		return request{verb: verbHelp, unknown: words[0]}, nil
 	}
+}
+
+// parseSubscribe reads subscribe's and unsubscribe's words after the
+// verb: the calendar ID, then, for subscribe, its rules, offsets (or
+// `calendar`, or `none`) and what else the channel follows.
+func parseSubscribe(v verb, args []string, cmd string, lim Limits) (request, error) {
+	example := cmd + " " + string(v) + " team@example.com"
+	if v == verbSubscribe {
+		example += " 10m,1m"
+	}
+	if len(args) == 0 {
+		return request{}, usage("`%s` needs a calendar ID, e.g. `%s`.", v, example)
+	}
+	cal, err := parseCalendar(args[0], example)
+	if err != nil {
+		return request{}, err
+	}
+	r := request{verb: v, calendar: cal}
+	if len(args) > 1 {
+		if v == verbUnsubscribe {
+			return request{}, usage("`unsubscribe` takes only the calendar ID, e.g. `%s`.", example)
+		}
+		var others []string
+		if others, r.rules, err = takeRules(args[1:], cmd); err != nil {
+			return request{}, err
+		}
+		r.offsets, r.onCalendar, r.follow, err = parseSubscribeArgs(others, example, cmd, cal, lim)
+	}
+	return r, err
 }
 
 // parseOffsetsArg reads offsets such as "10m,1m,0" (commas or spaces
