@@ -81,24 +81,17 @@ func NewChannels(list ChannelList, cal Calendar, notifier ChannelNotifier, ledge
 // Run plans at once and then every Interval until ctx ends, firing each
 // agenda at its instant on a timer; then it returns nil.
 func (e *ChannelEngine) Run(ctx context.Context) error {
-	for {
+	clock.Every(ctx, e.clock, e.opts.Interval, func() {
 		if err := e.Tick(ctx); err != nil && ctx.Err() == nil {
 			e.log.Warn("channel agenda pass failed; retrying at the next", "err", err)
 		}
-		wait := make(chan struct{})
-		t := e.clock.AfterFunc(e.opts.Interval, func() { close(wait) })
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			e.mu.Lock()
-			if e.timer != nil {
-				e.timer.Stop()
-			}
-			e.mu.Unlock()
-			return nil
-		case <-wait:
-		}
+	})
+	e.mu.Lock()
+	if e.timer != nil {
+		e.timer.Stop()
 	}
+	e.mu.Unlock()
+	return nil
 }
 
 // Tick is one pass at the clock's now: each agenda due and unsettled is

@@ -110,20 +110,13 @@ func New(settings Settings, people People, cal Calendar, notifier Notifier, ledg
 // the timers, lets a send in flight finish (ShutdownGrace at most) and
 // returns nil. A failed pass is logged and retried at the next.
 func (e *Engine) Run(ctx context.Context) error {
-	for {
+	clock.Every(ctx, e.clock, e.opts.Interval, func() {
 		if err := e.Tick(ctx); err != nil && ctx.Err() == nil {
 			e.log.Warn("agenda pass failed; retrying at the next", "err", err)
 		}
-		wait := make(chan struct{})
-		t := e.clock.AfterFunc(e.opts.Interval, func() { close(wait) })
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			e.stop()
-			return nil
-		case <-wait:
-		}
-	}
+	})
+	e.stop()
+	return nil
 }
 
 // stop disarms the timers and waits for the sends in flight.

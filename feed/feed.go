@@ -104,19 +104,12 @@ func New(subs Subscriptions, source Source, seen Seen, notifier Notifier, ledger
 // send in flight when ctx ends finishes and is recorded (SendTimeout at
 // most).
 func (e *Engine) Run(ctx context.Context) error {
-	for {
+	clock.Every(ctx, e.clock, e.opts.Interval, func() {
 		if err := e.Tick(ctx); err != nil && ctx.Err() == nil {
 			e.log.Warn("change notices pass failed; retrying at the next", "err", err)
 		}
-		wait := make(chan struct{})
-		t := e.clock.AfterFunc(e.opts.Interval, func() { close(wait) })
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-wait:
-		}
-	}
+	})
+	return nil
 }
 
 // Tick is one pass at the clock's now: each channel that follows its

@@ -95,23 +95,16 @@ func New(settings Settings, people Connections, source Source, notifier Notifier
 // ends; then it lets a send in flight finish (ShutdownGrace at most) and
 // returns nil. A failed pass is logged and retried at the next.
 func (e *Engine) Run(ctx context.Context) error {
-	for {
+	clock.Every(ctx, e.clock, e.opts.Interval, func() {
 		if err := e.Tick(ctx); err != nil && ctx.Err() == nil {
 			e.log.Warn("invitation notices pass failed; retrying at the next", "err", err)
 		}
-		wait := make(chan struct{})
-		t := e.clock.AfterFunc(e.opts.Interval, func() { close(wait) })
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			e.mu.Lock()
-			e.stopped = true
-			e.mu.Unlock()
-			e.work.Wait()
-			return nil
-		case <-wait:
-		}
-	}
+	})
+	e.mu.Lock()
+	e.stopped = true
+	e.mu.Unlock()
+	e.work.Wait()
+	return nil
 }
 
 // Calendars returns the calendars of the people whose notices are on and

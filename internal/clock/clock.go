@@ -4,7 +4,10 @@
 // the instants they were set for.
 package clock
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Clock tells the time and runs functions later.
 type Clock interface {
@@ -43,3 +46,20 @@ func (r Real) Elapsed() time.Duration { return time.Since(r.origin) }
 
 // AfterFunc is time.AfterFunc.
 func (Real) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// Every calls pass at once and then each time interval has elapsed on c
+// after the previous call returned, until ctx ends; it returns then. A
+// pass under way when ctx ends finishes first.
+func Every(ctx context.Context, c Clock, interval time.Duration, pass func()) {
+	for {
+		pass()
+		wait := make(chan struct{})
+		t := c.AfterFunc(interval, func() { close(wait) })
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-wait:
+		}
+	}
+}
