@@ -39,7 +39,6 @@ type Store interface {
 	SlackSubscriptionsTo(ctx context.Context, destination string) ([]meetingbot.SlackSubscription, error)
 	SlackSubscription(ctx context.Context, id string) (meetingbot.SlackSubscription, bool, error)
 	AddSlackSubscription(ctx context.Context, sub meetingbot.SlackSubscription) (meetingbot.SlackSubscription, bool, error)
-	SetSlackSubscriptionOffsets(ctx context.Context, id string, offsets []time.Duration) (bool, error)
 	// SetSlackSubscriptionFollowing replaces a channel subscription's
 	// offsets (none when it follows something) and what it follows.
 	SetSlackSubscriptionFollowing(ctx context.Context, id string, offsets []time.Duration, f meetingbot.Following) (bool, error)
