@@ -159,6 +159,11 @@ func (s Subscription) MinOffset() time.Duration {
 	return m
 }
 
+// Reminds reports whether s sends reminders at all: at fixed offsets, or
+// at its calendar's own reminders. A channel subscription that only
+// follows its calendar's changes or agendas does not.
+func (s Subscription) Reminds() bool { return len(s.Offsets) > 0 || s.OnCalendar }
+
 // readingSep joins a calendar and its reader in a Reading: no calendar
 // ID (an email address, or a group calendar's) holds a space.
 const readingSep = " as "

@@ -153,8 +153,8 @@ func (b *Bot) slackSubscriptions(ctx context.Context) ([]meetingbot.Subscription
 	}
 	out := make([]meetingbot.Subscription, 0, len(made))
 	for _, sub := range made {
-		if len(sub.Offsets) > 0 || sub.OnCalendar { // a channel that only follows changes or agendas has no reminders to sweep
-			out = append(out, sub.Subscription())
+		if s := sub.Subscription(); s.Reminds() { // a channel that only follows changes or agendas has no reminders to sweep
+			out = append(out, s)
 		}
 	}
 	return out, nil

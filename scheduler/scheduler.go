@@ -235,7 +235,7 @@ func valid(s meetingbot.Subscription) error {
 	if s.ID == "" {
 		return errors.New("subscription without an ID")
 	}
-	if len(s.Offsets) == 0 && !s.OnCalendar {
+	if !s.Reminds() {
 		return fmt.Errorf("subscription %q has no reminder offsets", s.ID)
 	}
 	for _, o := range s.Offsets {
